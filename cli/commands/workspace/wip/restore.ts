@@ -1,0 +1,22 @@
+import { Command, Option } from 'clipanion';
+import { WipStore } from '../../../../lib/wip-store.js';
+import { WriteCommand } from '../../../base-command.js';
+
+export class WipRestoreCommand extends WriteCommand<'restore'> {
+  static override paths = [['workspace', 'wip', 'restore']];
+  static override usage = Command.Usage({
+    description: 'Put the working tree back as a snapshot holds it, after a pre-restore checkpoint of how it is.',
+    details: "Restores the branch's latest snapshot, or the one named by its commit. Restoring the checkpoint undoes the restore. The index is reset to HEAD, so everything restored reads as uncommitted; HEAD and the branch stay where they are; ignored files are never touched.",
+    examples: [
+      ['Restore the latest snapshot', 'chant workspace wip restore'],
+      ['Restore one snapshot by its commit', 'chant workspace wip restore 4b76a2ec --json'],
+    ],
+  });
+  readonly action = 'restore';
+  snapshot = Option.String({ required: false, name: 'snapshot' });
+  by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
+
+  perform() {
+    return new WipStore({ cwd: this.context.cwd }).restore({ snapshot: this.snapshot ?? null, by: this.by ?? null });
+  }
+}

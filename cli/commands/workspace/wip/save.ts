@@ -1,0 +1,19 @@
+import { Command, Option } from 'clipanion';
+import { WipStore } from '../../../../lib/wip-store.js';
+import { WriteCommand } from '../../../base-command.js';
+
+export class WipSaveCommand extends WriteCommand<'save'> {
+  static override paths = [['workspace', 'wip', 'save']];
+  static override usage = Command.Usage({
+    description: "Take a snapshot of the checkout's working tree onto refs/chant/wip/<branch>.",
+    details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false.',
+    examples: [['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json']],
+  });
+  readonly action = 'save';
+  label = Option.String('--label', { description: 'What to call the snapshot, such as turn:7 (one line, at most 200 characters).' });
+  by = Option.String('--by', { description: 'Who takes it, such as github:alex (one line, at most 200 characters).' });
+
+  perform() {
+    return new WipStore({ cwd: this.context.cwd }).save({ label: this.label ?? null, by: this.by ?? null });
+  }
+}

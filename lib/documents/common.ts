@@ -1,0 +1,26 @@
+import { Type } from 'typebox';
+import type { TSchema } from 'typebox';
+
+import { CONTRACT } from './ids.js';
+
+export { CONTRACT, WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+
+/** An object id: SHA-1 or SHA-256, lower-case hex. */
+export const ObjectId = Type.String({ pattern: '^[0-9a-f]{40,64}$' });
+
+/** The header every document starts with. */
+export function header(id: string) {
+  return {
+    $schema: Type.Literal(id),
+    contract: Type.Literal(CONTRACT),
+    chant: Type.String({ description: "The version of the tool that wrote the document." }),
+  };
+}
+
+/** A success document forbids `error`, so a reader tells success from refusal by its presence. */
+export const NoError = Type.Optional(Type.Never());
+
+/** `T | null`, the way JSON Schema readers expect it. */
+export function Nullable<T extends TSchema>(schema: T, description?: string) {
+  return Type.Union([Type.Null(), schema], description === undefined ? {} : { description });
+}

@@ -1,0 +1,71 @@
+import type { WipError } from '../errors.js';
+import { VERSION } from '../version.js';
+import { CONTRACT, WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import type { WipReadFailure, WipReadSuccess, ListResult } from './wip-read.js';
+import type {
+  FetchDocument, FetchResult, PushDocument, PushOutcome, RestoreDocument, RestoreResult, SaveDocument, SaveResult, WriteAction, WriteFailure,
+} from './wip-write.js';
+
+function head<I extends string>(id: I) {
+  return { $schema: id, contract: CONTRACT as 1, chant: VERSION };
+}
+
+/**
+ * The read document of a {@link WipStore.list} result.
+ * @param result - what list returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function readDocument(result: ListResult): WipReadSuccess {
+  return { ...head(WIP_READ_ID), checkout: result.checkout, branches: result.branches, replication: result.replication };
+}
+
+/**
+ * The read document of a refusal.
+ * @param error - the refusal
+ * @returns the failure document
+ * @public
+ */
+export function readFailureDocument(error: WipError): WipReadFailure {
+  return { ...head(WIP_READ_ID), error: { code: error.code as WipReadFailure['error']['code'], message: error.message } };
+}
+
+/** A write verb's result, by verb. */
+export interface WriteResults {
+  save: SaveResult;
+  restore: RestoreResult;
+  push: PushOutcome;
+  fetch: FetchResult;
+}
+
+/** A write verb's document, by verb. */
+export interface WriteDocuments {
+  save: SaveDocument;
+  restore: RestoreDocument;
+  push: PushDocument;
+  fetch: FetchDocument;
+}
+
+/**
+ * The write document of a verb's result.
+ * @param action - the verb
+ * @param result - what the SDK method returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function writeDocument<A extends WriteAction>(action: A, result: WriteResults[A]): WriteDocuments[A] {
+  return { ...head(WIP_WRITE_ID), action, ...result } as unknown as WriteDocuments[A];
+}
+
+/**
+ * The write document of a refusal.
+ * @param action - the verb refused, or null when there was none
+ * @param error - the refusal
+ * @returns the failure document
+ * @public
+ */
+export function writeFailureDocument(action: WriteAction | null, error: WipError): WriteFailure {
+  const body: WriteFailure['error'] = { code: error.code, message: error.message };
+  if (error.paths.length > 0) body.paths = [...error.paths];
+  return { ...head(WIP_WRITE_ID), action, error: body };
+}

@@ -1,0 +1,19 @@
+// Kept apart from the TypeBox types so that writing a document never loads TypeBox.
+
+/**
+ * The `$id` of the read document.
+ * @public
+ */
+export const WIP_READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json';
+
+/**
+ * The `$id` of the write documents.
+ * @public
+ */
+export const WIP_WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
+
+/**
+ * The contract version every document carries.
+ * @public
+ */
+export const CONTRACT = 1;

@@ -1,0 +1,126 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { Nullable, ObjectId } from './common.js';
+
+/**
+ * The classes of refs a policy can replicate, in their canonical order.
+ * @public
+ */
+export const RefClass = Type.Union([Type.Literal('work'), Type.Literal('kept'), Type.Literal('wip'), Type.Literal('ledger')]);
+/** @public */
+export type RefClass = Static<typeof RefClass>;
+
+/**
+ * When chant pushes on its own, in canonical order.
+ * @public
+ */
+export const Trigger = Type.Union([Type.Literal('save'), Type.Literal('release')]);
+/** @public */
+export type Trigger = Static<typeof Trigger>;
+
+/**
+ * The replicate policy as documents print it, every default filled in.
+ * @public
+ */
+export const PolicyDocument = Type.Object(
+  {
+    box: Type.String({ description: 'The member whose box block declares it.' }),
+    remote: Type.String({ description: 'The git remote it pushes to, by name.' }),
+    refs: Type.Array(RefClass, {
+      description:
+        'What it replicates, in this order: work (refs/heads/chant/work/...), kept (refs/chant/kept/...), wip (refs/chant/wip/...) and ledger (refs/heads/chant/lifecycle).',
+    }),
+    on: Type.Array(Trigger, { description: 'When chant pushes on its own: after a wip save, after a work lease release.' }),
+    every: Nullable(Type.String(), 'The interval at which the host runs wip push, or null.'),
+  },
+  { description: 'The replicate policy the declaration in the working tree states (box.replicate), with every default filled in.' },
+);
+/** @public */
+export type PolicyDocument = Static<typeof PolicyDocument>;
+
+/**
+ * Where one local ref stands against its remote.
+ * @public
+ */
+export const RefState = Type.Object({
+  ref: Type.String(),
+  class: RefClass,
+  commit: ObjectId,
+  replica: Nullable(ObjectId, 'What the remote holds of the ref as chant last saw it, or null when unknown.'),
+  replicated: Type.Boolean(),
+  ahead: Type.Integer({ minimum: 0, description: 'Commits reachable from commit that nothing known to be on the remote reaches; 0 when replicated.' }),
+});
+/** @public */
+export type RefState = Static<typeof RefState>;
+
+/**
+ * Where every ref the policy names stands, read locally.
+ * @public
+ */
+export const ReplicationState = Type.Object(
+  {
+    policy: PolicyDocument,
+    remoteConfigured: Type.Boolean({ description: 'Whether the checkout has a git remote of the policy\'s name.' }),
+    replicated: Type.Boolean({ description: 'True when every ref listed is on the remote as it is locally.' }),
+    refs: Type.Array(RefState, { description: 'Every local ref the policy names, sorted by ref.' }),
+  },
+  {
+    description:
+      "Where every ref the policy names stands against its remote, read locally: what reached the remote is what chant recorded under refs/chant/replica/<remote>/ at its last push or fetch, or for a branch git's remote-tracking ref. Never fetches.",
+  },
+);
+/** @public */
+export type ReplicationState = Static<typeof ReplicationState>;
+
+/**
+ * One ref a push sent, or could not.
+ * @public
+ */
+export const RefPush = Type.Object({
+  ref: Type.String(),
+  commit: ObjectId,
+  reason: Type.Optional(Type.String({ description: 'Why it did not go: the remote\'s reason, or why the remote could not be reached.' })),
+});
+/** @public */
+export type RefPush = Static<typeof RefPush>;
+
+/**
+ * What one push did.
+ * @public
+ */
+export const PushResult = Type.Object(
+  {
+    remote: Type.String(),
+    pushed: Type.Array(RefPush, { description: 'The refs the remote took.' }),
+    rejected: Type.Array(RefPush, { description: 'The refs the remote refused, or that could not be pushed because it was unreachable or not configured, each with the reason.' }),
+    upToDate: Type.Integer({ minimum: 0, description: 'How many refs were already on the remote as they are locally.' }),
+  },
+  { description: "What one push did. Each ref the remote doesn't hold as it is locally is pushed under its own name, never forced; a pre-push hook is not run." },
+);
+/** @public */
+export type PushResult = Static<typeof PushResult>;
+
+/**
+ * What a fetch did with one ref.
+ * @public
+ */
+export const FetchOutcome = Type.Union(
+  [Type.Literal('created'), Type.Literal('fast-forward'), Type.Literal('up-to-date'), Type.Literal('ahead'), Type.Literal('diverged'), Type.Literal('checked-out')],
+  { description: 'created and fast-forward moved the local ref; ahead, diverged and checked-out (a branch checked out in some worktree) left it as it was.' },
+);
+/** @public */
+export type FetchOutcome = Static<typeof FetchOutcome>;
+
+/**
+ * One ref the remote holds of the policy's, and what the fetch did with the local one.
+ * @public
+ */
+export const FetchRef = Type.Object({
+  ref: Type.String(),
+  class: RefClass,
+  remote: ObjectId,
+  local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
+  result: FetchOutcome,
+});
+/** @public */
+export type FetchRef = Static<typeof FetchRef>;

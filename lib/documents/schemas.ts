@@ -1,0 +1,93 @@
+import type { TSchema } from 'typebox';
+import { WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
+import { Snapshot } from './snapshot.js';
+import { WipReadFailure, WipReadSuccess } from './wip-read.js';
+import { FetchDocument, PushDocument, RestoreDocument, SaveDocument, WriteFailure } from './wip-write.js';
+
+/** A published JSON Schema: where it is written and what it holds. */
+export interface PublishedSchema {
+  /** Its path in the repository and the package (`schemas/...`). */
+  path: string;
+  /** The schema itself, draft 2020-12. */
+  schema: Record<string, unknown>;
+}
+
+type Named = Readonly<Record<string, TSchema>>;
+
+// Fragments that several documents share are published once, under $defs, and referenced.
+const SHARED: Named = { snapshot: Snapshot, policy: PolicyDocument, replication: ReplicationState, replicationPush: PushResult, refPush: RefPush };
+
+function plain(schema: unknown): unknown {
+  return JSON.parse(JSON.stringify(schema));
+}
+
+/** Replaces every copy of a shared fragment (but the definition itself) by a `$ref` to it. */
+function hoist(value: unknown, fragments: ReadonlyMap<string, string>, self?: string): unknown {
+  if (Array.isArray(value)) return value.map((item) => hoist(item, fragments));
+  if (value === null || typeof value !== 'object') return value;
+  const text = JSON.stringify(value);
+  const name = fragments.get(text);
+  if (name !== undefined && name !== self) return { $ref: `#/$defs/${name}` };
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, hoist(item, fragments)]));
+}
+
+function document(id: string, title: string, description: string, variants: Named): Record<string, unknown> {
+  const fragments = new Map<string, string>();
+  for (const [name, schema] of Object.entries(SHARED)) fragments.set(JSON.stringify(plain(schema)), name);
+  const defs: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(variants)) defs[name] = hoist(plain(schema), fragments);
+  const used = new Set<string>();
+  const scan = (value: unknown): void => {
+    if (Array.isArray(value)) value.forEach(scan);
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (key === '$ref' && typeof item === 'string' && item.startsWith('#/$defs/')) used.add(item.slice('#/$defs/'.length));
+        else scan(item);
+      }
+    }
+  };
+  for (let grew = true; grew;) {
+    const before = used.size;
+    scan(defs);
+    for (const name of used) if (!(name in defs)) defs[name] = hoist(plain(SHARED[name]), fragments, name);
+    grew = used.size > before;
+  }
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: id,
+    title,
+    description,
+    oneOf: Object.keys(variants).map((name) => ({ $ref: `#/$defs/${name}` })),
+    $defs: defs,
+  };
+}
+
+/**
+ * The JSON Schemas chant-wip publishes, generated from its TypeBox types: the read document
+ * and the write documents, draft 2020-12.
+ * @returns each schema with the path it is published at
+ * @public
+ */
+export function publishedSchemas(): PublishedSchema[] {
+  return [
+    {
+      path: 'schemas/workspace/wip/v1/wip.schema.json',
+      schema: document(
+        WIP_READ_ID,
+        'chant workspace wip output',
+        "What `chant workspace wip [--branch <branch>] --json` prints: the work-in-progress snapshots kept under refs/chant/wip/<branch>, newest first, and, when a box block declares replicate, how far each ref the policy names is from its remote. It reads local refs and never fetches. Version 1 of the read contract: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        { result: WipReadSuccess, failure: WipReadFailure },
+      ),
+    },
+    {
+      path: 'schemas/workspace/wip-write/v1/wip-write.schema.json',
+      schema: document(
+        WIP_WRITE_ID,
+        'chant workspace wip save|restore|push|fetch output',
+        "What `chant workspace wip save|restore|push|fetch` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        { save: SaveDocument, restore: RestoreDocument, push: PushDocument, fetch: FetchDocument, failure: WriteFailure },
+      ),
+    },
+  ];
+}

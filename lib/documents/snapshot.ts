@@ -1,0 +1,37 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { Nullable, ObjectId } from './common.js';
+
+/**
+ * What a snapshot was taken for.
+ * @public
+ */
+export const SnapshotKind = Type.Union([Type.Literal('save'), Type.Literal('pre-restore')], {
+  description:
+    'save for wip save; pre-restore for the snapshot wip restore takes of the working tree before it changes it, so a restore can be undone (Chant-Wip-Kind).',
+});
+/** @public */
+export type SnapshotKind = Static<typeof SnapshotKind>;
+
+/**
+ * One snapshot of a branch's working tree.
+ * @public
+ */
+export const Snapshot = Type.Object(
+  {
+    commit: Type.String({ ...ObjectId, description: 'The snapshot commit. wip restore <commit> puts the working tree back as it holds it.' }),
+    tree: Type.String({ ...ObjectId, description: 'The tree of the working tree as it was. Two snapshots with the same tree hold the same files.' }),
+    branch: Type.String({ description: 'The branch it was taken on (trailer Chant-Wip-Branch).' }),
+    head: Type.String({ ...ObjectId, description: 'The commit HEAD named when it was taken (Chant-Wip-Head).' }),
+    kind: SnapshotKind,
+    label: Nullable(Type.String(), 'What the caller called it with --label, such as a turn id, or null (Chant-Wip-Label). A pre-restore snapshot is labelled before <the restored snapshot\'s first 12 characters>.'),
+    by: Nullable(Type.String(), 'Who took it, as --by named them, or null (Chant-Wip-By).'),
+    at: Type.String({ description: "When it was taken: the commit's committer time, ISO 8601 UTC with milliseconds." }),
+  },
+  {
+    description:
+      "One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged, unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot before it on the same ref, when there is one, and its last parent is head.",
+  },
+);
+/** @public */
+export type Snapshot = Static<typeof Snapshot>;

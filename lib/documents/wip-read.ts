@@ -1,0 +1,87 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { header, NoError, Nullable, ObjectId, WIP_READ_ID } from './common.js';
+import { ReplicationState } from './replication.js';
+import { Snapshot } from './snapshot.js';
+
+/**
+ * The branch and commit the checkout is on.
+ * @public
+ */
+export const Checkout = Type.Object(
+  {
+    branch: Nullable(Type.String()),
+    head: Nullable(ObjectId),
+  },
+  { description: 'The branch and commit the checkout is on; null for a detached HEAD or a branch with no commit.' },
+);
+/** @public */
+export type Checkout = Static<typeof Checkout>;
+
+/**
+ * One branch with snapshots.
+ * @public
+ */
+export const BranchSnapshots = Type.Object({
+  branch: Type.String(),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>.' }),
+  tip: ObjectId,
+  snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history." }),
+});
+/** @public */
+export type BranchSnapshots = Static<typeof BranchSnapshots>;
+
+/**
+ * What {@link WipStore.list} returns: the read document without its header.
+ * @public
+ */
+export const ListResult = Type.Object({
+  checkout: Checkout,
+  branches: Type.Array(BranchSnapshots, { description: "Each branch with snapshots, sorted by branch; only --branch's when it is given." }),
+  replication: Nullable(ReplicationState, 'Where replication stands, or null when no box block declares replicate.'),
+});
+/** @public */
+export type ListResult = Static<typeof ListResult>;
+
+/** The codes the read can refuse with. */
+export const ReadErrorCode = Type.Union([
+  Type.Literal('not-a-git-repository'),
+  Type.Literal('declaration-ambiguous'),
+  Type.Literal('declaration-unparseable'),
+  Type.Literal('declaration-invalid'),
+  Type.Literal('reader-too-old'),
+  Type.Literal('git-failed'),
+]);
+
+/**
+ * The read document on success. Exit code 0.
+ * @public
+ */
+export const WipReadSuccess = Type.Object(
+  { ...header(WIP_READ_ID), error: NoError, ...ListResult.properties },
+  { description: 'Exit code 0.' },
+);
+/** @public */
+export type WipReadSuccess = Static<typeof WipReadSuccess>;
+
+/**
+ * The read document on refusal. Exit code 1.
+ * @public
+ */
+export const WipReadFailure = Type.Object(
+  {
+    ...header(WIP_READ_ID),
+    error: Type.Object({ code: ReadErrorCode, message: Type.String() }),
+  },
+  { description: 'Nothing was read or written. Exit code 1.' },
+);
+/** @public */
+export type WipReadFailure = Static<typeof WipReadFailure>;
+
+/**
+ * What `chant workspace wip [--branch <branch>] --json` prints.
+ * @public
+ */
+export const WipReadDocument = Type.Union([WipReadSuccess, WipReadFailure]);
+/** @public */
+export type WipReadDocument = Static<typeof WipReadDocument>;

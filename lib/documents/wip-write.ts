@@ -1,0 +1,139 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { header, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
+import { FetchRef, PolicyDocument, PushResult } from './replication.js';
+import { Snapshot } from './snapshot.js';
+
+/**
+ * What {@link WipStore.save} returns.
+ * @public
+ */
+export const SaveResult = Type.Object({
+  branch: Type.String(),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>, the one ref the save moved.' }),
+  created: Type.Boolean({ description: "False when the ref's tip already held this tree on this head with the same label, by and kind, and nothing was written." }),
+  snapshot: Snapshot,
+  replication: Nullable(PushResult, "The push the policy makes after a save, or null when no policy is declared or its on leaves save out."),
+});
+/** @public */
+export type SaveResult = Static<typeof SaveResult>;
+
+/**
+ * The checkpoint a restore takes before it changes anything.
+ * @public
+ */
+export const Checkpoint = Type.Object(
+  { created: Type.Boolean(), snapshot: Snapshot },
+  { description: "The snapshot of the working tree taken before the restore changed it, kind pre-restore; created is false when the ref's tip already held that tree on that head." },
+);
+/** @public */
+export type Checkpoint = Static<typeof Checkpoint>;
+
+/**
+ * What {@link WipStore.restore} returns.
+ * @public
+ */
+export const RestoreResult = Type.Object({
+  branch: Type.String(),
+  ref: Type.String(),
+  head: Type.String({ ...ObjectId, description: 'The commit HEAD names; it did not move.' }),
+  snapshot: Snapshot,
+  checkpoint: Checkpoint,
+  headMoved: Type.Boolean({ description: 'True when the snapshot was taken on another commit than HEAD names now: the files are restored over the current HEAD, as uncommitted changes against it.' }),
+  paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted. The index is reset to HEAD as well.' }),
+});
+/** @public */
+export type RestoreResult = Static<typeof RestoreResult>;
+
+/**
+ * What a push returns.
+ * @public
+ */
+export const PushOutcome = Type.Object({ policy: PolicyDocument, replication: PushResult });
+/** @public */
+export type PushOutcome = Static<typeof PushOutcome>;
+
+/**
+ * What a fetch returns.
+ * @public
+ */
+export const FetchResult = Type.Object({
+  policy: PolicyDocument,
+  refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
+  failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
+});
+/** @public */
+export type FetchResult = Static<typeof FetchResult>;
+
+/** The verbs of the write documents. */
+export const WriteAction = Type.Union([Type.Literal('save'), Type.Literal('restore'), Type.Literal('push'), Type.Literal('fetch')]);
+/** @public */
+export type WriteAction = Static<typeof WriteAction>;
+
+/** The codes a write can refuse with. */
+export const WriteErrorCode = Type.Union([
+  Type.Literal('not-a-git-repository'),
+  Type.Literal('declaration-ambiguous'),
+  Type.Literal('declaration-unparseable'),
+  Type.Literal('declaration-invalid'),
+  Type.Literal('reader-too-old'),
+  Type.Literal('write-usage-invalid'),
+  Type.Literal('wip-no-branch'),
+  Type.Literal('wip-none'),
+  Type.Literal('wip-snapshot-unknown'),
+  Type.Literal('wip-branch-other'),
+  Type.Literal('wip-race'),
+  Type.Literal('wip-policy-none'),
+  Type.Literal('wip-remote-unknown'),
+  Type.Literal('principal-unidentified'),
+  Type.Literal('wip-restore-blocked'),
+  Type.Literal('git-failed'),
+]);
+
+function success<A extends string, P extends Record<string, import('typebox').TSchema>>(action: A, properties: P, description: string) {
+  return Type.Object({ ...header(WIP_WRITE_ID), error: NoError, action: Type.Literal(action), ...properties }, { description });
+}
+
+/** @public */
+export const SaveDocument = success('save', SaveResult.properties, 'The snapshot was taken, or the tip already was it. Exit code 0.');
+/** @public */
+export type SaveDocument = Static<typeof SaveDocument>;
+/** @public */
+export const RestoreDocument = success('restore', RestoreResult.properties, 'The working tree holds what the snapshot holds. Exit code 0.');
+/** @public */
+export type RestoreDocument = Static<typeof RestoreDocument>;
+/** @public */
+export const PushDocument = success('push', PushOutcome.properties, 'The push ran; replication.rejected lists what did not go. Exit code 0.');
+/** @public */
+export type PushDocument = Static<typeof PushDocument>;
+/** @public */
+export const FetchDocument = success('fetch', FetchResult.properties, 'The fetch ran. Exit code 0.');
+/** @public */
+export type FetchDocument = Static<typeof FetchDocument>;
+
+/**
+ * A refused write. Exit code 1.
+ * @public
+ */
+export const WriteFailure = Type.Object(
+  {
+    ...header(WIP_WRITE_ID),
+    action: Nullable(WriteAction, 'The verb refused, or null when there was none.'),
+    error: Type.Object({
+      code: WriteErrorCode,
+      message: Type.String(),
+      paths: Type.Optional(Type.Array(Type.String(), { description: 'For wip-restore-blocked: the ignored paths in the way, from the repository root, sorted.' })),
+    }),
+  },
+  { description: 'Nothing was written. Exit code 1.' },
+);
+/** @public */
+export type WriteFailure = Static<typeof WriteFailure>;
+
+/**
+ * What `chant workspace wip save|restore|push|fetch` prints.
+ * @public
+ */
+export const WipWriteDocument = Type.Union([SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure]);
+/** @public */
+export type WipWriteDocument = Static<typeof WipWriteDocument>;

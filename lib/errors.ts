@@ -1,0 +1,86 @@
+/**
+ * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
+ * last two are this project's own (see docs/schemas.md).
+ * @public
+ */
+export const WIP_ERROR_CODES = [
+  'not-a-git-repository',
+  'declaration-ambiguous',
+  'declaration-unparseable',
+  'declaration-invalid',
+  'reader-too-old',
+  'write-usage-invalid',
+  'wip-no-branch',
+  'wip-none',
+  'wip-snapshot-unknown',
+  'wip-branch-other',
+  'wip-race',
+  'wip-policy-none',
+  'wip-remote-unknown',
+  'principal-unidentified',
+  'wip-restore-blocked',
+  'git-failed',
+] as const;
+
+/**
+ * The closed union of refusal codes.
+ * @public
+ */
+export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
+
+/**
+ * Options of a {@link WipError}.
+ * @public
+ */
+export interface WipErrorOptions {
+  /** The foreign error this one wraps. */
+  cause?: unknown;
+  /** Repository-relative paths the refusal is about (`wip-restore-blocked`). */
+  paths?: readonly string[];
+}
+
+/**
+ * The one error class of the SDK: every refusal and every failure of git carries a stable code.
+ * Nothing was written when one is thrown by a write.
+ * @public
+ */
+export class WipError extends Error {
+  /** The stable code, one of {@link WIP_ERROR_CODES}. */
+  readonly code: WipErrorCode;
+  /** Repository-relative paths the refusal is about, when it names any. */
+  readonly paths: readonly string[];
+
+  /**
+   * @param code - the refusal's code
+   * @param message - what went wrong, for people; credentials in URLs are redacted
+   * @param options - the wrapped cause and the paths concerned
+   */
+  constructor(code: WipErrorCode, message: string, options: WipErrorOptions = {}) {
+    super(redactCredentials(message), options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'WipError';
+    this.code = code;
+    this.paths = options.paths ?? [];
+  }
+}
+
+/**
+ * Whether a value is a {@link WipError}, optionally of one code.
+ * @param value - anything caught
+ * @param code - the code it must carry, when given
+ * @returns true when it is
+ * @public
+ */
+export function isWipError(value: unknown, code?: WipErrorCode): value is WipError {
+  return value instanceof WipError && (code === undefined || value.code === code);
+}
+
+/**
+ * Hides the user-info part of every URL in a text (`https://user:token@host` becomes
+ * `https://***@host`), so a credential a host put in a remote URL never reaches a document.
+ * @param text - a message, typically git's stderr
+ * @returns the text with credentials replaced
+ * @public
+ */
+export function redactCredentials(text: string): string {
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
+}

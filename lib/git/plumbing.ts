@@ -1,0 +1,253 @@
+import { WipError } from '../errors.js';
+import { GitCommandError } from './runner.js';
+import type { GitRunner, GitRunOptions } from './runner.js';
+
+/** Where a checkout's git data lives, as git itself reports it. */
+export interface RepositoryLayout {
+  /** The top of the working tree. */
+  top: string;
+  /** This worktree's git directory. */
+  gitDir: string;
+  /** The git directory shared by every worktree. */
+  commonDir: string;
+  /** The checkout's index file. */
+  indexFile: string;
+  /** `sha1` or `sha256`. */
+  objectFormat: string;
+}
+
+/** One commit, read with its message. */
+export interface CommitRecord {
+  commit: string;
+  tree: string;
+  parents: string[];
+  /** Committer time, seconds since the epoch. */
+  committedAt: number;
+  message: string;
+}
+
+/** One ref, with the commit it names read in full. */
+export interface RefRecord extends CommitRecord {
+  ref: string;
+}
+
+/** One path that differs between two trees. */
+export interface TreeChange {
+  path: string;
+  oldMode: string;
+  newMode: string;
+  /** A added, D deleted, M modified, T type changed. */
+  status: string;
+}
+
+/** A commit's identity environment, when git has none of its own. */
+export const FALLBACK_IDENTITY: Readonly<Record<string, string>> = {
+  GIT_AUTHOR_NAME: 'chant',
+  GIT_AUTHOR_EMAIL: 'chant@localhost',
+  GIT_COMMITTER_NAME: 'chant',
+  GIT_COMMITTER_EMAIL: 'chant@localhost',
+};
+
+const COMMIT_FIELDS = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(committerdate:unix)%00%(contents)%00';
+const LOG_FIELDS = '%H%x00%T%x00%P%x00%ct%x00%B%x00';
+
+/**
+ * Intent-named git plumbing for one checkout: the only code that speaks git's language.
+ * Everything is NUL-separated where a value could hold a newline, and `--end-of-options`
+ * stands before anything a user typed.
+ */
+export class Plumbing {
+  readonly git: GitRunner;
+  readonly cwd: string;
+
+  constructor(git: GitRunner, cwd: string) {
+    this.git = git;
+    this.cwd = cwd;
+  }
+
+  /** Runs git, turning its failure into a `git-failed` refusal that carries git's last line. */
+  async run(args: readonly string[], options: GitRunOptions = {}): Promise<string> {
+    try {
+      return (await this.git.run(args, { cwd: this.cwd, ...options })).stdout;
+    } catch (error) {
+      throw asWipError(error);
+    }
+  }
+
+  /** The checkout's layout; `not-a-git-repository` outside a working tree. */
+  async layout(): Promise<RepositoryLayout> {
+    let out: string;
+    try {
+      out = (await this.git.run(
+        ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--show-object-format'],
+        { cwd: this.cwd },
+      )).stdout;
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 128) {
+        throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
+      }
+      throw asWipError(error);
+    }
+    const [top, gitDir, commonDir, indexFile, objectFormat] = out.split('\n');
+    if (!top || !gitDir || !commonDir || !indexFile || !objectFormat) {
+      throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
+    }
+    return { top, gitDir, commonDir, indexFile, objectFormat };
+  }
+
+  /** The full refname HEAD points at, or null when HEAD is detached. */
+  async symbolicHead(): Promise<string | null> {
+    const out = await this.run(['symbolic-ref', '-q', 'HEAD'], { okExitCodes: [1] });
+    const ref = out.trim();
+    return ref.length > 0 ? ref : null;
+  }
+
+  /**
+   * Every ref whose name is one of `refs` exactly or, for a prefix ending in `/`, under it, with
+   * the commit each names read in full. Refs naming anything but a commit are left out.
+   */
+  async readRefs(refs: readonly string[]): Promise<RefRecord[]> {
+    if (refs.length === 0) return [];
+    const out = await this.run(['for-each-ref', `--format=${COMMIT_FIELDS}`, '--end-of-options', ...refs.map((ref) => ref.replace(/\/$/, ''))]);
+    const wanted = (name: string) => refs.some((ref) => (ref.endsWith('/') ? name.startsWith(ref) : name === ref));
+    const fields = out.split('\0');
+    const records: RefRecord[] = [];
+    for (let i = 0; i + 6 <= fields.length; i += 6) {
+      const ref = (fields[i] as string).replace(/^\n/, '');
+      const [commit, tree, parents, committedAt, message] = fields.slice(i + 1, i + 6) as [string, string, string, string, string];
+      if (tree === '' || !wanted(ref)) continue;
+      records.push({ ref, commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message });
+    }
+    return records;
+  }
+
+  /** The commit a user's name for one resolves to, or null when it names no commit. */
+  async resolveCommit(name: string): Promise<string | null> {
+    if (name.length === 0 || /[\0\n]/.test(name)) return null;
+    const out = await this.run(['rev-parse', '--verify', '-q', '--end-of-options', `${name}^{commit}`], { okExitCodes: [1, 128] });
+    const oid = out.trim();
+    return /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+  }
+
+  /**
+   * Commits reachable from `tips` by first parents, stopping at anything reachable from a local
+   * branch (a snapshot never is), each read with its message.
+   */
+  async readFirstParentChains(tips: readonly string[]): Promise<Map<string, CommitRecord>> {
+    const commits = new Map<string, CommitRecord>();
+    if (tips.length === 0) return commits;
+    const out = await this.run(['log', '--first-parent', '-z', `--format=${LOG_FIELDS}`, ...tips, '--not', '--branches', '--']);
+    const fields = out.split('\0');
+    for (let i = 0; i + 5 <= fields.length; i += 6) {
+      const [commit, tree, parents, committedAt, message] = fields.slice(i, i + 5) as [string, string, string, string, string];
+      const oid = commit.replace(/^\n/, '');
+      if (oid === '') continue;
+      commits.set(oid, { commit: oid, tree, parents: splitParents(parents), committedAt: Number(committedAt), message });
+    }
+    return commits;
+  }
+
+  /** One commit read with its message. */
+  async readCommit(oid: string): Promise<CommitRecord> {
+    const chain = await this.run(['log', '-1', '--no-walk', '-z', `--format=${LOG_FIELDS}`, oid, '--']);
+    const [commit, tree, parents, committedAt, message] = chain.split('\0') as [string, string, string, string, string];
+    return { commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message };
+  }
+
+  /** Stages the whole working tree, ignored files left out, into `indexFile`. */
+  async addAll(top: string, indexFile: string): Promise<void> {
+    await this.run(['add', '--all'], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  }
+
+  /** Writes the tree `indexFile` holds. */
+  async writeTree(indexFile: string): Promise<string> {
+    return (await this.run(['write-tree'], { env: { GIT_INDEX_FILE: indexFile } })).trim();
+  }
+
+  /**
+   * Writes a commit of `tree` with `parents`, never signed and through no hook, as git's
+   * configured identity or, when git has none, {@link FALLBACK_IDENTITY}.
+   */
+  async commitTree(tree: string, parents: readonly string[], message: string, env: Readonly<Record<string, string>> = {}): Promise<string> {
+    const args = ['commit-tree', '--no-gpg-sign', ...parents.flatMap((parent) => ['-p', parent]), '-F', '-', tree];
+    try {
+      return (await this.git.run(args, { cwd: this.cwd, input: message, env })).stdout.trim();
+    } catch (error) {
+      if (!(await this.identityMissing(env))) throw asWipError(error);
+    }
+    return (await this.run(args, { input: message, env: { ...FALLBACK_IDENTITY, ...env } })).trim();
+  }
+
+  private async identityMissing(env: Readonly<Record<string, string>>): Promise<boolean> {
+    for (const name of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) {
+      try {
+        await this.git.run(['var', name], { cwd: this.cwd, env });
+      } catch {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Moves `ref` to `next` only if it still names `expected` (null: only if it does not exist),
+   * creating its reflog. Resolves false when another writer moved it first.
+   */
+  async updateRefCas(ref: string, next: string, expected: string | null, reason: string): Promise<boolean> {
+    const old = expected ?? '0'.repeat(next.length);
+    try {
+      await this.git.run(['update-ref', '--create-reflog', '-m', reason, '--end-of-options', ref, next, old], { cwd: this.cwd });
+      return true;
+    } catch (error) {
+      const now = await this.refTip(ref);
+      if (now !== expected) return false;
+      throw asWipError(error);
+    }
+  }
+
+  /** The commit a full refname names, or null. */
+  async refTip(ref: string): Promise<string | null> {
+    const out = await this.run(['for-each-ref', '--format=%(objectname)%00%(refname)', '--end-of-options', ref]);
+    for (const line of out.split('\n')) {
+      const [oid, name] = line.split('\0');
+      if (name === ref && oid) return oid;
+    }
+    return null;
+  }
+
+  /** Every path that differs between two trees, recursively, renames not followed. */
+  async diffTrees(from: string, to: string): Promise<TreeChange[]> {
+    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to]);
+    const fields = out.split('\0');
+    const changes: TreeChange[] = [];
+    for (let i = 0; i + 1 < fields.length; i += 2) {
+      const [oldMode, newMode, , , status] = (fields[i] as string).replace(/^:/, '').split(' ') as [string, string, string, string, string];
+      changes.push({ path: fields[i + 1] as string, oldMode, newMode, status });
+    }
+    return changes;
+  }
+
+  /**
+   * Moves the working tree from `from` to `to` through `indexFile`, which must hold `from` as
+   * the working tree has it: git's own checkout, with its path checks.
+   */
+  async switchTree(top: string, indexFile: string, from: string, to: string): Promise<void> {
+    await this.run(['read-tree', '-m', '-u', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  }
+
+  /** Resets the checkout's index to `commit`, keeping the stat data of entries whose content is unchanged. */
+  async resetIndex(top: string, commit: string): Promise<void> {
+    await this.run(['read-tree', '--reset', commit], { cwd: top });
+  }
+}
+
+function splitParents(parents: string): string[] {
+  return parents.split(' ').filter((parent) => parent.length > 0);
+}
+
+/** Wraps a foreign failure at the seam: a WipError stays as it is, anything else is `git-failed`. */
+export function asWipError(error: unknown): WipError {
+  if (error instanceof WipError) return error;
+  if (error instanceof GitCommandError) return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
+  return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+}

@@ -1,0 +1,348 @@
+import { randomBytes } from 'node:crypto';
+import { copyFile, lstat, readdir, rm } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
+import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
+import type { RestoreResult, SaveResult } from './documents/wip-write.js';
+import { WipError } from './errors.js';
+import { Plumbing } from './git/plumbing.js';
+import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
+import { SimpleGitRunner } from './git/runner.js';
+import type { GitRunner } from './git/runner.js';
+import { withWorktreeLock } from './lock.js';
+import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
+import { checkText } from './text.js';
+
+/**
+ * What a {@link WipStore} works on and with.
+ * @public
+ */
+export interface WipStoreOptions {
+  /** A folder inside the checkout. */
+  cwd: string;
+  /** How git is run; {@link SimpleGitRunner} when absent. */
+  git?: GitRunner;
+  /** The time snapshots are dated with; the system clock when absent. */
+  clock?: () => Date;
+  /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
+  lockWaitMs?: number;
+}
+
+/**
+ * Options of {@link WipStore.save}.
+ * @public
+ */
+export interface SaveOptions {
+  /** What to call the snapshot, such as `turn:7`: one line of at most 200 characters. */
+  label?: string | null;
+  /** Who takes it, such as `github:alex`: one line of at most 200 characters. */
+  by?: string | null;
+}
+
+/**
+ * Options of {@link WipStore.restore}.
+ * @public
+ */
+export interface RestoreOptions {
+  /** The snapshot to restore, by commit (any name git resolves); the branch's latest when absent. */
+  snapshot?: string | null;
+  /** Who restores, recorded on the pre-restore checkpoint. */
+  by?: string | null;
+}
+
+/**
+ * Options of {@link WipStore.list}.
+ * @public
+ */
+export interface ListOptions {
+  /** Only this branch's snapshots (exact name, without `refs/heads/`). */
+  branch?: string | null;
+}
+
+/** The checkout as a write finds it. */
+interface Checkout {
+  layout: RepositoryLayout;
+  branch: string;
+  head: string;
+  ref: string;
+  tip: RefRecord | null;
+}
+
+/** How many times a save re-reads the tip after another writer moved it. */
+const CAS_ATTEMPTS = 8;
+
+/**
+ * The snapshots of a checkout's work in progress, kept under `refs/chant/wip/<branch>`: take
+ * one, list them, restore one. The checkout's index, HEAD and branch never move.
+ *
+ * @example
+ * ```ts
+ * const store = new WipStore({ cwd: process.cwd() });
+ * const { snapshot } = await store.save({ label: 'turn:7', by: 'github:alex' });
+ * const { branches } = await store.list();
+ * await store.restore({ snapshot: snapshot.commit });
+ * ```
+ * @public
+ */
+export class WipStore {
+  readonly #cwd: string;
+  readonly #plumbing: Plumbing;
+  readonly #clock: () => Date;
+  readonly #lockWaitMs: number | undefined;
+
+  /**
+   * @param options - the checkout and the edges to swap in tests
+   */
+  constructor(options: WipStoreOptions) {
+    this.#cwd = options.cwd;
+    this.#plumbing = new Plumbing(options.git ?? new SimpleGitRunner(options.cwd), options.cwd);
+    this.#clock = options.clock ?? (() => new Date());
+    this.#lockWaitMs = options.lockWaitMs;
+  }
+
+  /** The folder this store was opened on. */
+  get cwd(): string {
+    return this.#cwd;
+  }
+
+  /**
+   * Takes a snapshot of the whole working tree (staged, unstaged and untracked files; ignored
+   * files left out) onto `refs/chant/wip/<branch>`. When the tip already holds the same tree on
+   * the same head with the same label, principal and kind, nothing is written and `created` is
+   * false.
+   * @param options - the label and principal to record
+   * @returns the branch, the ref and the snapshot
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
+   *   `wip-race` or `git-failed`
+   */
+  async save(options: SaveOptions = {}): Promise<SaveResult> {
+    const label = checkText('--label', options.label);
+    const by = checkText('--by', options.by);
+    const layout = await this.#plumbing.layout();
+    const checkout = await this.#checkout(layout);
+    return this.#locked(layout, async () => {
+      const indexFile = await this.#stageWorkingTree(checkout);
+      try {
+        const tree = await this.#plumbing.writeTree(indexFile);
+        const { created, snapshot } = await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
+        return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication: null };
+      } finally {
+        await rm(indexFile, { force: true });
+      }
+    });
+  }
+
+  /**
+   * Puts the working tree back as a snapshot holds it, after a `pre-restore` snapshot of how it
+   * is, so that restoring that one undoes the restore. Files are written and removed by git's own
+   * checkout; ignored files are never touched (`wip-restore-blocked` before anything changes when
+   * one is in the way); the index is reset to HEAD keeping the stat data of unchanged entries;
+   * HEAD and the branch stay where they are.
+   * @param options - the snapshot (the branch's latest when absent) and the principal
+   * @returns what was restored, the checkpoint, and every path written or removed
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
+   *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `wip-restore-blocked`,
+   *   `wip-race` or `git-failed`
+   */
+  async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
+    const by = checkText('--by', options.by);
+    const layout = await this.#plumbing.layout();
+    const checkout = await this.#checkout(layout);
+    const target = await this.#target(checkout, options.snapshot ?? null);
+    return this.#locked(layout, async () => {
+      const indexFile = await this.#stageWorkingTree(checkout);
+      try {
+        const current = await this.#plumbing.writeTree(indexFile);
+        const changes = await this.#plumbing.diffTrees(current, target.tree);
+        const blocked = await ignoredInTheWay(layout.top, changes);
+        if (blocked.length > 0) {
+          throw new WipError(
+            'wip-restore-blocked',
+            `restoring ${target.commit.slice(0, 12)} would delete or overwrite ignored files, so nothing was changed: ${blocked.join(', ')}`,
+            { paths: blocked },
+          );
+        }
+        const checkpoint = await this.#record(checkout, current, { kind: 'pre-restore', label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
+        if (changes.length > 0) await this.#plumbing.switchTree(layout.top, indexFile, current, target.tree);
+        await this.#plumbing.resetIndex(layout.top, checkout.head);
+        return {
+          branch: checkout.branch,
+          ref: checkout.ref,
+          head: checkout.head,
+          snapshot: target,
+          checkpoint,
+          headMoved: target.head !== checkout.head,
+          paths: sortPaths(changes.map((change) => change.path)),
+        };
+      } finally {
+        await rm(indexFile, { force: true });
+      }
+    });
+  }
+
+  /**
+   * Every branch's snapshots, newest first, read from local refs only (never fetches).
+   * @param options - `branch` to read one branch's only
+   * @returns the checkout, the branches with snapshots sorted by branch, and the replication state
+   * @throws {@link WipError} `not-a-git-repository` or `git-failed`
+   */
+  async list(options: ListOptions = {}): Promise<ListResult> {
+    const layout = await this.#plumbing.layout();
+    const branchRef = await this.#plumbing.symbolicHead();
+    const branch = branchRef?.startsWith('refs/heads/') ? branchRef.slice('refs/heads/'.length) : null;
+    const only = options.branch ?? null;
+    const records = await this.#plumbing.readRefs([...(branch === null ? [] : [branchRef as string]), only === null ? WIP_REF_PREFIX : wipRef(only)]);
+    const head = branch === null ? null : records.find((record) => record.ref === branchRef)?.commit ?? null;
+    const tips = records.filter((record) => record.ref.startsWith(WIP_REF_PREFIX));
+    const commits = await this.#plumbing.readFirstParentChains(tips.map((tip) => tip.commit));
+    const branches: BranchSnapshots[] = tips
+      .map((tip) => ({
+        branch: tip.ref.slice(WIP_REF_PREFIX.length),
+        ref: tip.ref,
+        tip: tip.commit,
+        snapshots: snapshotChain(tip.commit, commits),
+      }))
+      .sort((a, b) => compareBytes(a.branch, b.branch));
+    void layout;
+    return { checkout: { branch, head }, branches, replication: null };
+  }
+
+  /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
+  async #checkout(layout: RepositoryLayout): Promise<Checkout> {
+    const branchRef = await this.#plumbing.symbolicHead();
+    if (branchRef === null || !branchRef.startsWith('refs/heads/')) {
+      throw new WipError('wip-no-branch', 'HEAD is detached: check out a branch first, since snapshots are kept per branch');
+    }
+    const branch = branchRef.slice('refs/heads/'.length);
+    const ref = wipRef(branch);
+    const records = await this.#plumbing.readRefs([branchRef, ref]);
+    const head = records.find((record) => record.ref === branchRef)?.commit;
+    if (head === undefined) {
+      throw new WipError('wip-no-branch', `branch ${branch} has no commit yet: commit once first, since a snapshot's last parent is the commit HEAD names`);
+    }
+    return { layout, branch, head, ref, tip: records.find((record) => record.ref === ref) ?? null };
+  }
+
+  /** The snapshot a restore puts back. */
+  async #target(checkout: Checkout, name: string | null): Promise<Snapshot> {
+    if (name === null) {
+      const snapshot = checkout.tip === null ? null : readSnapshot(checkout.tip);
+      if (snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist`);
+      return this.#sameBranch(checkout, snapshot);
+    }
+    const oid = await this.#plumbing.resolveCommit(name);
+    const snapshot = oid === null ? null : readSnapshot(await this.#plumbing.readCommit(oid));
+    if (snapshot === null) {
+      throw new WipError('wip-snapshot-unknown', oid === null
+        ? `${JSON.stringify(name)} names no commit`
+        : `${JSON.stringify(name)} names commit ${oid}, which is not a snapshot chant took (it has no Chant-Wip-Branch and Chant-Wip-Head trailers)`);
+    }
+    return this.#sameBranch(checkout, snapshot);
+  }
+
+  #sameBranch(checkout: Checkout, snapshot: Snapshot): Snapshot {
+    if (snapshot.branch !== checkout.branch) {
+      throw new WipError('wip-branch-other', `snapshot ${snapshot.commit} was taken on branch ${snapshot.branch}, not on ${checkout.branch}: check that branch out to restore it`);
+    }
+    return snapshot;
+  }
+
+  #locked<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
+    return withWorktreeLock(layout.gitDir, work, this.#lockWaitMs === undefined ? {} : { waitMs: this.#lockWaitMs });
+  }
+
+  /** A temporary index, seeded from the checkout's so git reuses its stat data, holding the whole working tree. */
+  async #stageWorkingTree(checkout: Checkout): Promise<string> {
+    const indexFile = join(checkout.layout.gitDir, `chant-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
+    try {
+      await copyFile(checkout.layout.indexFile, indexFile);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new WipError('git-failed', `cannot copy the index: ${(error as Error).message}`, { cause: error });
+      }
+    }
+    try {
+      await this.#plumbing.addAll(checkout.layout.top, indexFile);
+    } catch (error) {
+      await rm(indexFile, { force: true });
+      throw error;
+    }
+    return indexFile;
+  }
+
+  /**
+   * Records `tree` as a snapshot on the branch's wip ref by compare-and-swap, unless the tip
+   * already is it: with the same label, principal and kind (`exact`), or with any (`tree-and-head`,
+   * for a checkpoint, whose only job is that the tree is kept).
+   */
+  async #record(checkout: Checkout, tree: string, fields: { kind: SnapshotKind; label: string | null; by: string | null }, reuse: 'exact' | 'tree-and-head'): Promise<{ created: boolean; snapshot: Snapshot }> {
+    let tip = checkout.tip;
+    const message = snapshotMessage({ branch: checkout.branch, head: checkout.head, ...fields });
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
+      const current = tip === null ? null : readSnapshot(tip);
+      if (current !== null && current.tree === tree && current.head === checkout.head
+        && (reuse === 'tree-and-head' || (current.kind === fields.kind && current.label === fields.label && current.by === fields.by))) {
+        return { created: false, snapshot: current };
+      }
+      const seconds = Math.floor(this.#clock().getTime() / 1000);
+      const date = `@${seconds} +0000`;
+      const parents = tip === null ? [checkout.head] : [tip.commit, checkout.head];
+      const commit = await this.#plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+      if (await this.#plumbing.updateRefCas(checkout.ref, commit, tip?.commit ?? null, `chant wip: ${fields.kind}`)) {
+        const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });
+        if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
+        return { created: true, snapshot };
+      }
+      tip = (await this.#plumbing.readRefs([checkout.ref])).find((record) => record.ref === checkout.ref) ?? null;
+    }
+    throw new WipError('wip-race', `${checkout.ref} kept moving under ${CAS_ATTEMPTS} attempts to write it; nothing was lost, try again`);
+  }
+}
+
+/**
+ * The ignored files a move from the working tree to another tree would delete or overwrite:
+ * anything on disk in the way of a path to write that the working tree's own tree does not hold.
+ */
+async function ignoredInTheWay(top: string, changes: readonly TreeChange[]): Promise<string[]> {
+  const leaving = new Set(changes.filter((change) => change.oldMode !== '000000').map((change) => change.path));
+  const blocked = new Set<string>();
+  for (const change of changes) {
+    if (change.newMode === '000000') continue;
+    const parts = change.path.split('/');
+    let parentsAreFolders = true;
+    for (let depth = 1; depth < parts.length; depth += 1) {
+      const folder = parts.slice(0, depth).join('/');
+      const stats = await lstat(join(top, folder)).catch(() => null);
+      if (stats === null) {
+        parentsAreFolders = false;
+        break;
+      }
+      if (!stats.isDirectory()) {
+        if (!leaving.has(folder)) blocked.add(folder);
+        parentsAreFolders = false;
+        break;
+      }
+    }
+    if (!parentsAreFolders || leaving.has(change.path)) continue;
+    const stats = await lstat(join(top, change.path)).catch(() => null);
+    if (stats === null) continue;
+    if (!stats.isDirectory()) {
+      blocked.add(change.path);
+      continue;
+    }
+    for (const entry of await readdir(join(top, change.path), { recursive: true, withFileTypes: true })) {
+      if (entry.isDirectory()) continue;
+      const path = relative(top, join(entry.parentPath, entry.name)).split(sep).join('/');
+      if (!leaving.has(path)) blocked.add(path);
+    }
+  }
+  return sortPaths([...blocked]);
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+function sortPaths(paths: string[]): string[] {
+  return paths.sort(compareBytes);
+}
