@@ -1,0 +1,186 @@
+// Fixtures for the tests: real repositories in temporary folders, built with plain git calls
+// independent of the SDK. Importing this module isolates git from the machine's own config.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
+import { main } from '../cli/main.js';
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const BIN = join(ROOT, 'dist', 'chant.mjs');
+
+const created: string[] = [];
+after(() => {
+  for (const dir of created) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fresh temporary folder, removed when the test file ends. */
+export function tempDir(prefix = 'chant-wip-'): string {
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+  created.push(dir);
+  return dir;
+}
+
+const HOME = tempDir('chant-wip-home-');
+writeFileSync(join(HOME, '.gitconfig'), [
+  '[user]', '\tname = Test User', '\temail = test@example.com',
+  '[init]', '\tdefaultBranch = main',
+  '[protocol "file"]', '\tallow = always',
+  '[advice]', '\tdetachedHead = false',
+  '',
+].join('\n'));
+process.env.HOME = HOME;
+process.env.XDG_CONFIG_HOME = join(HOME, '.config');
+process.env.GIT_CONFIG_NOSYSTEM = '1';
+for (const key of Object.keys(process.env)) {
+  if (/^GIT_(DIR|WORK_TREE|INDEX_FILE|OBJECT_DIRECTORY|CEILING_DIRECTORIES|COMMON_DIR)$/.test(key)) delete process.env[key];
+}
+
+/** The environment the fixtures' own git calls run with: fixed dates so ids are stable. */
+export const FIXTURE_ENV: NodeJS.ProcessEnv = {
+  ...process.env,
+  GIT_AUTHOR_DATE: '2026-10-03T12:00:00Z',
+  GIT_COMMITTER_DATE: '2026-10-03T12:00:00Z',
+  LC_ALL: 'C',
+};
+
+/** Runs plain git and returns its stdout; throws with stderr when it fails. */
+export function git(cwd: string, args: readonly string[], options: { input?: string; env?: NodeJS.ProcessEnv; allowFail?: boolean } = {}): string {
+  const result = spawnSync('git', args, { cwd, input: options.input, env: { ...FIXTURE_ENV, ...options.env }, encoding: 'utf8', maxBuffer: 1 << 28 });
+  if (result.status !== 0 && !options.allowFail) {
+    throw new Error(`git ${args.join(' ')} failed (${result.status}): ${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+/** Writes files (creating folders); a null content deletes the path. */
+export function writeFiles(dir: string, files: Readonly<Record<string, string | null>>): void {
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(dir, path);
+    if (content === null) {
+      rmSync(full, { recursive: true, force: true });
+      continue;
+    }
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, content);
+  }
+}
+
+/** A repository on `main` with one commit holding `files` (a README by default). */
+export function makeRepo(files: Readonly<Record<string, string>> = { 'README.md': 'hello\n' }, options: { initArgs?: readonly string[] } = {}): string {
+  const dir = tempDir();
+  git(dir, ['init', '-q', '-b', 'main', ...(options.initArgs ?? []), '.']);
+  writeFiles(dir, files);
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', 'initial']);
+  return dir;
+}
+
+/** Every ref and what it names, for "nothing was written" checks. */
+export function refsOf(dir: string): string {
+  return git(dir, ['for-each-ref', '--format=%(refname) %(objectname)']);
+}
+
+/** The working tree as a map of path to a description of content and mode; `.git` left out. */
+export function treeOf(dir: string, base = dir): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir)) {
+    if (dir === base && name === '.git') continue;
+    const full = join(dir, name);
+    const rel = full.slice(base.length + 1);
+    const stats = lstatSync(full);
+    if (stats.isSymbolicLink()) out[rel] = `link:${readlinkSync(full)}`;
+    else if (stats.isDirectory()) Object.assign(out, treeOf(full, base));
+    else out[rel] = `${(stats.mode & 0o111) !== 0 ? 'x' : '-'}:${readFileSync(full, 'latin1')}`;
+  }
+  return out;
+}
+
+/** The state a write must leave alone when it refuses: refs, index bytes, working tree, status. */
+export function stateOf(dir: string): { refs: string; index: string; tree: Record<string, string>; status: string; head: string } {
+  const gitDir = git(dir, ['rev-parse', '--absolute-git-dir']).trim();
+  const indexFile = join(gitDir, 'index');
+  return {
+    refs: refsOf(dir),
+    index: existsSync(indexFile) ? readFileSync(indexFile).toString('base64') : '',
+    tree: treeOf(dir),
+    status: git(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all']),
+    head: readFileSync(join(gitDir, 'HEAD'), 'utf8'),
+  };
+}
+
+/** What one in-process CLI run printed and exited with. */
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON, or undefined when it is not JSON. */
+  doc: any;
+}
+
+/** Runs the CLI in-process, the way the bin does, in `cwd`. */
+export async function runCli(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
+  const { PassThrough } = await import('node:stream');
+  const stdout = new PassThrough();
+  const stderr = new PassThrough();
+  const chunks: Buffer[] = [];
+  const errors: Buffer[] = [];
+  stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stderr.on('data', (chunk: Buffer) => errors.push(chunk));
+  const code = await main(args, { stdin: process.stdin, stdout, stderr, env, colorDepth: 1, cwd });
+  const text = Buffer.concat(chunks).toString('utf8');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    doc = undefined;
+  }
+  return { code, stdout: text, stderr: Buffer.concat(errors).toString('utf8'), doc };
+}
+
+/** Runs the built `chant` bin as a process. */
+export function runBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): CliRun {
+  const result = spawnSync(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8' });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(result.stdout);
+  } catch {
+    doc = undefined;
+  }
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr, doc };
+}
+
+/** Reads a JSON file of the repository. */
+export function readJson(path: string): any {
+  return JSON.parse(readFileSync(join(ROOT, path), 'utf8'));
+}
+
+/**
+ * Checks a document against this project's schemas and against the reference implementation's
+ * (`shared/reference/`), returning the problems of each; codes this project adds beyond the
+ * reference's closed list are the one allowed difference.
+ */
+export async function schemaProblems(document: unknown): Promise<{ ours: string[]; reference: string[] }> {
+  const { validateDocument } = await import('../lib/validate.js');
+  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  if (referenceAjv === undefined) {
+    referenceAjv = new Ajv2020({ allErrors: true, strict: false });
+    for (const name of ['wip.schema.json', 'wip-write.schema.json']) {
+      referenceAjv.addSchema(JSON.parse(readFileSync(join(ROOT, '..', 'shared', 'reference', name), 'utf8')));
+    }
+  }
+  const ours = validateDocument(document).map((problem) => `${problem.path} ${problem.message}`);
+  const validate = referenceAjv.getSchema((document as { $schema: string }).$schema);
+  const reference = validate === undefined ? ['no reference schema'] : validate(document) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
+  return { ours, reference };
+}
+let referenceAjv: import('ajv/dist/2020.js').Ajv2020 | undefined;
+
+/** Asserts a document validates against both schema sets (the reference's unless `oursOnly`). */
+export async function assertValidDocument(document: unknown, options: { oursOnly?: boolean } = {}): Promise<void> {
+  const { ours, reference } = await schemaProblems(document);
+  if (ours.length > 0) throw new Error(`document does not follow our schema: ${ours.join('; ')}\n${JSON.stringify(document, null, 2)}`);
+  if (!options.oursOnly && reference.length > 0) throw new Error(`document does not follow the reference schema: ${reference.join('; ')}\n${JSON.stringify(document, null, 2)}`);
+}

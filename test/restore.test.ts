@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { chmodSync, readFileSync, statSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
+import { WipStore } from '../lib/wip-store.js';
+import { isWipError } from '../lib/errors.js';
+
+/** The index entries (path -> stat data) of `git ls-files --debug`. */
+function indexStat(dir: string): Map<string, string> {
+  const entries = new Map<string, string>();
+  let path = '';
+  for (const line of git(dir, ['ls-files', '--debug']).split('\n')) {
+    if (!line.startsWith(' ')) path = line;
+    else entries.set(path, `${entries.get(path) ?? ''}${line.trim()};`);
+  }
+  return entries;
+}
+
+describe('wip restore', () => {
+  it('brings back exact contents, modes and symlinks and removes what the snapshot lacks', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', 'keep.txt': 'keep\n', 'gone.txt': 'tracked\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'keep.txt': 'edited\n', 'new/nested/file.txt': 'nested\n', 'run.sh': '#!/bin/sh\n' });
+    chmodSync(join(dir, 'run.sh'), 0o755);
+    symlinkSync('keep.txt', join(dir, 'link'));
+    symlinkSync('missing-target', join(dir, 'dangling'));
+    writeFiles(dir, { 'gone.txt': null });
+    const saved = await store.save({ label: 'work' });
+    const expected = treeOf(dir);
+    writeFiles(dir, { 'keep.txt': 'later\n', 'new': null, 'extra.txt': 'extra\n', 'gone.txt': 'back\n', 'link': null });
+    chmodSync(join(dir, 'run.sh'), 0o644);
+    const result = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(treeOf(dir), expected);
+    assert.equal(result.snapshot.commit, saved.snapshot.commit);
+    assert.deepEqual(result.paths, ['extra.txt', 'gone.txt', 'keep.txt', 'link', 'new/nested/file.txt', 'run.sh']);
+  });
+
+  it('restores the latest snapshot when none is named', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const latest = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'three\n' });
+    const result = await store.restore({});
+    assert.equal(result.snapshot.commit, latest.snapshot.commit);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n');
+  });
+
+  it('turns files into folders and folders into files, both ways', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'thing': 'a file\n', 'folder/inner.txt': 'inner\n' });
+    const store = new WipStore({ cwd: dir });
+    const original = await store.save({ label: 'original' });
+    const originalTree = treeOf(dir);
+    writeFiles(dir, { 'thing': null, 'folder': null });
+    writeFiles(dir, { 'thing/now/deep.txt': 'deep\n', 'folder': 'now a file\n' });
+    const swapped = await store.save({ label: 'swapped' });
+    const swappedTree = treeOf(dir);
+    await store.restore({ snapshot: original.snapshot.commit });
+    assert.deepEqual(treeOf(dir), originalTree);
+    await store.restore({ snapshot: swapped.snapshot.commit });
+    assert.deepEqual(treeOf(dir), swappedTree);
+  });
+
+  it('resets the index to HEAD so everything restored reads as uncommitted, and never moves HEAD or the branch', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'a.txt': 'a\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'changed\n', 'staged.txt': 'staged\n' });
+    git(dir, ['add', 'staged.txt']);
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': 'a\n', 'staged.txt': null });
+    git(dir, ['add', '-A']);
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const headFile = readFileSync(join(dir, '.git', 'HEAD'), 'utf8');
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(git(dir, ['rev-parse', 'HEAD']).trim(), head);
+    assert.equal(readFileSync(join(dir, '.git', 'HEAD'), 'utf8'), headFile);
+    assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'nothing is staged');
+    assert.equal(git(dir, ['status', '--porcelain']), ' M a.txt\n?? staged.txt\n');
+  });
+
+  it('takes a pre-restore checkpoint first, and restoring it undoes the restore', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'saved\n' });
+    const saved = await store.save({ label: 'saved' });
+    writeFiles(dir, { 'a.txt': 'edited since\n', 'b.txt': 'new since\n' });
+    const edited = treeOf(dir);
+    const result = await store.restore({ snapshot: saved.snapshot.commit, by: 'github:alex' });
+    assert.equal(result.checkpoint.created, true);
+    assert.equal(result.checkpoint.snapshot.kind, 'pre-restore');
+    assert.equal(result.checkpoint.snapshot.label, `before ${saved.snapshot.commit.slice(0, 12)}`);
+    assert.equal(result.checkpoint.snapshot.by, 'github:alex');
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), result.checkpoint.snapshot.commit);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'saved\n');
+    const undo = await store.restore({ snapshot: result.checkpoint.snapshot.commit });
+    assert.deepEqual(treeOf(dir), edited);
+    assert.equal(undo.checkpoint.created, true, 'the undo checkpoints the restored state');
+    assert.deepEqual(undo.paths, ['a.txt', 'b.txt']);
+  });
+
+  it('reuses the tip as the checkpoint when it already holds the working tree on this head', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const one = await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const two = await store.save({ label: 'two' });
+    const result = await store.restore({ snapshot: one.snapshot.commit });
+    assert.equal(result.checkpoint.created, false);
+    assert.deepEqual(result.checkpoint.snapshot, two.snapshot);
+  });
+
+  it('puts the files back over a HEAD that moved on and says so', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'a.txt': 'a\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'wip\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-q', '-m', 'moved on']);
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const result = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(result.headMoved, true);
+    assert.equal(result.head, head);
+    assert.equal(git(dir, ['rev-parse', 'HEAD']).trim(), head);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'wip\n');
+    assert.equal(git(dir, ['status', '--porcelain']), ' M a.txt\n D b.txt\n');
+    assert.deepEqual(result.paths, ['a.txt', 'b.txt']);
+  });
+
+  it('says headMoved is false and lists no path when nothing differs', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({});
+    const result = await store.restore({});
+    assert.equal(result.headMoved, false);
+    assert.deepEqual(result.paths, []);
+    assert.equal(result.snapshot.commit, saved.snapshot.commit);
+  });
+
+  it('leaves ignored files as they are', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitignore': '*.log\nbuild/\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n', 'debug.log': 'log one\n', 'build/out': 'out one\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': null, 'debug.log': 'log two\n', 'build/out': 'out two\n', 'build/more': 'more\n' });
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(readFileSync(join(dir, 'debug.log'), 'utf8'), 'log two\n');
+    assert.equal(readFileSync(join(dir, 'build/out'), 'utf8'), 'out two\n');
+    assert.equal(readFileSync(join(dir, 'build/more'), 'utf8'), 'more\n');
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'a\n');
+  });
+
+  it('refuses with wip-restore-blocked, changing nothing, when an ignored file is in the way', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitignore': '*.log\nbuild/\n' });
+    const store = new WipStore({ cwd: dir });
+    // The snapshot holds files the working tree now ignores: it was taken without .gitignore.
+    writeFiles(dir, { '.gitignore': null, 'debug.log': 'saved log\n', 'build/out': 'saved out\n', 'cache': 'saved file\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': '*.log\nbuild/\ncache/\n', 'debug.log': 'precious log\n', 'build/out': 'precious out\n', 'cache': null, 'cache/blob.bin': 'precious blob\n' });
+    git(dir, ['add', '.gitignore']);
+    const before = stateOf(dir);
+    await assert.rejects(store.restore({ snapshot: saved.snapshot.commit }), (error) => {
+      assert.ok(isWipError(error, 'wip-restore-blocked'));
+      assert.deepEqual(error.paths, ['build/out', 'cache/blob.bin', 'debug.log']);
+      assert.match(error.message, /build\/out, cache\/blob\.bin, debug\.log/);
+      return true;
+    });
+    assert.deepEqual(stateOf(dir), before, 'nothing changed: refs, index, files, status');
+  });
+
+  it('keeps the index stat data of paths it did not change, so git status re-reads nothing', async () => {
+    const files: Record<string, string> = { 'README.md': 'x\n' };
+    for (let i = 0; i < 50; i += 1) files[`src/file-${i}.txt`] = `content ${i}\n`;
+    const dir = makeRepo(files);
+    git(dir, ['status', '--porcelain']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'src/file-1.txt': 'changed\n', 'src/file-2.txt': 'changed\n' });
+    const saved = await store.save({});
+    git(dir, ['checkout', '--', '.']);
+    git(dir, ['status', '--porcelain']);
+    const before = indexStat(dir);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const result = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(result.paths, ['src/file-1.txt', 'src/file-2.txt']);
+    const after = indexStat(dir);
+    for (const [path, stat] of before) {
+      if (result.paths.includes(path)) continue;
+      assert.equal(after.get(path), stat, `${path} kept its stat data`);
+    }
+    assert.notEqual(before.get('src/file-3.txt'), undefined);
+    assert.match(before.get('src/file-3.txt') ?? '', /size: 10/);
+    assert.ok(statSync(join(dir, 'src/file-1.txt')).size === 8);
+  });
+
+  it('restores over unmerged index entries left by a conflict', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'c.txt': 'base\n' });
+    git(dir, ['checkout', '-q', '-b', 'side']);
+    writeFiles(dir, { 'c.txt': 'side\n' });
+    git(dir, ['commit', '-qam', 'side']);
+    git(dir, ['checkout', '-q', 'main']);
+    writeFiles(dir, { 'c.txt': 'main\n' });
+    git(dir, ['commit', '-qam', 'main']);
+    const store = new WipStore({ cwd: dir });
+    const clean = await store.save({ label: 'clean' });
+    git(dir, ['merge', '-q', 'side'], { allowFail: true });
+    assert.match(git(dir, ['status', '--porcelain']), /^UU c\.txt/m);
+    const result = await store.restore({ snapshot: clean.snapshot.commit });
+    assert.deepEqual(result.paths, ['c.txt']);
+    assert.equal(readFileSync(join(dir, 'c.txt'), 'utf8'), 'main\n');
+    assert.doesNotMatch(git(dir, ['status', '--porcelain']), /^UU/m, 'the index is reset, conflict entries included');
+  });
+});
