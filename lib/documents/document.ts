@@ -30,7 +30,10 @@ export function readFailureDocument(error: WipError): WipReadFailure {
   return { ...head(WIP_READ_ID), error: { code: error.code as WipReadFailure['error']['code'], message: error.message } };
 }
 
-/** A write verb's result, by verb. */
+/**
+ * A write verb's result, by verb.
+ * @public
+ */
 export interface WriteResults {
   save: SaveResult;
   restore: RestoreResult;
@@ -38,7 +41,10 @@ export interface WriteResults {
   fetch: FetchResult;
 }
 
-/** A write verb's document, by verb. */
+/**
+ * A write verb's document, by verb.
+ * @public
+ */
 export interface WriteDocuments {
   save: SaveDocument;
   restore: RestoreDocument;

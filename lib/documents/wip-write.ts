@@ -65,7 +65,10 @@ export const FetchResult = Type.Object({
 /** @public */
 export type FetchResult = Static<typeof FetchResult>;
 
-/** The verbs of the write documents. */
+/**
+ * The verbs of the write documents.
+ * @public
+ */
 export const WriteAction = Type.Union([Type.Literal('save'), Type.Literal('restore'), Type.Literal('push'), Type.Literal('fetch')]);
 /** @public */
 export type WriteAction = Static<typeof WriteAction>;

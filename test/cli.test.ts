@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, writeFiles, ROOT } from './helpers.js';
+
+const WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
+const READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json';
+
+describe('the chant CLI', () => {
+  it('saves, lists and restores, each printing a document that validates against ours and the reference schemas', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const save = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:7', '--by', 'github:alex', '--json']);
+    assert.equal(save.code, 0, save.stdout);
+    assert.equal(save.doc.$schema, WRITE_ID);
+    assert.equal(save.doc.action, 'save');
+    assert.equal(save.doc.created, true);
+    assert.equal(save.doc.replication, null);
+    assert.deepEqual(Object.keys(save.doc), ['$schema', 'contract', 'chant', 'action', 'branch', 'ref', 'created', 'snapshot', 'replication']);
+    await assertValidDocument(save.doc);
+
+    const plain = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:7', '--by', 'github:alex']);
+    assert.equal(plain.code, 0);
+    assert.equal(plain.doc.created, false, 'a write prints its document without --json too');
+
+    const read = await runCli(dir, ['workspace', 'wip', '--json']);
+    assert.equal(read.code, 0);
+    assert.equal(read.doc.$schema, READ_ID);
+    assert.equal(read.doc.checkout.branch, 'main');
+    assert.equal(read.doc.branches[0].snapshots[0].label, 'turn:7');
+    assert.equal(read.doc.replication, null);
+    await assertValidDocument(read.doc);
+
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const restore = await runCli(dir, ['workspace', 'wip', 'restore', save.doc.snapshot.commit, '--by', 'github:alex']);
+    assert.equal(restore.code, 0, restore.stdout);
+    assert.equal(restore.doc.action, 'restore');
+    assert.deepEqual(restore.doc.paths, ['a.txt']);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'one\n');
+    await assertValidDocument(restore.doc);
+  });
+
+  it('prints a listing for people when the read runs without --json', async () => {
+    const dir = makeRepo();
+    await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:1']);
+    const read = await runCli(dir, ['workspace', 'wip']);
+    assert.equal(read.code, 0);
+    assert.equal(read.doc, undefined, 'not JSON');
+    assert.match(read.stdout, /^On main at [0-9a-f]{12}\./);
+    assert.match(read.stdout, /main: 1 snapshot on refs\/chant\/wip\/main/);
+    assert.match(read.stdout, /[0-9a-f]{12} {2}\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ {2}save {9}turn:1/);
+    assert.match(read.stdout, /Replication: no box declares replicate\./);
+  });
+
+  it('limits the read to --branch, by exact name', async () => {
+    const dir = makeRepo();
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    git(dir, ['checkout', '-q', '-b', 'chant/work/W-001']);
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    git(dir, ['checkout', '-q', '-b', 'chant/work/W-001x']);
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    const all = await runCli(dir, ['workspace', 'wip', '--json']);
+    assert.deepEqual(all.doc.branches.map((entry: { branch: string }) => entry.branch), ['chant/work/W-001', 'chant/work/W-001x', 'main']);
+    const one = await runCli(dir, ['workspace', 'wip', '--branch', 'chant/work/W-001', '--json']);
+    assert.deepEqual(one.doc.branches.map((entry: { branch: string }) => entry.branch), ['chant/work/W-001']);
+    const none = await runCli(dir, ['workspace', 'wip', '--branch', 'chant/work', '--json']);
+    assert.deepEqual(none.doc.branches, []);
+  });
+
+  it('reads a detached HEAD as a null checkout rather than an error', async () => {
+    const dir = makeRepo();
+    git(dir, ['checkout', '-q', '--detach']);
+    const read = await runCli(dir, ['workspace', 'wip', '--json']);
+    assert.equal(read.code, 0);
+    assert.deepEqual(read.doc.checkout, { branch: null, head: null });
+    await assertValidDocument(read.doc);
+    const unborn = tempDir();
+    git(unborn, ['init', '-q', '-b', 'main', '.']);
+    const fresh = await runCli(unborn, ['workspace', 'wip', '--json']);
+    assert.deepEqual(fresh.doc.checkout, { branch: 'main', head: null });
+  });
+
+  it('prints the read failure document outside a repository, with or without --json', async () => {
+    const outside = tempDir();
+    for (const args of [['workspace', 'wip', '--json'], ['workspace', 'wip']]) {
+      const read = await runCli(outside, args);
+      assert.equal(read.code, 1);
+      assert.equal(read.doc.$schema, READ_ID);
+      assert.equal(read.doc.error.code, 'not-a-git-repository');
+      await assertValidDocument(read.doc);
+    }
+  });
+
+  for (const [what, args, action] of [
+    ['an unknown verb', ['workspace', 'wip', 'frob'], null],
+    ['--branch with a verb', ['workspace', 'wip', 'save', '--branch', 'main'], 'save'],
+    ['a positional on save', ['workspace', 'wip', 'save', 'extra'], 'save'],
+    ['--label on restore', ['workspace', 'wip', 'restore', '--label', 'x'], 'restore'],
+    ['two positionals on restore', ['workspace', 'wip', 'restore', 'a', 'b'], 'restore'],
+    ['an option-like snapshot without --', ['workspace', 'wip', 'restore', '--output=x'], 'restore'],
+    ['a missing option value', ['workspace', 'wip', 'save', '--label'], 'save'],
+    ['a partial command', ['workspace'], null],
+  ] as const) {
+    it(`answers ${what} with a write-usage-invalid document and writes nothing`, async () => {
+      const dir = makeRepo();
+      const before = stateOf(dir);
+      const run = await runCli(dir, args);
+      assert.equal(run.code, 1);
+      assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
+      assert.equal(run.doc.action, action);
+      assert.doesNotMatch(run.doc.error.message, /\n/);
+      await assertValidDocument(run.doc);
+      assert.deepEqual(stateOf(dir), before);
+    });
+  }
+
+  it('takes an option-like snapshot name after -- as a name, never an option', async () => {
+    const dir = makeRepo();
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    const run = await runCli(dir, ['workspace', 'wip', 'restore', '--', '-x']);
+    assert.equal(run.code, 1);
+    assert.equal(run.doc.error.code, 'wip-snapshot-unknown');
+    await assertValidDocument(run.doc);
+  });
+
+  it('prints refusals as documents with their code and exit 1', async () => {
+    const dir = makeRepo();
+    git(dir, ['checkout', '-q', '--detach']);
+    const save = await runCli(dir, ['workspace', 'wip', 'save', '--json']);
+    assert.equal(save.code, 1);
+    assert.deepEqual(Object.keys(save.doc), ['$schema', 'contract', 'chant', 'action', 'error']);
+    assert.equal(save.doc.error.code, 'wip-no-branch');
+    await assertValidDocument(save.doc);
+    const bad = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'a\u202eb']);
+    assert.equal(bad.doc.error.code, 'write-usage-invalid');
+  });
+
+  it('answers --help, a verb --help and --version', async () => {
+    const dir = makeRepo();
+    const help = await runCli(dir, ['--help']);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /chant workspace wip save/);
+    const verb = await runCli(dir, ['workspace', 'wip', 'save', '--help']);
+    assert.equal(verb.code, 0);
+    assert.match(verb.stdout, /--label/);
+    const version = await runCli(dir, ['--version']);
+    assert.equal(version.code, 0);
+    assert.equal(version.stdout.trim(), JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+  });
+
+  it('runs end to end as the built chant bin', () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'bin\n' });
+    const save = runBin(dir, ['workspace', 'wip', 'save', '--label', 'turn:1', '--json']);
+    assert.equal(save.code, 0, save.stderr);
+    assert.equal(save.doc.snapshot.label, 'turn:1');
+    assert.equal(save.stderr, '');
+    writeFiles(dir, { 'a.txt': 'changed\n' });
+    const restore = runBin(dir, ['workspace', 'wip', 'restore', '--json']);
+    assert.equal(restore.code, 0, restore.stderr);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'bin\n');
+    const read = runBin(dir, ['workspace', 'wip', '--json']);
+    assert.equal(read.doc.branches[0].snapshots.length, 2);
+    const usage = runBin(dir, ['workspace', 'wip', 'nope']);
+    assert.equal(usage.code, 1);
+    assert.equal(usage.doc.error.code, 'write-usage-invalid');
+    assert.equal(runBin(dir, ['--version']).code, 0);
+  });
+});
