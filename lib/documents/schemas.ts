@@ -1,11 +1,15 @@
 import type { TSchema } from 'typebox';
 import { WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import { REPLICATE_DECLARATION_ID, ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { WipReadFailure, WipReadSuccess } from './wip-read.js';
 import { FetchDocument, PushDocument, RestoreDocument, SaveDocument, WriteFailure } from './wip-write.js';
 
-/** A published JSON Schema: where it is written and what it holds. */
+/**
+ * A published JSON Schema: where it is written and what it holds.
+ * @public
+ */
 export interface PublishedSchema {
   /** Its path in the repository and the package (`schemas/...`). */
   path: string;
@@ -63,9 +67,15 @@ function document(id: string, title: string, description: string, variants: Name
   };
 }
 
+/** A schema of a fragment people write, published as it is rather than as a union of documents. */
+function fragment(id: string, title: string, description: string, schema: TSchema): Record<string, unknown> {
+  const { description: _own, ...shape } = plain(schema) as Record<string, unknown>;
+  return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id, title, description, ...shape };
+}
+
 /**
- * The JSON Schemas chant-wip publishes, generated from its TypeBox types: the read document
- * and the write documents, draft 2020-12.
+ * The JSON Schemas chant-wip publishes, generated from its TypeBox types: the read document,
+ * the write documents and the `replicate` block of a declaration, draft 2020-12.
  * @returns each schema with the path it is published at
  * @public
  */
@@ -87,6 +97,15 @@ export function publishedSchemas(): PublishedSchema[] {
         'chant workspace wip save|restore|push|fetch output',
         "What `chant workspace wip save|restore|push|fetch` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         { save: SaveDocument, restore: RestoreDocument, push: PushDocument, fetch: FetchDocument, failure: WriteFailure },
+      ),
+    },
+    {
+      path: 'schemas/workspace/replicate/v1/replicate.schema.json',
+      schema: fragment(
+        REPLICATE_DECLARATION_ID,
+        'chant workspace declaration: box.replicate',
+        "The replicate block of a member's box in chant.workspace.json (or chant.workspace.jsonc): which git remote the box's refs replicate to, which refs go, when chant pushes on its own and how often the host runs wip push. Every field is optional; absent ones read as remote origin, all four ref classes, on both save and release, and no schedule. At most one box of a declaration declares replicate. Keys beginning x- are left to other tools; any other key is refused. Version 1: within v1 fields are only ever added.",
+        ReplicateDeclaration,
       ),
     },
   ];

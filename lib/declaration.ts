@@ -1,0 +1,436 @@
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { parseTree, printParseErrorCode } from 'jsonc-parser';
+import type { Node as JsonNode, ParseError } from 'jsonc-parser';
+import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from './documents/replicate-rules.js';
+import type { RefClass, Trigger } from './documents/replication.js';
+import { WipError } from './errors.js';
+import { CONTRACT_VERSION } from './version.js';
+
+/**
+ * The names a workspace declaration may have; both in one folder is `declaration-ambiguous`.
+ * @public
+ */
+export const DECLARATION_FILE_NAMES = ['chant.workspace.json', 'chant.workspace.jsonc'] as const;
+
+/**
+ * Where a value sits in a declaration, as keys and indexes from its top (`["members", 1, "box"]`).
+ * @public
+ */
+export type FieldPath = readonly (string | number)[];
+
+/**
+ * Says where a field is, for a message: `file:line:column`, the file alone when the field is not
+ * in it, or null when there is no file at all. `at: 'key'` points at an object key rather than its value.
+ * @public
+ */
+export type Locator = (field: FieldPath, at?: 'value' | 'key') => string | null;
+
+/**
+ * A workspace declaration, parsed: syntax checked, its top level an object, its `minReader` met.
+ * The rest is read by whoever needs it and tolerated otherwise.
+ * @public
+ */
+export interface Declaration {
+  /** Where it was read from, as messages name it. */
+  readonly path: string;
+  /** Its top level, parsed; keys such as `__proto__` are plain own keys. */
+  readonly root: Readonly<Record<string, unknown>>;
+  /** Where a field is: `file:line:column`, or the file alone when the field is not in it. */
+  readonly where: Locator;
+}
+
+/**
+ * A box's `replicate` block with every default filled in and its lists in canonical order.
+ * @public
+ */
+export interface ReplicateSettings {
+  /** The git remote, by name. */
+  remote: string;
+  /** The ref classes, in the order of {@link REF_CLASSES}. */
+  refs: RefClass[];
+  /** The triggers, in the order of {@link TRIGGERS}. */
+  on: Trigger[];
+  /** The host's push interval, or null. */
+  every: string | null;
+}
+
+/**
+ * The one box of a declaration that declares `replicate`.
+ * @public
+ */
+export interface DeclaredReplicate {
+  /** The member's `name`, or `members[i]` when it has none. */
+  box: string;
+  /** Its `replicate`, validated, defaults filled in. */
+  settings: ReplicateSettings;
+}
+
+/**
+ * The folders a declaration is looked for in, nearest first: the working directory's folder
+ * relative to the checkout's top (with `/` separators), then each one above it, ending with the
+ * top itself (`''`). A working directory outside the top yields the top alone.
+ * @param cwd - the working directory
+ * @param top - the top of the git checkout
+ * @returns repository-relative folders, nearest first
+ * @public
+ */
+export async function declarationFolders(cwd: string, top: string): Promise<string[]> {
+  let rel = inside(top, cwd);
+  // git reports the top with symlinks resolved; a cwd reached through a symlink still belongs.
+  if (rel === null) rel = inside(await realpath(top).catch(() => top), await realpath(cwd).catch(() => cwd));
+  if (rel === null || rel === '') return [''];
+  const parts = rel.split(sep);
+  const folders: string[] = [];
+  for (let length = parts.length; length >= 0; length -= 1) folders.push(parts.slice(0, length).join('/'));
+  return folders;
+}
+
+function inside(top: string, cwd: string): string | null {
+  const rel = relative(resolve(top), resolve(cwd));
+  if (rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel;
+}
+
+/**
+ * Finds the workspace declaration that governs a working directory: walking up from it to the
+ * checkout's top, inclusive, the nearest folder holding `chant.workspace.json` or
+ * `chant.workspace.jsonc` wins.
+ * @param cwd - the working directory
+ * @param top - the top of the git checkout
+ * @returns the declaration's absolute path, or null when there is none
+ * @throws {@link WipError} `declaration-ambiguous` when the nearest folder holds both names
+ * @public
+ */
+export async function findDeclaration(cwd: string, top: string): Promise<string | null> {
+  const folders = await declarationFolders(cwd, top);
+  const found = await Promise.all(folders.map(async (folder) => {
+    const paths = DECLARATION_FILE_NAMES.map((name) => join(top, ...folder.split('/'), name));
+    const present = await Promise.all(paths.map(isFile));
+    return paths.filter((_, index) => present[index]);
+  }));
+  return nearestDeclaration(found);
+}
+
+/**
+ * The nearest folder's declaration among candidates listed nearest first, each folder's list
+ * holding the names present there.
+ * @param found - for each folder, nearest first, the declaration paths present in it
+ * @returns the one path of the nearest folder that has any, or null
+ * @throws {@link WipError} `declaration-ambiguous` when that folder has both
+ * @public
+ */
+export function nearestDeclaration(found: readonly (readonly string[])[]): string | null {
+  for (const paths of found) {
+    if (paths.length > 1) {
+      throw new WipError('declaration-ambiguous', `both ${paths.join(' and ')} exist; keep one of them`);
+    }
+    if (paths[0] !== undefined) return paths[0];
+  }
+  return null;
+}
+
+async function isFile(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Finds and parses the workspace declaration that governs a working directory.
+ * @param cwd - the working directory
+ * @param top - the top of the git checkout
+ * @returns the declaration, or null when there is none
+ * @throws {@link WipError} `declaration-ambiguous`, `declaration-unparseable`, `declaration-invalid` or `reader-too-old`
+ * @public
+ */
+export async function readDeclaration(cwd: string, top: string): Promise<Declaration | null> {
+  const path = await findDeclaration(cwd, top);
+  if (path === null) return null;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new WipError('declaration-unparseable', `${path}: cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return parseDeclaration(text, path);
+}
+
+const PARSE_PROBLEMS: Readonly<Record<string, string>> = {
+  InvalidSymbol: 'an unexpected character',
+  InvalidNumberFormat: 'a malformed number',
+  PropertyNameExpected: 'a property name was expected',
+  ValueExpected: 'a value was expected',
+  ColonExpected: 'a colon was expected',
+  CommaExpected: 'a comma was expected',
+  CloseBraceExpected: "a closing '}' was expected",
+  CloseBracketExpected: "a closing ']' was expected",
+  EndOfFileExpected: 'the end of the file was expected',
+  InvalidCommentToken: 'a comment',
+  UnexpectedEndOfComment: 'a comment that never ends',
+  UnexpectedEndOfString: 'a string that never ends',
+  UnexpectedEndOfNumber: 'a number that never ends',
+  InvalidUnicode: 'a malformed \\u escape',
+  InvalidEscapeCharacter: 'a malformed escape',
+  InvalidCharacter: 'a control character inside a string',
+};
+
+/**
+ * Parses a workspace declaration's text. A path ending in `.jsonc` allows comments and trailing
+ * commas; any other is strict JSON. Checks the syntax, that the top level is an object, and
+ * `minReader`; everything else is left to whoever reads it.
+ * @param text - the declaration's content
+ * @param path - where it came from, as messages name it (a file, or `main:chant.workspace.json`)
+ * @returns the parsed declaration
+ * @throws {@link WipError} `declaration-unparseable`, `declaration-invalid` or `reader-too-old`
+ * @public
+ */
+export function parseDeclaration(text: string, path: string): Declaration {
+  const jsonc = path.endsWith('.jsonc');
+  // A byte-order mark is not JSON, but editors write one; a space keeps every offset in place.
+  const source = text.startsWith('\uFEFF') ? ` ${text.slice(1)}` : text;
+  const errors: ParseError[] = [];
+  const tree = parseTree(source, errors, { allowTrailingComma: jsonc, disallowComments: !jsonc, allowEmptyContent: false });
+  const first = errors[0];
+  if (tree === undefined || first !== undefined) {
+    const offset = first?.offset ?? 0;
+    let problem = first === undefined ? 'no value' : PARSE_PROBLEMS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error);
+    if (!jsonc && first !== undefined) {
+      const lenient: ParseError[] = [];
+      parseTree(source, lenient, { allowTrailingComma: true, disallowComments: false });
+      if (lenient.length === 0) {
+        problem = `${printParseErrorCode(first.error) === 'InvalidCommentToken' ? 'a comment' : 'a trailing comma'}; comments and trailing commas are allowed only in chant.workspace.jsonc`;
+      }
+    }
+    throw new WipError('declaration-unparseable', `${path}:${position(source, offset)}: not ${jsonc ? 'JSONC' : 'JSON'}: ${problem}`);
+  }
+  const where: Locator = (field, at = 'value') => {
+    const offset = locate(tree, field, at);
+    return offset === null ? path : `${path}:${position(source, offset)}`;
+  };
+  const root = valueOf(tree);
+  if (!isObject(root)) throw invalid(where, [], `must be a JSON object; it is ${kind(root)}`);
+  checkMinReader(root, where);
+  return { path, root, where };
+}
+
+function checkMinReader(root: Readonly<Record<string, unknown>>, where: Locator): void {
+  if (!Object.hasOwn(root, 'minReader')) return;
+  const wanted = root.minReader;
+  const version = typeof wanted === 'string' ? parseVersion(wanted) : null;
+  if (version === null) throw invalid(where, ['minReader'], `must be a semantic version such as "${CONTRACT_VERSION}"; it is ${show(wanted)}`);
+  if (compareVersions(version, parseVersion(CONTRACT_VERSION) as Version) > 0) {
+    throw new WipError('reader-too-old', `${where(['minReader'])}: the declaration needs a reader of contract ${wanted as string} or newer; this chant-wip implements ${CONTRACT_VERSION}`);
+  }
+}
+
+interface Version {
+  core: [string, string, string];
+  pre: string[];
+}
+
+const SEMVER = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+
+function parseVersion(text: string): Version | null {
+  const match = SEMVER.exec(text);
+  if (match === null) return null;
+  return { core: [match[1] as string, match[2] as string, match[3] as string], pre: match[4] === undefined ? [] : match[4].split('.') };
+}
+
+// Digit strings without leading zeros compare by length, then as text: no precision limit.
+function compareNumbers(a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Semantic-version precedence: the core numerically, then a pre-release below its release. */
+function compareVersions(a: Version, b: Version): number {
+  for (let i = 0; i < 3; i += 1) {
+    const order = compareNumbers(a.core[i] as string, b.core[i] as string);
+    if (order !== 0) return order;
+  }
+  if (a.pre.length === 0 || b.pre.length === 0) return b.pre.length - a.pre.length;
+  for (let i = 0; i < Math.min(a.pre.length, b.pre.length); i += 1) {
+    const x = a.pre[i] as string;
+    const y = b.pre[i] as string;
+    const xNumeric = /^[0-9]+$/.test(x);
+    const yNumeric = /^[0-9]+$/.test(y);
+    const order = xNumeric && yNumeric ? compareNumbers(x, y) : xNumeric ? -1 : yNumeric ? 1 : x < y ? -1 : x > y ? 1 : 0;
+    if (order !== 0) return order;
+  }
+  return a.pre.length - b.pre.length;
+}
+
+/**
+ * The one box of a declaration that declares `replicate`, validated. Checks the shape of the
+ * path to it: `members` an array, each member an object, each `box` an object.
+ * @param declaration - a parsed declaration
+ * @returns the box and its settings, or null when no box declares replicate
+ * @throws {@link WipError} `declaration-invalid` when the shape is wrong or two boxes declare replicate
+ * @public
+ */
+export function declaredReplicate(declaration: Declaration): DeclaredReplicate | null {
+  const { root, where } = declaration;
+  if (!Object.hasOwn(root, 'members')) return null;
+  const members = root.members;
+  if (!Array.isArray(members)) throw invalid(where, ['members'], `must be an array; it is ${kind(members)}`);
+  let found: (DeclaredReplicate & { label: string }) | null = null;
+  for (const [index, member] of members.entries()) {
+    if (!isObject(member)) throw invalid(where, ['members', index], `must be an object; it is ${kind(member)}`);
+    if (!Object.hasOwn(member, 'box')) continue;
+    if (!isObject(member.box)) throw invalid(where, ['members', index, 'box'], `must be an object; it is ${kind(member.box)}`);
+    if (!Object.hasOwn(member.box, 'replicate')) continue;
+    const named = typeof member.name === 'string' && member.name.length > 0;
+    const box = named ? (member.name as string) : `members[${index}]`;
+    const label = named ? `${JSON.stringify(box)} (members[${index}])` : box;
+    const field = ['members', index, 'box', 'replicate'];
+    if (found !== null) throw invalid(where, field, `is a second replicate: only one box may declare replicate, but members ${found.label} and ${label} both do`);
+    found = { box, label, settings: checkReplicate(member.box.replicate, field, where) };
+  }
+  return found === null ? null : { box: found.box, settings: found.settings };
+}
+
+const REMOTE_NAME = new RegExp(REMOTE_NAME_PATTERN);
+const EVERY = new RegExp(EVERY_PATTERN);
+const EXTENSION_KEY = new RegExp(EXTENSION_KEY_PATTERN);
+const KNOWN_KEYS = new Set(['remote', 'refs', 'on', 'every']);
+
+/**
+ * Validates a `replicate` block the way its published schema does, by hand so that nothing on
+ * the save path compiles a schema, and fills in the defaults: remote `origin`, every ref class,
+ * both triggers, no `every`. `refs` and `on` come back in canonical order.
+ * @param value - the block as written
+ * @param field - where it sits, for messages (`["members", 0, "box", "replicate"]`)
+ * @param where - says where a field is in the file, or null when there is no file
+ * @returns the settings, defaults filled in
+ * @throws {@link WipError} `declaration-invalid`, naming the first offending field
+ * @public
+ */
+export function checkReplicate(value: unknown, field: FieldPath, where: Locator): ReplicateSettings {
+  if (!isObject(value)) throw invalid(where, field, `must be an object; it is ${kind(value)}`);
+  for (const key of Object.keys(value)) {
+    if (!KNOWN_KEYS.has(key) && !EXTENSION_KEY.test(key)) {
+      throw invalid(where, [...field, key], 'is not a replicate key: the keys are remote, refs, on and every, and x- keys are left to other tools', 'key');
+    }
+  }
+  let remote = 'origin';
+  if (Object.hasOwn(value, 'remote')) {
+    if (typeof value.remote !== 'string' || !REMOTE_NAME.test(value.remote)) {
+      throw invalid(where, [...field, 'remote'], `must be the name of a git remote (a letter or digit, then up to 63 of letters, digits, ".", "_" and "-"), never a URL; it is ${show(value.remote)}`);
+    }
+    remote = value.remote;
+  }
+  const refs = Object.hasOwn(value, 'refs') ? oneOfEach(value.refs, REF_CLASSES, [...field, 'refs'], where, false) : [...REF_CLASSES];
+  const on = Object.hasOwn(value, 'on') ? oneOfEach(value.on, TRIGGERS, [...field, 'on'], where, true) : [...TRIGGERS];
+  let every: string | null = null;
+  if (Object.hasOwn(value, 'every')) {
+    if (typeof value.every !== 'string' || !EVERY.test(value.every)) {
+      throw invalid(where, [...field, 'every'], `must be a whole number of seconds, minutes or hours such as "10m" (1 or more, then s, m or h); it is ${show(value.every)}`);
+    }
+    every = value.every;
+  }
+  return { remote, refs, on, every };
+}
+
+/** A list of distinct names out of `allowed`, returned in `allowed`'s order. */
+function oneOfEach<T extends string>(value: unknown, allowed: readonly T[], field: FieldPath, where: Locator, mayBeEmpty: boolean): T[] {
+  const names = allowed.join(', ');
+  if (!Array.isArray(value)) throw invalid(where, field, `must be an array of ${names}; it is ${kind(value)}`);
+  if (value.length === 0 && !mayBeEmpty) throw invalid(where, field, `must name at least one of ${names}`);
+  const seen = new Set<string>();
+  for (const [index, item] of value.entries()) {
+    if (typeof item !== 'string' || !(allowed as readonly string[]).includes(item)) {
+      throw invalid(where, [...field, index], `must be one of ${names}; it is ${show(item)}`);
+    }
+    if (seen.has(item)) throw invalid(where, [...field, index], `repeats ${show(item)}: each may be named once`);
+    seen.add(item);
+  }
+  return allowed.filter((name) => seen.has(name));
+}
+
+/**
+ * A field path as people read it: `members[1].box.replicate.refs[0]`.
+ * @param field - keys and indexes from the top
+ * @returns the path, or `(top level)` for the empty path
+ * @public
+ */
+export function formatField(field: FieldPath): string {
+  let text = '';
+  for (const part of field) {
+    if (typeof part === 'number') text += `[${part}]`;
+    else if (/^[A-Za-z_$][A-Za-z0-9_$-]*$/.test(part)) text += text === '' ? part : `.${part}`;
+    else text += `[${JSON.stringify(part)}]`;
+  }
+  return text === '' ? '(top level)' : text;
+}
+
+function invalid(where: Locator, field: FieldPath, problem: string, at: 'value' | 'key' = 'value'): WipError {
+  const location = where(field, at);
+  return new WipError('declaration-invalid', `${location === null ? '' : `${location}: `}${formatField(field)} ${problem}`);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function kind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  return `a ${typeof value}`;
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'object' && value !== null) return kind(value);
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+/** A parse tree's value, with every key an own property (`__proto__` included) and the last of duplicates winning, as JSON.parse does. */
+function valueOf(node: JsonNode): unknown {
+  switch (node.type) {
+    case 'object': {
+      const object: Record<string, unknown> = {};
+      for (const property of node.children ?? []) {
+        const [key, value] = property.children ?? [];
+        if (key === undefined || value === undefined) continue;
+        Object.defineProperty(object, key.value as string, { value: valueOf(value), enumerable: true, writable: true, configurable: true });
+      }
+      return object;
+    }
+    case 'array':
+      return (node.children ?? []).map(valueOf);
+    default:
+      return node.value;
+  }
+}
+
+/** The offset of a field's value (or key) in the text, or null when the field is not there. */
+function locate(tree: JsonNode, field: FieldPath, at: 'value' | 'key'): number | null {
+  let node = tree;
+  let keyOffset = tree.offset;
+  for (const part of field) {
+    let next: JsonNode | undefined;
+    if (node.type === 'object' && typeof part === 'string') {
+      let property: JsonNode | undefined;
+      for (const candidate of node.children ?? []) if (candidate.children?.[0]?.value === part) property = candidate;
+      next = property?.children?.[1];
+      keyOffset = property?.offset ?? keyOffset;
+    } else if (node.type === 'array' && typeof part === 'number') {
+      next = node.children?.[part];
+      keyOffset = next?.offset ?? keyOffset;
+    }
+    if (next === undefined) return null;
+    node = next;
+  }
+  return at === 'key' ? keyOffset : node.offset;
+}
+
+/** `line:column`, both from 1, the column counted in characters. */
+function position(text: string, offset: number): string {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  const line = before.length - before.replaceAll('\n', '').length + 1;
+  return `${line}:${[...before.slice(lineStart)].length + 1}`;
+}
