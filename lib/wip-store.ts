@@ -9,7 +9,9 @@ import { Plumbing } from './git/plumbing.js';
 import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
 import { SimpleGitRunner } from './git/runner.js';
 import type { GitRunner } from './git/runner.js';
+import { checkPrincipal } from './identity.js';
 import { withWorktreeLock } from './lock.js';
+import { Policy } from './policy.js';
 import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import { checkText } from './text.js';
 
@@ -26,6 +28,13 @@ export interface WipStoreOptions {
   clock?: () => Date;
   /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
   lockWaitMs?: number;
+  /**
+   * The replicate policy; read from the workspace declaration (`chant.workspace.json`) when
+   * absent, none when null.
+   */
+  policy?: Policy | null;
+  /** Where `CHANT_AGENT` is read from for the identity rule; `process.env` when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -89,13 +98,19 @@ export class WipStore {
   readonly #plumbing: Plumbing;
   readonly #clock: () => Date;
   readonly #lockWaitMs: number | undefined;
+  readonly #git: GitRunner;
+  readonly #policy: Policy | null | undefined;
+  readonly #env: Readonly<Record<string, string | undefined>> | undefined;
 
   /**
    * @param options - the checkout and the edges to swap in tests
    */
   constructor(options: WipStoreOptions) {
     this.#cwd = options.cwd;
-    this.#plumbing = new Plumbing(options.git ?? new SimpleGitRunner(options.cwd), options.cwd);
+    this.#git = options.git ?? new SimpleGitRunner(options.cwd);
+    this.#plumbing = new Plumbing(this.#git, options.cwd);
+    this.#policy = options.policy;
+    this.#env = options.env;
     this.#clock = options.clock ?? (() => new Date());
     this.#lockWaitMs = options.lockWaitMs;
   }
@@ -112,14 +127,16 @@ export class WipStore {
    * false.
    * @param options - the label and principal to record
    * @returns the branch, the ref and the snapshot
-   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
-   *   `wip-race` or `git-failed`
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, a declaration code,
+   *   `wip-no-branch`, `principal-unidentified`, `wip-race` or `git-failed`
    */
   async save(options: SaveOptions = {}): Promise<SaveResult> {
     const label = checkText('--label', options.label);
     const by = checkText('--by', options.by);
     const layout = await this.#plumbing.layout();
+    await this.#loadPolicy(layout);
     const checkout = await this.#checkout(layout);
+    await this.#checkIdentity(layout, by);
     return this.#locked(layout, async () => {
       const indexFile = await this.#stageWorkingTree(checkout);
       try {
@@ -141,14 +158,15 @@ export class WipStore {
    * @param options - the snapshot (the branch's latest when absent) and the principal
    * @returns what was restored, the checkpoint, and every path written or removed
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
-   *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `wip-restore-blocked`,
-   *   `wip-race` or `git-failed`
+   *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `principal-unidentified`,
+   *   `wip-restore-blocked`, `wip-race` or `git-failed`
    */
   async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
     const by = checkText('--by', options.by);
     const layout = await this.#plumbing.layout();
     const checkout = await this.#checkout(layout);
     const target = await this.#target(checkout, options.snapshot ?? null);
+    await this.#checkIdentity(layout, by);
     return this.#locked(layout, async () => {
       const indexFile = await this.#stageWorkingTree(checkout);
       try {
@@ -184,10 +202,11 @@ export class WipStore {
    * Every branch's snapshots, newest first, read from local refs only (never fetches).
    * @param options - `branch` to read one branch's only
    * @returns the checkout, the branches with snapshots sorted by branch, and the replication state
-   * @throws {@link WipError} `not-a-git-repository` or `git-failed`
+   * @throws {@link WipError} `not-a-git-repository`, a declaration code or `git-failed`
    */
   async list(options: ListOptions = {}): Promise<ListResult> {
     const layout = await this.#plumbing.layout();
+    await this.#loadPolicy(layout);
     const branchRef = await this.#plumbing.symbolicHead();
     const branch = branchRef?.startsWith('refs/heads/') ? branchRef.slice('refs/heads/'.length) : null;
     const only = options.branch ?? null;
@@ -203,8 +222,17 @@ export class WipStore {
         snapshots: snapshotChain(tip.commit, commits),
       }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
-    void layout;
     return { checkout: { branch, head }, branches, replication: null };
+  }
+
+  /** The policy given, or the one the workspace declaration states (read once per call). */
+  async #loadPolicy(layout: RepositoryLayout): Promise<Policy | null> {
+    if (this.#policy !== undefined) return this.#policy;
+    return Policy.load({ cwd: this.#cwd, top: layout.top, git: this.#git });
+  }
+
+  async #checkIdentity(layout: RepositoryLayout, by: string | null): Promise<void> {
+    await checkPrincipal({ git: this.#git, cwd: this.#cwd, top: layout.top, by, ...(this.#env === undefined ? {} : { env: this.#env }) });
   }
 
   /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */

@@ -12,6 +12,8 @@ await build({
   splitting: true,
   chunkNames: 'chunk-[hash]',
   platform: 'node',
+  // Prefer ES builds: jsonc-parser's default (UMD) build requires its own files at run time.
+  mainFields: ['module', 'main'],
   target: 'node20',
   format: 'esm',
   legalComments: 'none',

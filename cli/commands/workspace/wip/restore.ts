@@ -17,6 +17,6 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd }).restore({ snapshot: this.snapshot ?? null, by: this.by ?? null });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).restore({ snapshot: this.snapshot ?? null, by: this.by ?? null });
   }
 }

@@ -14,6 +14,6 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   by = Option.String('--by', { description: 'Who takes it, such as github:alex (one line, at most 200 characters).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd }).save({ label: this.label ?? null, by: this.by ?? null });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null });
   }
 }
