@@ -1,0 +1,457 @@
+// Replication plumbing: the git calls the Replicator makes, local and over the network. Every
+// call names its cwd, output is NUL-separated where a value could hold a newline, and nothing a
+// remote or a URL says reaches a message unredacted.
+import type { RefClass } from '../documents/replication.js';
+import { redactCredentials } from '../errors.js';
+import { asWipError } from './plumbing.js';
+import { GitCommandError } from './runner.js';
+import type { GitRunner, GitRunOptions } from './runner.js';
+
+/**
+ * Where each class of replicated ref lives: under a prefix, or (the ledger) one exact ref.
+ * @internal
+ */
+export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefix: string } | { exact: string }>> = {
+  work: { prefix: 'refs/heads/chant/work/' },
+  kept: { prefix: 'refs/chant/kept/' },
+  wip: { prefix: 'refs/chant/wip/' },
+  ledger: { exact: 'refs/heads/chant/lifecycle' },
+};
+
+// The canonical order of the classes.
+const CLASS_ORDER: readonly RefClass[] = ['work', 'kept', 'wip', 'ledger'];
+
+/**
+ * Milliseconds a network call may go without output before git is stopped.
+ * @internal
+ */
+export const NETWORK_TIMEOUT_MS = 60_000;
+
+// Windows caps a command line at 32,767 characters; stay well under it so a push of thousands
+// of refs goes in a few processes on every platform.
+const PUSH_BATCH_CHARS = 24_000;
+
+/**
+ * The class a full refname belongs to, or null when it is none of them.
+ * @param ref - a full refname
+ * @returns its class
+ * @internal
+ */
+export function classOf(ref: string): RefClass | null {
+  for (const name of CLASS_ORDER) {
+    const place = REF_CLASS_NAMES[name];
+    if ('exact' in place ? ref === place.exact : ref.startsWith(place.prefix) && ref.length > place.prefix.length) return name;
+  }
+  return null;
+}
+
+/**
+ * The ref recording what `remote` held of `ref` when chant last saw it:
+ * `refs/chant/replica/<remote>/<ref without the leading refs/>`.
+ * @param remote - the git remote's name
+ * @param ref - a full refname under `refs/`
+ * @returns the replica ref
+ * @internal
+ */
+export function replicaRef(remote: string, ref: string): string {
+  return `${replicaPrefix(remote)}${ref.slice('refs/'.length)}`;
+}
+
+/**
+ * The namespace holding every replica ref of `remote`, ending in `/`.
+ * @param remote - the git remote's name
+ * @returns the prefix
+ * @internal
+ */
+export function replicaPrefix(remote: string): string {
+  return `refs/chant/replica/${remote}/`;
+}
+
+/**
+ * The for-each-ref patterns of some classes.
+ * @param classes - the classes
+ * @returns one pattern per class
+ * @internal
+ */
+export function classPatterns(classes: readonly RefClass[]): string[] {
+  return classes.map((name) => {
+    const place = REF_CLASS_NAMES[name];
+    return 'exact' in place ? place.exact : place.prefix;
+  });
+}
+
+/**
+ * One ref and the commit it names.
+ * @internal
+ */
+export interface RefTip {
+  ref: string;
+  commit: string;
+}
+
+/**
+ * What the checkout's configuration says about a remote.
+ * @internal
+ */
+export interface RemoteConfig {
+  /** Whether `remote.<name>.url` is set. */
+  exists: boolean;
+  /** `core.sshCommand`, or null. */
+  sshCommand: string | null;
+  /** The passwords (or, over HTTP, tokens standing as the user) in the remote's URLs. */
+  secrets: string[];
+}
+
+/**
+ * How a network call runs.
+ * @internal
+ */
+export interface NetworkOptions {
+  /** `core.sshCommand` as configured, so batch mode is added to it rather than replacing it. */
+  sshCommand: string | null;
+  /** Secrets of the remote's URLs, hidden from reasons even where git prints them bare. */
+  secrets?: readonly string[];
+  /** Milliseconds without output before git is stopped; {@link NETWORK_TIMEOUT_MS} when absent. */
+  timeoutMs?: number;
+}
+
+/**
+ * What a push did with one ref.
+ * @internal
+ */
+export type RefPushStatus =
+  | { status: 'pushed' }
+  | { status: 'up-to-date' }
+  | { status: 'rejected'; reason: string };
+
+/**
+ * Reads whether a remote is configured, and `core.sshCommand`, in one process.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the remote's name
+ * @returns what the configuration says
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function readRemoteConfig(git: GitRunner, cwd: string, remote: string): Promise<RemoteConfig> {
+  const out = await run(git, cwd, ['config', '-z', '--get-regexp', '^(remote\\..*\\.(url|pushurl)|core\\.sshcommand)$'], { okExitCodes: [1] });
+  let exists = false;
+  let sshCommand: string | null = null;
+  const secrets: string[] = [];
+  for (const entry of out.split('\0')) {
+    const newline = entry.indexOf('\n');
+    const key = newline < 0 ? entry : entry.slice(0, newline);
+    const value = newline < 0 ? '' : entry.slice(newline + 1);
+    if (key === `remote.${remote}.url` || key === `remote.${remote}.pushurl`) {
+      if (key.endsWith('.url')) exists = true;
+      const secret = urlSecret(value);
+      if (secret !== null) secrets.push(secret);
+    } else if (key === 'core.sshcommand' && value.length > 0) sshCommand = value;
+  }
+  return { exists, sshCommand, secrets };
+}
+
+/**
+ * Every ref under `patterns` (a prefix ending in `/`, or an exact refname) that names a commit,
+ * sorted by refname in byte order.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param patterns - prefixes and exact refnames
+ * @returns the refs and their commits
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function readRefTips(git: GitRunner, cwd: string, patterns: readonly string[]): Promise<RefTip[]> {
+  if (patterns.length === 0) return [];
+  const out = await run(git, cwd, [
+    'for-each-ref', '--format=%(refname)%00%(objectname)%00%(objecttype)', '--end-of-options', ...patterns.map((pattern) => pattern.replace(/\/$/, '')),
+  ]);
+  const wanted = (ref: string) => patterns.some((pattern) => (pattern.endsWith('/') ? ref.startsWith(pattern) : ref === pattern));
+  const tips: RefTip[] = [];
+  // Refnames cannot hold a newline or a NUL, so lines of NUL-separated fields are unambiguous.
+  for (const line of out.split('\n')) {
+    const [ref, commit, type] = line.split('\0');
+    if (ref === undefined || commit === undefined || type !== 'commit' || !wanted(ref)) continue;
+    tips.push({ ref, commit });
+  }
+  return tips.sort((a, b) => compareBytes(a.ref, b.ref));
+}
+
+/**
+ * Every branch checked out in any worktree of the repository, as full refnames.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @returns the branches
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function checkedOutBranches(git: GitRunner, cwd: string): Promise<Set<string>> {
+  const out = await run(git, cwd, ['worktree', 'list', '--porcelain', '-z']);
+  const branches = new Set<string>();
+  for (const field of out.split('\0')) {
+    if (field.startsWith('branch ')) branches.add(field.slice('branch '.length));
+  }
+  return branches;
+}
+
+/**
+ * The commits reachable from `tips` and from none of `exclude`, each with its parents, in one
+ * `rev-list` fed through standard input (so thousands of refs cost one process).
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tips - commits to walk from
+ * @param exclude - commits whose history is left out
+ * @returns each commit walked and its parents
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function commitGraph(git: GitRunner, cwd: string, tips: readonly string[], exclude: readonly string[]): Promise<Map<string, string[]>> {
+  const graph = new Map<string, string[]>();
+  if (tips.length === 0) return graph;
+  // git 2.39 takes no --not on standard input, but takes ^<commit>.
+  const input = [...new Set(tips)].join('\n') + '\n' + [...new Set(exclude)].map((oid) => `^${oid}\n`).join('');
+  const out = await run(git, cwd, ['rev-list', '--parents', '--stdin'], { input });
+  for (const line of out.split('\n')) {
+    if (line.length === 0) continue;
+    const [commit, ...parents] = line.split(' ');
+    graph.set(commit as string, parents);
+  }
+  return graph;
+}
+
+/**
+ * The best common ancestor of all `commits`, or null when they share none.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param commits - two or more commits
+ * @returns the commit, or null
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function octopusBase(git: GitRunner, cwd: string, commits: readonly string[]): Promise<string | null> {
+  const out = await run(git, cwd, ['merge-base', '--octopus', '--end-of-options', ...commits], { okExitCodes: [1] });
+  const oid = out.trim();
+  return /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+}
+
+/**
+ * Sets refs without checking their old values, in one all-or-nothing transaction: what chant
+ * last saw on a remote.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tips - each ref and the commit to record
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function recordRefs(git: GitRunner, cwd: string, tips: readonly RefTip[]): Promise<void> {
+  if (tips.length === 0) return;
+  const input = tips.map((tip) => `update ${tip.ref}\0${tip.commit}\0\0`).join('');
+  await run(git, cwd, ['update-ref', '-z', '--stdin', '-m', 'chant wip: replica'], { input });
+}
+
+/**
+ * One compare-and-swap move of a ref.
+ * @internal
+ */
+export interface RefMove {
+  ref: string;
+  next: string;
+  /** The value the ref must still hold, or null when it must not exist. */
+  expected: string | null;
+}
+
+/**
+ * Moves refs by compare-and-swap, creating their reflogs, in one all-or-nothing transaction.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param moves - each ref, its new value and the value it must hold now
+ * @param reason - the reflog message
+ * @throws {@link WipError} `git-failed` when any ref moved meanwhile (nothing is written then)
+ * @internal
+ */
+export async function moveRefs(git: GitRunner, cwd: string, moves: readonly RefMove[], reason: string): Promise<void> {
+  if (moves.length === 0) return;
+  const input = moves
+    .map((move) => (move.expected === null ? `create ${move.ref}\0${move.next}\0` : `update ${move.ref}\0${move.next}\0${move.expected}\0`))
+    .join('');
+  await run(git, cwd, ['update-ref', '-z', '--stdin', '--create-reflog', '-m', reason], { input });
+}
+
+/**
+ * Pushes each ref under its own name (`<ref>:<ref>`), never forced, with no pre-push hook and no
+ * prompt, in as few processes as the command line allows. Never throws: a push that fails as a
+ * whole (an unreachable remote, a refused credential) rejects every ref not yet tried with the
+ * last line git wrote, redacted.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the configured remote's name
+ * @param refs - full refnames
+ * @param options - the ssh command and the timeout
+ * @returns what happened to each ref
+ * @internal
+ */
+export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions): Promise<Map<string, RefPushStatus>> {
+  const statuses = new Map<string, RefPushStatus>();
+  let failure: string | null = null;
+  for (const batch of batches(refs)) {
+    if (failure === null) {
+      try {
+        const { stdout } = await git.run(
+          [
+            '-c', 'credential.interactive=false',
+            'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no',
+            '--end-of-options', remote, ...batch.map((ref) => `${ref}:${ref}`),
+          ],
+          { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1] },
+        );
+        const reported = parsePorcelain(stdout, options.secrets ?? []);
+        for (const ref of batch) statuses.set(ref, reported.get(ref) ?? { status: 'rejected', reason: 'git push reported nothing for this ref' });
+        continue;
+      } catch (error) {
+        // The remote as a whole is out of reach; the later batches would fail the same way.
+        failure = failureReason(error, options.secrets ?? []);
+      }
+    }
+    for (const ref of batch) statuses.set(ref, { status: 'rejected', reason: failure });
+  }
+  return statuses;
+}
+
+/**
+ * Mirrors the remote's refs of `classes` into `refs/chant/replica/<remote>/`, pruning what the
+ * remote no longer holds, checking every object as it arrives. Never throws.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the configured remote's name
+ * @param classes - the policy's classes
+ * @param options - the ssh command and the timeout
+ * @returns null, or why the remote could not be fetched from (git's last line, redacted)
+ * @internal
+ */
+export async function fetchReplicas(git: GitRunner, cwd: string, remote: string, classes: readonly RefClass[], options: NetworkOptions): Promise<string | null> {
+  const refspecs = classes.map((name) => {
+    const place = REF_CLASS_NAMES[name];
+    // An exact source the remote lacks fails the whole fetch, so the ledger goes by a pattern
+    // that matches it; readers keep only the exact ref.
+    const source = 'exact' in place ? `${place.exact}*` : `${place.prefix}*`;
+    return `+${source}:${replicaRef(remote, source)}`;
+  });
+  try {
+    await git.run(
+      [
+        '-c', 'fetch.fsckObjects=true', '-c', 'credential.interactive=false',
+        // --refmap= keeps the configured refspecs from moving refs/remotes/<remote>/* as well.
+        'fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules',
+        '--end-of-options', remote, ...refspecs,
+      ],
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS },
+    );
+    return null;
+  } catch (error) {
+    return failureReason(error, options.secrets ?? []);
+  }
+}
+
+/**
+ * The environment of a network call: ssh in batch mode, so a key with a passphrase or a host
+ * wanting a password fails at once instead of prompting. An ssh command the host chose (the
+ * ambient `GIT_SSH_COMMAND`, else `core.sshCommand`) is kept, with batch mode added; an ambient
+ * `GIT_SSH` program is left alone, since its options may not be ssh's.
+ * @param sshCommand - `core.sshCommand`, or null
+ * @returns the variables to add
+ * @internal
+ */
+export function networkEnvironment(sshCommand: string | null): Record<string, string> {
+  const ambient = process.env.GIT_SSH_COMMAND;
+  const chosen = ambient !== undefined && ambient.trim().length > 0 ? ambient : sshCommand;
+  if (chosen === null && (process.env.GIT_SSH ?? '').length > 0) return {};
+  return { GIT_SSH_COMMAND: `${chosen ?? 'ssh'} -o BatchMode=yes` };
+}
+
+/** Splits refs into runs whose refspecs fit one command line. */
+function batches(refs: readonly string[]): string[][] {
+  const out: string[][] = [];
+  let current: string[] = [];
+  let chars = 0;
+  for (const ref of refs) {
+    const cost = ref.length * 2 + 2;
+    if (current.length > 0 && chars + cost > PUSH_BATCH_CHARS) {
+      out.push(current);
+      current = [];
+      chars = 0;
+    }
+    current.push(ref);
+    chars += cost;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
+
+/**
+ * Reads `git push --porcelain`: `<flag> TAB <from>:<to> TAB <summary>`, the flag `=` for up to
+ * date, `!` for rejected with the reason in parentheses, anything else for a ref that went.
+ */
+function parsePorcelain(stdout: string, secrets: readonly string[]): Map<string, RefPushStatus> {
+  const reported = new Map<string, RefPushStatus>();
+  for (const line of stdout.split('\n')) {
+    const match = /^([ +*=!-])\t[^\t:]*:([^\t]+)\t(.*)$/.exec(line);
+    if (match === null) continue;
+    const [, flag, ref, summary] = match as unknown as [string, string, string, string];
+    if (flag === '=') reported.set(ref, { status: 'up-to-date' });
+    else if (flag === '!') {
+      const reason = /\(([^)]*)\)\s*$/.exec(summary)?.[1] ?? summary.replace(/^\[|\]$/g, '');
+      reported.set(ref, { status: 'rejected', reason: redact(reason.trim() || 'rejected', secrets) });
+    } else reported.set(ref, { status: 'pushed' });
+  }
+  return reported;
+}
+
+function failureReason(error: unknown, secrets: readonly string[]): string {
+  if (!(error instanceof GitCommandError)) return redact(error instanceof Error ? error.message : String(error), secrets);
+  // A pack refused by fsck ends in "index-pack failed"; the line before names the problem.
+  const fsck = /^error: object [0-9a-f]+: (\S.*)$/m.exec(error.stderr)?.[1]?.trim();
+  const line = error.lastLine;
+  return redact(fsck === undefined || line.includes(fsck) ? line : `${line} (${fsck})`, secrets);
+}
+
+/**
+ * The secret a URL carries in its user-info: the password of `user:password@`, or over HTTP a
+ * lone `token@`. A lone ssh user (`ssh://git@host`) is no secret.
+ */
+function urlSecret(url: string): string | null {
+  const match = /^([a-z][a-z0-9+.-]*):\/\/([^/@\s]+)@/i.exec(url);
+  if (match === null) return null;
+  const [, scheme, userInfo] = match as unknown as [string, string, string];
+  const colon = userInfo.indexOf(':');
+  if (colon >= 0) return colon + 1 < userInfo.length ? userInfo.slice(colon + 1) : null;
+  return /^https?$/i.test(scheme) ? userInfo : null;
+}
+
+/**
+ * Hides credentials: user-info after a URL scheme, and the remote's own secrets wherever they
+ * appear, since git prints some URLs bare (`unable to look up user:password@host`).
+ */
+function redact(text: string, secrets: readonly string[]): string {
+  let out = redactCredentials(text);
+  for (const secret of secrets) out = out.split(secret).join('***');
+  return out;
+}
+
+async function run(git: GitRunner, cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<string> {
+  try {
+    return (await git.run(args, { cwd, ...options })).stdout;
+  } catch (error) {
+    throw asWipError(error);
+  }
+}
+
+/**
+ * Orders strings by their UTF-8 bytes, the way git orders refnames.
+ * @param a - one string
+ * @param b - another
+ * @returns negative, zero or positive
+ * @internal
+ */
+export function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
