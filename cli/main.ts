@@ -6,11 +6,13 @@ import { VERSION } from '../lib/version.js';
 import { printDocument } from './base-command.js';
 import type { ChantContext } from './base-command.js';
 import { WipReadCommand } from './commands/workspace/wip.js';
+import { WipFetchCommand } from './commands/workspace/wip/fetch.js';
+import { WipPushCommand } from './commands/workspace/wip/push.js';
 import { WipRestoreCommand } from './commands/workspace/wip/restore.js';
 import { WipSaveCommand } from './commands/workspace/wip/save.js';
 
 /** Every command class the CLI registers, in the order `--help` lists them. */
-export const COMMANDS = [WipReadCommand, WipSaveCommand, WipRestoreCommand] as const;
+export const COMMANDS = [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand] as const;
 
 const VERBS: readonly WriteAction[] = ['save', 'restore', 'push', 'fetch'];
 

@@ -10,6 +10,8 @@ export type { WipErrorCode, WipErrorOptions } from './errors.js';
 export { SimpleGitRunner, GitCommandError } from './git/runner.js';
 export type { GitRunner, GitRunOptions, GitOutput } from './git/runner.js';
 export { wipRef } from './snapshot.js';
+export { Replicator } from './replicator.js';
+export type { ReplicatorOptions, ReplicatorOpenOptions } from './replicator.js';
 export { Policy } from './policy.js';
 export type { PolicyLoadOptions, PolicyFromOptions } from './policy.js';
 export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED_ROLES } from './identity.js';

@@ -12,6 +12,7 @@ import type { GitRunner } from './git/runner.js';
 import { checkPrincipal } from './identity.js';
 import { withWorktreeLock } from './lock.js';
 import { Policy } from './policy.js';
+import { Replicator } from './replicator.js';
 import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import { checkText } from './text.js';
 
@@ -134,19 +135,21 @@ export class WipStore {
     const label = checkText('--label', options.label);
     const by = checkText('--by', options.by);
     const layout = await this.#plumbing.layout();
-    await this.#loadPolicy(layout);
+    const policy = await this.#loadPolicy(layout);
     const checkout = await this.#checkout(layout);
     await this.#checkIdentity(layout, by);
-    return this.#locked(layout, async () => {
+    const { created, snapshot } = await this.#locked(layout, async () => {
       const indexFile = await this.#stageWorkingTree(checkout);
       try {
         const tree = await this.#plumbing.writeTree(indexFile);
-        const { created, snapshot } = await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
-        return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication: null };
+        return await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
       } finally {
         await rm(indexFile, { force: true });
       }
     });
+    // The snapshot is safe on disk by now: a push that fails is reported, never a failed save.
+    const replication = policy?.has('save') ? await this.#replicator(policy).after('save') : null;
+    return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication };
   }
 
   /**
@@ -206,7 +209,7 @@ export class WipStore {
    */
   async list(options: ListOptions = {}): Promise<ListResult> {
     const layout = await this.#plumbing.layout();
-    await this.#loadPolicy(layout);
+    const policy = await this.#loadPolicy(layout);
     const branchRef = await this.#plumbing.symbolicHead();
     const branch = branchRef?.startsWith('refs/heads/') ? branchRef.slice('refs/heads/'.length) : null;
     const only = options.branch ?? null;
@@ -222,7 +225,12 @@ export class WipStore {
         snapshots: snapshotChain(tip.commit, commits),
       }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
-    return { checkout: { branch, head }, branches, replication: null };
+    const replication = policy === null ? null : await this.#replicator(policy).state();
+    return { checkout: { branch, head }, branches, replication };
+  }
+
+  #replicator(policy: Policy): Replicator {
+    return new Replicator({ cwd: this.#cwd, git: this.#git, policy });
   }
 
   /** The policy given, or the one the workspace declaration states (read once per call). */

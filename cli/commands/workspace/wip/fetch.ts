@@ -1,0 +1,17 @@
+import { Command } from 'clipanion';
+import { Replicator } from '../../../../lib/replicator.js';
+import { WriteCommand } from '../../../base-command.js';
+
+export class WipFetchCommand extends WriteCommand<'fetch'> {
+  static override paths = [['workspace', 'wip', 'fetch']];
+  static override usage = Command.Usage({
+    description: "Bring the policy's refs back from the remote, as a replacement box does.",
+    details: 'Mirrors what the remote holds of the policy\'s refs into refs/chant/replica/<remote>/, checking objects as they arrive, creates each local ref that is missing and fast-forwards each that is behind. A branch checked out in any worktree, a local ref that moved on (ahead) and one that forked (diverged) are reported and left alone.',
+    examples: [['On a replacement box, a fresh clone of the remote', 'chant workspace wip fetch --json']],
+  });
+  readonly action = 'fetch';
+
+  async perform() {
+    return (await Replicator.open({ cwd: this.context.cwd })).fetch();
+  }
+}
