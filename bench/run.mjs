@@ -1,0 +1,289 @@
+// npm run bench: chant-wip side by side with plain git, as ratios of medians, against the targets.
+// Options: --quick (tiny repositories, one round, no targets: what the test runs),
+// --out <file> (where the table goes; docs/performance.md by default, none with --quick).
+import { cpus } from 'node:os';
+import { existsSync, mkdirSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import {
+  BENCH, ROOT, ENV, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
+} from './harness.mjs';
+
+const FULL = { large: 100_000, middle: 10_000, small: 1_000, chain: 10_000, refs: 1_100, kept: 1_000, runs: 5, warmup: 1, bigFileMiB: 1024, targets: true };
+const QUICK = { large: 300, middle: 200, small: 100, chain: 50, refs: 30, kept: 20, runs: 1, warmup: 0, bigFileMiB: 1, targets: false };
+
+const nodeFloor = () => run(process.execPath, ['-e', '0']).ms;
+const saveScript = (dir) => run('sh', [join(BENCH, 'save.sh')], { cwd: dir }).ms;
+const restoreScript = (dir, target) => run('sh', [join(BENCH, 'restore.sh'), target], { cwd: dir }).ms;
+
+/** Modifies `count` tracked files of round `round` (and nothing else). */
+function modify(dir, files, round, count = 10) {
+  for (let k = 0; k < count; k += 1) {
+    const i = (round * 31 + k * 977) % files;
+    writeFileSync(join(dir, filePath(i)), `file ${i} modified ${round}\n`);
+  }
+}
+
+function declarePolicy(dir, remote) {
+  writeFileSync(join(dir, 'chant.workspace.json'), `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['kept', 'wip'], on: [] } } }] }, null, 2)}\n`);
+  git(dir, 'remote', 'add', 'origin', remote);
+}
+
+/** Every row: what it measures, its target, and how to measure it. */
+function rows(size) {
+  let edits = 0;
+  const repos = new Map();
+  const repo = (files) => {
+    if (!repos.has(files)) repos.set(files, syntheticRepo(files));
+    return repos.get(files);
+  };
+  const list = [];
+  for (const files of [size.small, size.middle, size.large]) {
+    list.push({
+      name: `SDK save (in-process) vs the plain-git save script, ${files} files`, target: files === size.large ? 1.10 : null, kind: 'ratio',
+      async measure() {
+        const dir = repo(files);
+        const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+        const store = new WipStore({ cwd: dir });
+        return sideBySide({
+          runs: size.runs, warmup: size.warmup,
+          prepare: async () => editRound(dir, files, (edits += 1)),
+          a: () => timed(() => store.save({ label: `bench ${edits}` })),
+          b: () => saveScript(dir),
+        });
+      },
+    });
+  }
+  for (const files of [size.large, size.small]) {
+    list.push({
+      name: `CLI save process vs (node -e 0 + the plain-git save script), ${files} files`, target: files === size.large ? 1.10 : 1.30, kind: 'ratio',
+      measure: () => {
+        const dir = repo(files);
+        return sideBySide({
+          runs: size.runs, warmup: size.warmup,
+          prepare: async () => editRound(dir, files, (edits += 1)),
+          a: () => chant(dir, ['workspace', 'wip', 'save', '--label', `bench ${edits}`]).ms,
+          b: () => nodeFloor() + saveScript(dir),
+        });
+      },
+    });
+  }
+  list.push({
+    name: `CLI save vs git status --porcelain, ${size.large} files`, target: 2.0, kind: 'ratio',
+    measure: () => {
+      const dir = repo(size.large);
+      return sideBySide({
+        runs: size.runs, warmup: size.warmup,
+        prepare: async () => editRound(dir, size.large, (edits += 1)),
+        a: () => chant(dir, ['workspace', 'wip', 'save', '--label', `bench ${edits}`]).ms,
+        b: () => run('git', ['status', '--porcelain'], { cwd: dir }).ms,
+      });
+    },
+  });
+  list.push({
+    name: `CLI restore vs the plain-git restore script, ${size.large} files, 10 paths changed`, target: 1.20, kind: 'ratio',
+    measure: () => {
+      const dir = repo(size.large);
+      git(dir, 'reset', '-q', '--hard');
+      git(dir, 'clean', '-qfd');
+      const target = chant(dir, ['workspace', 'wip', 'save', '--label', 'restore target']).doc.snapshot.commit;
+      return sideBySide({
+        runs: size.runs, warmup: size.warmup,
+        prepare: async (round) => modify(dir, size.large, round),
+        a: () => chant(dir, ['workspace', 'wip', 'restore', target]).ms,
+        b: () => restoreScript(dir, target),
+      });
+    },
+  });
+  list.push({
+    name: `first git status after a restore of 10 changed paths vs after the same 10 files are written back by hand, ${size.large} files`, target: 1.15, kind: 'ratio',
+    measure: () => {
+      const dir = repo(size.large);
+      git(dir, 'reset', '-q', '--hard');
+      git(dir, 'clean', '-qfd');
+      git(dir, 'status', '--porcelain');
+      const target = chant(dir, ['workspace', 'wip', 'save', '--label', 'status target']).doc.snapshot.commit;
+      return sideBySide({
+        runs: size.runs, warmup: size.warmup,
+        prepare: async (round, which) => {
+          modify(dir, size.large, round + 1000);
+          git(dir, 'status', '--porcelain');
+          if (which === 'a') chant(dir, ['workspace', 'wip', 'restore', target]);
+          else for (let k = 0; k < 10; k += 1) {
+            const i = ((round + 1000) * 31 + k * 977) % size.large;
+            writeFileSync(join(dir, filePath(i)), `file ${i}\n`);
+          }
+        },
+        a: () => run('git', ['status', '--porcelain'], { cwd: dir }).ms,
+        b: () => run('git', ['status', '--porcelain'], { cwd: dir }).ms,
+      });
+    },
+  });
+  list.push({
+    name: `chant workspace wip --json on a chain of ${size.chain} snapshots vs (node -e 0 + the git log baseline)`, target: 1.50, kind: 'ratio',
+    measure: () => {
+      const dir = syntheticRepo(10);
+      snapshotChain(dir, size.chain);
+      const format = '--format=%H%x00%T%x00%P%x00%ct%x00%B%x00';
+      const result = sideBySide({
+        runs: size.runs, warmup: size.warmup,
+        a: () => chant(dir, ['workspace', 'wip', '--json']).ms,
+        b: () => nodeFloor() + run('git', ['log', '--first-parent', '-z', format, 'refs/chant/wip/main'], { cwd: dir }).ms,
+      });
+      return result.finally(() => rmSync(dir, { recursive: true, force: true }));
+    },
+  });
+  list.push({
+    name: 'chant --version vs node -e 0', target: 1.50, kind: 'ratio',
+    measure: () => sideBySide({ runs: size.runs, warmup: size.warmup, a: () => chant(ROOT, ['--version']).ms, b: () => nodeFloor() }),
+  });
+  list.push({
+    name: 'git processes spawned by one save with no policy', target: 7, kind: 'count',
+    measure: () => {
+      const dir = repo(size.small);
+      const counter = gitCounter();
+      editRound(dir, size.small, (edits += 1));
+      counter.reset();
+      chant(dir, ['workspace', 'wip', 'save', '--label', 'counted'], counter.env);
+      const value = counter.calls().length;
+      counter.dispose();
+      return { value };
+    },
+  });
+  for (const refs of [size.refs, 11]) {
+    list.push({
+      name: `git processes spawned by the read with a policy and ${refs} replicated refs`, target: 10, kind: 'count',
+      measure: () => {
+        const dir = syntheticRepo(10);
+        const remote = tempDir('chant-wip-bench-remote-');
+        git(remote, 'init', '-q', '--bare', '.');
+        declarePolicy(dir, remote);
+        keptRefs(dir, refs - 1);
+        chant(dir, ['workspace', 'wip', 'save', '--label', 'one wip ref']);
+        const pushed = chant(dir, ['workspace', 'wip', 'push']);
+        const counter = gitCounter();
+        counter.reset();
+        const read = chant(dir, ['workspace', 'wip', '--json'], counter.env).doc;
+        const value = counter.calls().length;
+        counter.dispose();
+        rmSync(dir, { recursive: true, force: true });
+        rmSync(remote, { recursive: true, force: true });
+        if (pushed.doc?.action !== 'push' || read.replication === null) return { value: null, note: 'replication not available' };
+        const listed = read.replication.refs.length;
+        return { value, note: `${listed} refs listed, replicated: ${read.replication.replicated}` };
+      },
+    });
+  }
+  list.push({
+    name: `peak memory of a CLI save, ${size.large} files (MiB)`, target: 120, kind: 'memory',
+    measure: () => {
+      const dir = repo(size.large);
+      editRound(dir, size.large, (edits += 1));
+      return { value: chantPeakMiB(dir, ['workspace', 'wip', 'save', '--label', 'memory']) };
+    },
+  });
+  list.push({
+    name: `peak memory of a CLI save with a new ${size.bigFileMiB} MiB untracked file (MiB)`, target: 120, kind: 'memory',
+    measure: () => {
+      const dir = repo(size.small);
+      const big = join(dir, 'big.bin');
+      const fd = openSync(big, 'w');
+      ftruncateSync(fd, size.bigFileMiB * 1024 * 1024);
+      closeSync(fd);
+      try {
+        return { value: chantPeakMiB(dir, ['workspace', 'wip', 'save', '--label', 'big file']) };
+      } finally {
+        rmSync(big, { force: true });
+      }
+    },
+  });
+  list.push({
+    name: `push of ${size.kept} kept refs to a bare remote: git processes`, target: 10, kind: 'count',
+    measure: () => {
+      const dir = syntheticRepo(10);
+      const remote = tempDir('chant-wip-bench-remote-');
+      git(remote, 'init', '-q', '--bare', '.');
+      declarePolicy(dir, remote);
+      keptRefs(dir, size.kept);
+      const counter = gitCounter();
+      counter.reset();
+      const pushed = chant(dir, ['workspace', 'wip', 'push'], counter.env).doc;
+      const value = counter.calls().length;
+      counter.dispose();
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(remote, { recursive: true, force: true });
+      if (pushed?.action !== 'push') return { value: null, note: 'replication not available' };
+      return { value, note: `${pushed.replication.pushed.length} pushed` };
+    },
+  });
+  const dispose = () => { for (const dir of repos.values()) rmSync(dir, { recursive: true, force: true }); };
+  return { list, dispose };
+}
+
+function verdict(row, value) {
+  if (value === null || row.target === null || !row.options.targets) return '';
+  return value <= row.target ? 'pass' : 'miss';
+}
+
+/** Runs every row and resolves with the table's rows. */
+export async function bench(options = {}) {
+  const size = options.quick ? QUICK : FULL;
+  const { list, dispose } = rows(size);
+  const results = [];
+  try {
+    for (const row of list) {
+      row.options = size;
+      const started = Date.now();
+      let measured;
+      try {
+        measured = await row.measure();
+      } catch (error) {
+        measured = { value: null, note: `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` };
+      }
+      const value = row.kind === 'ratio' ? measured.ratio : measured.value;
+      const detail = row.kind === 'ratio' ? `${measured.a.toFixed(1)} ms vs ${measured.b.toFixed(1)} ms, ${measured.runs} runs` : (measured.note ?? '');
+      const result = { row: row.name, value, target: row.target, verdict: verdict(row, value), detail };
+      results.push(result);
+      if (!options.silent) process.stderr.write(`${format(result)}  (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    }
+  } finally {
+    dispose();
+  }
+  return results;
+}
+
+function format(result) {
+  const value = result.value === null ? 'n/a' : Number.isInteger(result.value) ? String(result.value) : result.value.toFixed(2);
+  return `| ${result.row} | ${value} | ${result.target === null ? '' : `≤ ${result.target}`} | ${result.verdict} | ${result.detail} |`;
+}
+
+export function table(results) {
+  return ['| row | measured | target | | detail |', '| --- | --- | --- | --- | --- |', ...results.map(format)].join('\n');
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const quick = process.argv.includes('--quick');
+  const results = await bench({ quick });
+  const gitVersion = git(ROOT, '--version').trim();
+  const page = [
+    '# Performance',
+    '',
+    '<!-- Written by `npm run bench`; the numbers are from the last run on the machine named below. -->',
+    '',
+    `Measured on ${cpus().length} cores, ${gitVersion}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
+    'Ratios are of medians over at least 5 measured runs after a warm-up, the two sides alternating;',
+    'CLI rows hold the chant process against `node -e 0` plus the plain-git script, run in the same loop.',
+    'Counts are exact. Peak memory is the Node process\'s own maximum resident set.',
+    '',
+    table(results),
+    '',
+  ].join('\n');
+  process.stdout.write(`${table(results)}\n`);
+  if (!quick) {
+    const out = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1] : join(ROOT, 'docs', 'performance.md');
+    if (!existsSync(join(ROOT, 'docs'))) mkdirSync(join(ROOT, 'docs'));
+    writeFileSync(out, page);
+    process.stderr.write(`wrote ${out}\n`);
+  }
+  void ENV;
+}

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { makeRepo, writeFiles, git, tempDir } from './helpers.js';
+// @ts-expect-error: the bench is plain JavaScript, run on demand by npm run bench.
+import { bench, table } from '../bench/run.mjs';
+// @ts-expect-error: as above.
+import { chant, gitCounter, keptRefs } from '../bench/harness.mjs';
+
+describe('the bench', () => {
+  it('runs every row of the harness on tiny repositories, one round, so it cannot rot', async () => {
+    const results: Array<{ row: string; value: number | null; detail: string }> = await bench({ quick: true, silent: true });
+    assert.ok(results.length >= 15, `${results.length} rows`);
+    for (const result of results) {
+      assert.doesNotMatch(result.detail, /^failed/, `${result.row}: ${result.detail}`);
+      assert.equal(typeof result.value, 'number', `${result.row} measured something: ${result.detail}`);
+    }
+    assert.match(table(results), /^\| row \| measured \| target \|/);
+  });
+
+  it('holds the git processes of a save with no policy to 7', () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'a\n', 'README.md': 'changed\n' });
+    const counter = gitCounter();
+    try {
+      counter.reset();
+      const saved = chant(dir, ['workspace', 'wip', 'save', '--label', 'counted'], counter.env);
+      assert.equal(saved.doc.created, true);
+      assert.ok(counter.calls().length <= 7, counter.calls().join('\n'));
+      assert.equal(counter.calls().length, 7);
+    } finally {
+      counter.dispose();
+    }
+  });
+
+  for (const refs of [11, 1_100]) {
+    it(`holds the git processes of the read with a policy and ${refs} replicated refs to 10`, () => {
+      const dir = makeRepo();
+      const remote = tempDir();
+      git(remote, ['init', '-q', '--bare', '.']);
+      writeFiles(dir, { 'chant.workspace.json': JSON.stringify({ members: [{ name: 'app', box: { replicate: { refs: ['kept', 'wip'], on: [] } } }] }) });
+      git(dir, ['remote', 'add', 'origin', remote]);
+      keptRefs(dir, refs - 1);
+      chant(dir, ['workspace', 'wip', 'save']);
+      const pushed = chant(dir, ['workspace', 'wip', 'push']).doc;
+      assert.equal(pushed.replication.pushed.length, refs);
+      const counter = gitCounter();
+      try {
+        counter.reset();
+        const read = chant(dir, ['workspace', 'wip', '--json'], counter.env).doc;
+        assert.equal(read.replication.refs.length, refs);
+        assert.equal(read.replication.replicated, true);
+        assert.ok(counter.calls().length <= 10, counter.calls().join('\n'));
+      } finally {
+        counter.dispose();
+      }
+    });
+  }
+});
