@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 export const BENCH = dirname(fileURLToPath(import.meta.url));
 export const ROOT = join(BENCH, '..');
-export const BIN = join(ROOT, 'dist', 'bin', 'chant.mjs');
+export const BIN = join(ROOT, 'dist', 'bin', 'chant.cjs');
 
 export const ENV = {
   ...process.env,

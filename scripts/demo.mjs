@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin', 'chant.mjs');
+const bin = join(dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'bin', 'chant.cjs');
 const dir = mkdtempSync(join(tmpdir(), 'chant-wip-demo-'));
 const env = { ...process.env, GIT_AUTHOR_NAME: 'Demo', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo', GIT_COMMITTER_EMAIL: 'demo@example.com' };
 const verbose = process.argv.includes('--json');

@@ -9,7 +9,7 @@ import { after } from 'node:test';
 import { main } from '../cli/main.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const BIN = join(ROOT, 'dist', 'bin', 'chant.mjs');
+export const BIN = join(ROOT, 'dist', 'bin', 'chant.cjs');
 
 const created: string[] = [];
 after(() => {
