@@ -23,6 +23,13 @@ export interface ReplicatorOptions {
   git?: GitRunner;
   /** The replicate policy the declaration states, or null when no box declares one. */
   policy: Policy | PolicyDocument | null;
+  /**
+   * Receives git's progress during a push or fetch, one line at a time with its terminator
+   * (`\r` for an update of the same line), credentials redacted. git is asked for progress only
+   * when this is given; the results are the same either way. The CLI passes its stderr's `write`
+   * when stderr is a terminal.
+   */
+  progress?: (line: string) => void;
 }
 
 /**
@@ -34,6 +41,8 @@ export interface ReplicatorOpenOptions {
   cwd: string;
   /** How git is run; {@link SimpleGitRunner} when absent. */
   git?: GitRunner;
+  /** Receives git's progress during a push or fetch; see {@link ReplicatorOptions.progress}. */
+  progress?: (line: string) => void;
 }
 
 /** The local refs of the policy's classes and what is known of the remote, read in two processes. */
@@ -59,14 +68,15 @@ const FETCH_ATTEMPTS = 3;
  *
  * @example
  * ```ts
- * const replicator = new Replicator({ cwd: process.cwd(), policy });
+ * const replicator = await Replicator.open({ cwd: process.cwd() }); // the declaration's policy
  * const state = await replicator.state();
  * if (state !== null && !state.replicated) {
  *   const { replication } = await replicator.push();
  *   for (const { ref, reason } of replication.rejected) console.error(`${ref}: ${reason}`);
  * }
- * // On a replacement box:
- * const { refs, failed } = await replicator.fetch();
+ * // On a replacement box, showing git's progress to a person watching:
+ * const fresh = await Replicator.open({ cwd: process.cwd(), progress: (line) => process.stderr.write(line) });
+ * const { refs, failed } = await fresh.fetch();
  * ```
  * @public
  */
@@ -74,14 +84,17 @@ export class Replicator {
   readonly #cwd: string;
   readonly #git: GitRunner;
   readonly #policy: PolicyDocument | null;
+  readonly #progress: ((line: string) => void) | undefined;
 
   /**
-   * @param options - the checkout, its policy, and the runner to swap in tests
+   * A replicator following a policy already read.
+   * @param options - the checkout, its policy, where progress goes, and the runner to swap in tests
    */
   constructor(options: ReplicatorOptions) {
     this.#cwd = options.cwd;
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
     this.#policy = options.policy instanceof Policy ? options.policy.toJSON() : options.policy;
+    this.#progress = options.progress;
   }
 
   /**
@@ -94,7 +107,7 @@ export class Replicator {
     const git = options.git ?? new SimpleGitRunner(options.cwd);
     const layout = await new Plumbing(git, options.cwd).layout();
     const policy = await Policy.load({ cwd: options.cwd, top: layout.top, git });
-    return new Replicator({ cwd: options.cwd, git, policy });
+    return new Replicator({ cwd: options.cwd, git, policy, progress: options.progress });
   }
 
   /** The policy this replicator follows, or null. */
@@ -172,7 +185,7 @@ export class Replicator {
     const policy = this.#required();
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
-    const failed = await fetchReplicas(this.#git, this.#cwd, policy.remote, policy.refs, { sshCommand: remote.sshCommand, secrets: remote.secrets });
+    const failed = await fetchReplicas(this.#git, this.#cwd, policy.remote, policy.refs, { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress });
     let previous: Map<string, string> | null = null;
     let lastError: unknown = null;
     for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt += 1) {
@@ -238,7 +251,7 @@ export class Replicator {
   async #push(view: LocalView): Promise<PushResult> {
     const remote = view.policy.remote;
     const due = view.refs.filter((ref) => ref.replica !== ref.commit);
-    const statuses = await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { sshCommand: view.sshCommand, secrets: view.secrets });
+    const statuses = await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress });
     const pushed: RefPush[] = [];
     const rejected: RefPush[] = [];
     const seen: RefTip[] = [];

@@ -113,6 +113,8 @@ export interface NetworkOptions {
   secrets?: readonly string[];
   /** Milliseconds without output before git is stopped; {@link NETWORK_TIMEOUT_MS} when absent. */
   timeoutMs?: number;
+  /** Receives git's progress, line by line and redacted; git is asked for progress only when given. */
+  progress?: (line: string) => void;
 }
 
 /**
@@ -298,11 +300,11 @@ export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs
       try {
         const { stdout } = await git.run(
           [
-            '-c', 'credential.interactive=false',
-            'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no',
+            '-c', 'credential.interactive=false', ...quietAdvice(options),
+            'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', ...progressFlag(options),
             '--end-of-options', remote, ...batch.map((ref) => `${ref}:${ref}`),
           ],
-          { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1] },
+          { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1], ...progressSink(options) },
         );
         const reported = parsePorcelain(stdout, options.secrets ?? []);
         for (const ref of batch) statuses.set(ref, reported.get(ref) ?? { status: 'rejected', reason: 'git push reported nothing for this ref' });
@@ -341,10 +343,10 @@ export async function fetchReplicas(git: GitRunner, cwd: string, remote: string,
       [
         '-c', 'fetch.fsckObjects=true', '-c', 'credential.interactive=false',
         // --refmap= keeps the configured refspecs from moving refs/remotes/<remote>/* as well.
-        'fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules',
+        'fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', ...progressFlag(options),
         '--end-of-options', remote, ...refspecs,
       ],
-      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS },
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...progressSink(options) },
     );
     return null;
   } catch (error) {
@@ -366,6 +368,26 @@ export function networkEnvironment(sshCommand: string | null): Record<string, st
   const chosen = ambient !== undefined && ambient.trim().length > 0 ? ambient : sshCommand;
   if (chosen === null && (process.env.GIT_SSH ?? '').length > 0) return {};
   return { GIT_SSH_COMMAND: `${chosen ?? 'ssh'} -o BatchMode=yes` };
+}
+
+// git shows progress only when its own stderr is a terminal, which under the runner it never is:
+// ask for it when someone is watching, and never otherwise.
+function progressFlag(options: NetworkOptions): string[] {
+  return options.progress === undefined ? [] : ['--progress'];
+}
+
+// A rejected push's advice ("integrate the remote changes, e.g. git pull") is about branches a
+// person works on, not chant's refs; the document says what was rejected and why.
+function quietAdvice(options: NetworkOptions): string[] {
+  return options.progress === undefined ? [] : ['-c', 'advice.pushUpdateRejected=false'];
+}
+
+/** The runner's stderr hook for a progress sink: git may print a remote's URL with its credential. */
+function progressSink(options: NetworkOptions): Pick<GitRunOptions, 'onStderr'> {
+  const sink = options.progress;
+  if (sink === undefined) return {};
+  const secrets = options.secrets ?? [];
+  return { onStderr: (line) => sink(redact(line, secrets)) };
 }
 
 /** Splits refs into runs whose refspecs fit one command line. */

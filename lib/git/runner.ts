@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { simpleGit } from 'simple-git';
 import type { SimpleGitOptions } from 'simple-git';
 
@@ -16,6 +17,13 @@ export interface GitRunOptions {
   okExitCodes?: readonly number[];
   /** Milliseconds without output before git is stopped; 120,000 when absent. */
   timeoutMs?: number;
+  /**
+   * Receives git's standard error while git runs, one line at a time with its terminator: `\n`,
+   * or `\r` for a progress update that rewrites the line, so that writing each to a terminal as
+   * it comes shows what git would. The runner's own trace lines are left out. Standard error is
+   * still collected for errors as usual.
+   */
+  onStderr?: (line: string) => void;
 }
 
 /**
@@ -38,6 +46,8 @@ export interface GitRunner {
    * Runs `git <args>` and resolves with its output, or rejects with a {@link GitCommandError}.
    * @param args - the arguments after `git`
    * @param options - where and how it runs
+   * @returns standard output and the exit code
+   * @throws {@link GitCommandError} when git exits with a code the call did not expect
    */
   run(args: readonly string[], options?: GitRunOptions): Promise<GitOutput>;
 }
@@ -55,6 +65,7 @@ export class GitCommandError extends Error {
   readonly stderr: string;
 
   /**
+   * Records a failed git call.
    * @param args - the arguments git was given
    * @param exitCode - its exit code, or null
    * @param stderr - its standard error
@@ -83,6 +94,42 @@ const TRACE_LINE = /^\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: .*\n?/gm;
 
 function withoutTrace(stderr: string): string {
   return stderr.replace(TRACE_LINE, '');
+}
+
+// A local remote's git inherits GIT_TRACE too, and its lines come back prefixed with `remote: `.
+const ONE_TRACE_LINE = /^(?:remote: )?\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: /;
+
+/** Hands every complete line of `text` to `sink` and returns what is left of an unfinished one. */
+function emitLines(text: string, sink: (line: string) => void): string {
+  let start = 0;
+  for (const match of text.matchAll(/\r\n|\r|\n/g)) {
+    const end = (match.index ?? 0) + match[0].length;
+    deliver(text.slice(start, end), sink);
+    start = end;
+  }
+  return text.slice(start);
+}
+
+function deliver(line: string, sink: (line: string) => void): void {
+  if (ONE_TRACE_LINE.test(line)) return;
+  try {
+    sink(line);
+  } catch {
+    // Progress is for people watching; a sink that fails must never fail the git call.
+  }
+}
+
+/** Streams a child's standard error to `sink` line by line, without disturbing simple-git's own capture. */
+function streamLines(stderr: NodeJS.ReadableStream, sink: (line: string) => void): void {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  stderr.on('data', (chunk: Buffer | string) => {
+    pending = emitLines(pending + (typeof chunk === 'string' ? chunk : decoder.write(chunk)), sink);
+  });
+  stderr.on('end', () => {
+    const rest = pending + decoder.end();
+    if (rest.length > 0) deliver(rest, sink);
+  });
 }
 
 // Ambient variables git legitimately needs; everything else, GIT_* above all, stays out.
@@ -129,6 +176,7 @@ export class SimpleGitRunner implements GitRunner {
   readonly #binary: string;
 
   /**
+   * A runner for one checkout.
    * @param cwd - the folder git runs in unless a call names another
    * @param binary - the git executable; `git` from PATH when absent
    */
@@ -137,6 +185,14 @@ export class SimpleGitRunner implements GitRunner {
     this.#binary = binary;
   }
 
+  /**
+   * Runs `git <args>` through a fresh simple-git instance.
+   * @param args - the arguments after `git`
+   * @param options - where and how it runs
+   * @returns standard output and the exit code
+   * @throws {@link GitCommandError} when git exits with a code the call did not expect, cannot be
+   *   started or times out
+   */
   async run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
     const env = { ...baseEnvironment(), ...options.env };
     let exitCode = 0;
@@ -164,7 +220,10 @@ export class SimpleGitRunner implements GitRunner {
       config.input = () => input;
     }
     try {
-      const stdout = await simpleGit(config).env(env).raw([...args]);
+      const instance = simpleGit(config).env(env);
+      const sink = options.onStderr;
+      if (sink !== undefined) instance.outputHandler((_command, _stdout, stderr) => streamLines(stderr, sink));
+      const stdout = await instance.raw([...args]);
       return { stdout, exitCode };
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -6,12 +6,15 @@ export class WipPushCommand extends WriteCommand<'push'> {
   static override paths = [['workspace', 'wip', 'push']];
   static override usage = Command.Usage({
     description: "Push every ref the policy names that the remote doesn't hold as it is locally.",
-    details: 'Each ref goes under its own name and is never forced; a ref that would rewrite the remote is listed in rejected with git\'s reason. No pre-push hook runs and git never prompts: a remote that wants a credential the host did not provide is a refused push. The host runs it on the schedule the policy\'s every states.',
+    details: 'Each ref goes under its own name and is never forced; a ref that would rewrite the remote is listed in rejected with git\'s reason. No pre-push hook runs and git never prompts: a remote that wants a credential the host did not provide is a refused push. The host runs it on the schedule the policy\'s every states. When stderr is a terminal, git\'s progress is shown there; stdout carries the document only.',
     examples: [['Push what is not yet replicated', 'chant workspace wip push --json']],
   });
   readonly action = 'push';
 
   async perform() {
-    return (await Replicator.open({ cwd: this.context.cwd })).push();
+    // git's progress is for a person at a terminal: never on stdout, never into a pipe or a log.
+    const stderr = this.context.stderr as NodeJS.WriteStream;
+    const progress = stderr.isTTY === true ? (line: string) => void stderr.write(line) : undefined;
+    return (await Replicator.open({ cwd: this.context.cwd, progress })).push();
   }
 }
