@@ -51,6 +51,7 @@ export class WipError extends Error {
   readonly paths: readonly string[];
 
   /**
+   * A refusal or failure with its code.
    * @param code - the refusal's code
    * @param message - what went wrong, for people; credentials in URLs are redacted
    * @param options - the wrapped cause and the paths concerned

@@ -35,9 +35,13 @@ export function readFailureDocument(error: WipError): WipReadFailure {
  * @public
  */
 export interface WriteResults {
+  /** What {@link WipStore.save} returns. */
   save: SaveResult;
+  /** What {@link WipStore.restore} returns. */
   restore: RestoreResult;
+  /** What {@link Replicator.push} returns. */
   push: PushOutcome;
+  /** What {@link Replicator.fetch} returns. */
   fetch: FetchResult;
 }
 
@@ -46,9 +50,13 @@ export interface WriteResults {
  * @public
  */
 export interface WriteDocuments {
+  /** What `chant workspace wip save` prints on success. */
   save: SaveDocument;
+  /** What `chant workspace wip restore` prints on success. */
   restore: RestoreDocument;
+  /** What `chant workspace wip push` prints on success. */
   push: PushDocument;
+  /** What `chant workspace wip fetch` prints on success. */
   fetch: FetchDocument;
 }
 

@@ -40,5 +40,8 @@ export const ReplicateDeclaration = Type.Object(
     description: 'Where a box replicates its work to and when. Keys beginning x- are left to other tools; any other key is refused.',
   },
 );
-/** @public */
+/**
+ * A `replicate` block as written in a declaration, before defaults are filled in.
+ * @public
+ */
 export type ReplicateDeclaration = Static<typeof ReplicateDeclaration>;

@@ -7,7 +7,10 @@ import { Nullable, ObjectId } from './common.js';
  * @public
  */
 export const RefClass = Type.Union([Type.Literal('work'), Type.Literal('kept'), Type.Literal('wip'), Type.Literal('ledger')]);
-/** @public */
+/**
+ * A class of replicated ref: `work`, `kept`, `wip` or `ledger`.
+ * @public
+ */
 export type RefClass = Static<typeof RefClass>;
 
 /**
@@ -15,7 +18,10 @@ export type RefClass = Static<typeof RefClass>;
  * @public
  */
 export const Trigger = Type.Union([Type.Literal('save'), Type.Literal('release')]);
-/** @public */
+/**
+ * A moment chant pushes on its own: `save` (after a wip save) or `release` (after a work lease is released).
+ * @public
+ */
 export type Trigger = Static<typeof Trigger>;
 
 /**
@@ -35,7 +41,10 @@ export const PolicyDocument = Type.Object(
   },
   { description: 'The replicate policy the declaration in the working tree states (box.replicate), with every default filled in.' },
 );
-/** @public */
+/**
+ * The replicate policy as documents print it: `{box, remote, refs, on, every}`.
+ * @public
+ */
 export type PolicyDocument = Static<typeof PolicyDocument>;
 
 /**
@@ -50,7 +59,10 @@ export const RefState = Type.Object({
   replicated: Type.Boolean(),
   ahead: Type.Integer({ minimum: 0, description: 'Commits reachable from commit that nothing known to be on the remote reaches; 0 when replicated.' }),
 });
-/** @public */
+/**
+ * Where one local ref stands against the remote: its commit, the replica chant recorded, and how many commits the remote lacks.
+ * @public
+ */
 export type RefState = Static<typeof RefState>;
 
 /**
@@ -69,7 +81,10 @@ export const ReplicationState = Type.Object(
       "Where every ref the policy names stands against its remote, read locally: what reached the remote is what chant recorded under refs/chant/replica/<remote>/ at its last push or fetch, or for a branch git's remote-tracking ref. Never fetches.",
   },
 );
-/** @public */
+/**
+ * Where every local ref of the policy's classes stands against the remote, as {@link Replicator.state} reads it.
+ * @public
+ */
 export type ReplicationState = Static<typeof ReplicationState>;
 
 /**
@@ -81,7 +96,10 @@ export const RefPush = Type.Object({
   commit: ObjectId,
   reason: Type.Optional(Type.String({ description: 'Why it did not go: the remote\'s reason, or why the remote could not be reached.' })),
 });
-/** @public */
+/**
+ * One ref a push sent (`pushed`) or could not send (`rejected`, with `reason`).
+ * @public
+ */
 export type RefPush = Static<typeof RefPush>;
 
 /**
@@ -97,7 +115,10 @@ export const PushResult = Type.Object(
   },
   { description: "What one push did. Each ref the remote doesn't hold as it is locally is pushed under its own name, never forced; a pre-push hook is not run." },
 );
-/** @public */
+/**
+ * What one push did: the refs pushed, the refs rejected with their reasons, and how many were up to date.
+ * @public
+ */
 export type PushResult = Static<typeof PushResult>;
 
 /**
@@ -108,7 +129,10 @@ export const FetchOutcome = Type.Union(
   [Type.Literal('created'), Type.Literal('fast-forward'), Type.Literal('up-to-date'), Type.Literal('ahead'), Type.Literal('diverged'), Type.Literal('checked-out')],
   { description: 'created and fast-forward moved the local ref; ahead, diverged and checked-out (a branch checked out in some worktree) left it as it was.' },
 );
-/** @public */
+/**
+ * What a fetch did with one local ref: `created`, `fast-forward`, `up-to-date`, `ahead`, `diverged` or `checked-out`.
+ * @public
+ */
 export type FetchOutcome = Static<typeof FetchOutcome>;
 
 /**
@@ -122,5 +146,8 @@ export const FetchRef = Type.Object({
   local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
   result: FetchOutcome,
 });
-/** @public */
+/**
+ * One ref the remote holds of the policy's classes, with the local ref before the fetch and what the fetch did with it.
+ * @public
+ */
 export type FetchRef = Static<typeof FetchRef>;

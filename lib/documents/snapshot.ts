@@ -10,7 +10,10 @@ export const SnapshotKind = Type.Union([Type.Literal('save'), Type.Literal('pre-
   description:
     'save for wip save; pre-restore for the snapshot wip restore takes of the working tree before it changes it, so a restore can be undone (Chant-Wip-Kind).',
 });
-/** @public */
+/**
+ * What a snapshot was taken for: `save`, or `pre-restore` for the checkpoint a restore takes first.
+ * @public
+ */
 export type SnapshotKind = Static<typeof SnapshotKind>;
 
 /**
@@ -33,5 +36,8 @@ export const Snapshot = Type.Object(
       "One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged, unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot before it on the same ref, when there is one, and its last parent is head.",
   },
 );
-/** @public */
+/**
+ * One snapshot as the SDK returns it and documents print it: `{commit, tree, branch, head, kind, label, by, at}`.
+ * @public
+ */
 export type Snapshot = Static<typeof Snapshot>;

@@ -15,7 +15,10 @@ export const Checkout = Type.Object(
   },
   { description: 'The branch and commit the checkout is on; null for a detached HEAD or a branch with no commit.' },
 );
-/** @public */
+/**
+ * The branch and commit the checkout is on, each null for a detached HEAD or a branch with no commit.
+ * @public
+ */
 export type Checkout = Static<typeof Checkout>;
 
 /**
@@ -28,7 +31,10 @@ export const BranchSnapshots = Type.Object({
   tip: ObjectId,
   snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history." }),
 });
-/** @public */
+/**
+ * One branch's snapshots: its wip ref, the ref's tip, and the snapshots newest first.
+ * @public
+ */
 export type BranchSnapshots = Static<typeof BranchSnapshots>;
 
 /**
@@ -40,7 +46,10 @@ export const ListResult = Type.Object({
   branches: Type.Array(BranchSnapshots, { description: "Each branch with snapshots, sorted by branch; only --branch's when it is given." }),
   replication: Nullable(ReplicationState, 'Where replication stands, or null when no box block declares replicate.'),
 });
-/** @public */
+/**
+ * What {@link WipStore.list} returns: the checkout, every branch's snapshots and where replication stands.
+ * @public
+ */
 export type ListResult = Static<typeof ListResult>;
 
 /** The codes the read can refuse with. */
@@ -61,7 +70,10 @@ export const WipReadSuccess = Type.Object(
   { ...header(WIP_READ_ID), error: NoError, ...ListResult.properties },
   { description: 'Exit code 0.' },
 );
-/** @public */
+/**
+ * The read document on success: the header (`$schema`, `contract`, `chant`) and the fields of a `ListResult`.
+ * @public
+ */
 export type WipReadSuccess = Static<typeof WipReadSuccess>;
 
 /**
@@ -75,7 +87,10 @@ export const WipReadFailure = Type.Object(
   },
   { description: 'Nothing was read or written. Exit code 1.' },
 );
-/** @public */
+/**
+ * The read document on refusal: the header and `error: {code, message}`.
+ * @public
+ */
 export type WipReadFailure = Static<typeof WipReadFailure>;
 
 /**
@@ -83,5 +98,8 @@ export type WipReadFailure = Static<typeof WipReadFailure>;
  * @public
  */
 export const WipReadDocument = Type.Union([WipReadSuccess, WipReadFailure]);
-/** @public */
+/**
+ * Any document `chant workspace wip --json` prints: a success or a refusal.
+ * @public
+ */
 export type WipReadDocument = Static<typeof WipReadDocument>;
