@@ -1,0 +1,132 @@
+import { git, makeRepo, readJson, ROOT, tempDir } from './helpers.js';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import type { SpawnSyncOptions } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import { publishedSchemas } from '../lib/documents/schemas.js';
+import { validateDocument } from '../lib/validate.js';
+
+const pkg = readJson('package.json') as { name: string; version: string; bin: { chant: string } };
+
+// Under npm test, npm hands its cache (filled by `npm ci`) and config down in npm_config_*
+// variables; run directly, npm finds them from the user's home, which the helpers moved for git.
+const npmEnv: NodeJS.ProcessEnv = process.env.npm_config_cache === undefined ? { ...process.env, HOME: userInfo().homedir } : process.env;
+
+function run(command: string, args: readonly string[], options: SpawnSyncOptions = {}): { code: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { encoding: 'utf8', timeout: 120_000, ...options });
+  return { code: result.status, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+function npm(cwd: string, args: readonly string[]): string {
+  const result = run('npm', args, { cwd, env: npmEnv });
+  assert.equal(result.code, 0, `npm ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`);
+  return result.stdout;
+}
+
+// One pack and one install, shared by the checks below.
+let files: string[] = [];
+let project = '';
+
+describe('the package as its users meet it', { timeout: 300_000 }, () => {
+  before(() => {
+    const out = tempDir('chant-pack-');
+    // The build already ran (npm test builds first); prepack would build again.
+    const [packed] = JSON.parse(npm(ROOT, ['pack', '--ignore-scripts', '--json', '--pack-destination', out])) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    assert.ok(packed);
+    files = packed.files.map((file) => file.path).sort();
+    project = tempDir('chant-consumer-');
+    writeFileSync(join(project, 'package.json'), `${JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2)}\n`);
+    npm(project, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(out, packed.filename)]);
+  });
+
+  it('packs dist, the schemas, README.md, LICENSE and package.json, and nothing of the sources or tests', () => {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'dist/lib/index.js', 'dist/lib/index.d.ts', pkg.bin.chant.replace(/^\.\//, ''), ...publishedSchemas().map((schema) => schema.path)]) {
+      assert.ok(files.includes(path), `the package holds ${path}`);
+    }
+    const stray = files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !/^(dist\/lib|dist\/bin|schemas)\//.test(path));
+    assert.deepEqual(stray, [], 'only dist/lib, dist/bin and schemas beside the three files');
+    assert.deepEqual(files.filter((path) => /(^|\/)test\//.test(path) || path.endsWith('.map') || (path.endsWith('.ts') && !path.endsWith('.d.ts'))), [], 'no tests, sources or source maps');
+  });
+
+  it('imports WipStore, Replicator and Policy by the package name, resolves a schema through the exports map, and saves', () => {
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'draft.md'), 'from the package\n');
+    writeFileSync(join(project, 'check.mjs'), [
+      "import { createRequire } from 'node:module';",
+      "import { readFileSync } from 'node:fs';",
+      "import { fileURLToPath } from 'node:url';",
+      "import { Policy, Replicator, WipStore, WIP_READ_ID, validateDocument, readDocument } from 'chant-wip';",
+      "const id = 'chant-wip/schemas/workspace/wip/v1/wip.schema.json';",
+      'const required = createRequire(import.meta.url).resolve(id);',
+      'const imported = fileURLToPath(import.meta.resolve(id));',
+      "const schema = JSON.parse(readFileSync(required, 'utf8'));",
+      'const cwd = process.argv[2];',
+      "const saved = await new WipStore({ cwd, policy: null }).save({ label: 'turn:1' });",
+      "const policy = Policy.from({ remote: 'origin', on: [] }, { box: 'app' });",
+      'const state = await new Replicator({ cwd, policy }).state();',
+      'const listed = await new WipStore({ cwd, policy: null }).list();',
+      'console.log(JSON.stringify({',
+      '  kinds: [typeof WipStore, typeof Replicator, typeof Policy], required, imported, schemaId: schema.$id, readId: WIP_READ_ID,',
+      '  commit: saved.snapshot.commit, policy: policy.toJSON(), remoteConfigured: state.remoteConfigured,',
+      '  problems: validateDocument(readDocument(listed)),',
+      '}));',
+      '',
+    ].join('\n'));
+    const result = run(process.execPath, ['check.mjs', repo], { cwd: project });
+    assert.equal(result.code, 0, result.stderr);
+    const answer = JSON.parse(result.stdout);
+    assert.deepEqual(answer.kinds, ['function', 'function', 'function']);
+    const installed = join(project, 'node_modules', 'chant-wip', 'schemas', 'workspace', 'wip', 'v1', 'wip.schema.json');
+    assert.equal(answer.required, installed, 'createRequire().resolve goes through the exports map to the installed file');
+    assert.equal(answer.imported, installed, 'and so does import.meta.resolve');
+    assert.equal(answer.schemaId, answer.readId);
+    assert.deepEqual(answer.policy, { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: [], every: null });
+    assert.equal(answer.remoteConfigured, false);
+    assert.deepEqual(answer.problems, []);
+    assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), answer.commit, 'the installed SDK saved the snapshot');
+    assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from the package\n');
+  });
+
+  it('type-checks a TypeScript consumer against the installed declarations', () => {
+    writeFileSync(join(project, 'check.ts'), [
+      "import { WipStore, isWipError } from 'chant-wip';",
+      "import type { SaveResult, WipErrorCode } from 'chant-wip';",
+      "export async function turn(cwd: string): Promise<string> {",
+      '  try {',
+      "    const result: SaveResult = await new WipStore({ cwd }).save({ label: 'turn:1' });",
+      '    return result.snapshot.commit;',
+      '  } catch (error) {',
+      "    const code: WipErrorCode | null = isWipError(error) ? error.code : null;",
+      '    return String(code);',
+      '  }',
+      '}',
+      '',
+    ].join('\n'));
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = run(process.execPath, [tsc, '--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+      '--typeRoots', join(ROOT, 'node_modules', '@types'), '--types', 'node', '--skipLibCheck', 'check.ts'], { cwd: project });
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+  });
+
+  it('runs the chant bin from node_modules/.bin: --version, and a save in a scratch repository', () => {
+    const chant = join(project, 'node_modules', '.bin', 'chant');
+    assert.ok(existsSync(chant), 'npm linked the bin');
+    const version = run(chant, ['--version'], { cwd: project });
+    assert.equal(version.code, 0, version.stderr);
+    assert.equal(version.stdout, `${pkg.version}\n`);
+
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'notes.md'), 'turn 1\n');
+    const save = run(chant, ['workspace', 'wip', 'save', '--label', 'turn:1', '--by', 'github:alex', '--json'], { cwd: repo });
+    assert.equal(save.code, 0, save.stdout + save.stderr);
+    const doc = JSON.parse(save.stdout);
+    assert.deepEqual(validateDocument(doc), []);
+    assert.equal(doc.created, true);
+    assert.equal(doc.chant, pkg.version);
+    assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), doc.snapshot.commit);
+    assert.equal(git(repo, ['show', `${doc.snapshot.commit}:notes.md`]), 'turn 1\n');
+  });
+});
