@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { open, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WipError } from './errors.js';
@@ -8,9 +9,24 @@ export interface LockOptions {
   waitMs?: number;
 }
 
-const POLL_MS = 25;
+/**
+ * The lock's file name in a worktree's git directory.
+ * @internal
+ */
+export const LOCK_NAME = 'chant-wip.lock';
 
-function alive(pid: number): boolean {
+const POLL_MS = 25;
+// A holder writes its pid right after creating the file: an empty lock older than this was left
+// by a process killed in between. The breaker is held for a few file operations only.
+const ORPHAN_MS = 5_000;
+
+/**
+ * Whether a process runs (a zombie counts as running until its parent reaps it).
+ * @param pid - the process id
+ * @returns true unless the system says there is no such process
+ * @internal
+ */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -19,39 +35,83 @@ function alive(pid: number): boolean {
   }
 }
 
+/** What a lock file says about its holder, or null when there is no lock file. */
+async function readHolder(path: string): Promise<{ content: string; pid: number | null; stale: boolean } | null> {
+  const [content, stats] = await Promise.all([readFile(path, 'utf8').catch(() => null), stat(path).catch(() => null)]);
+  if (content === null || stats === null) return null;
+  const pid = Number.parseInt(content, 10);
+  if (Number.isInteger(pid) && pid > 0) return { content, pid, stale: !processAlive(pid) };
+  return { content, pid: null, stale: Date.now() - stats.mtimeMs > ORPHAN_MS };
+}
+
+async function createExclusive(path: string, content: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, 'wx');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw new WipError('git-failed', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    await handle.writeFile(content);
+    await handle.close();
+    return true;
+  } catch (error) {
+    // A full disk takes the file but not its content: an empty lock left here would hold others up.
+    await handle.close().catch(() => undefined);
+    await rm(path, { force: true });
+    throw new WipError('git-failed', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/**
+ * Removes a stale lock, unless another waiter is doing so. Waiters that found the same dead
+ * holder would otherwise each remove "the stale lock", the later ones removing the lock a
+ * faster one had just taken; so only the holder of `<lock>.break` removes, and only after
+ * reading the lock again.
+ */
+async function breakStale(path: string): Promise<void> {
+  const breaker = `${path}.break`;
+  if (!(await createExclusive(breaker, `${process.pid}\n`))) {
+    const age = Date.now() - ((await stat(breaker).catch(() => null))?.mtimeMs ?? Date.now());
+    if (age > ORPHAN_MS) await rm(breaker, { force: true });
+    else await new Promise((resolve) => setTimeout(resolve, 2));
+    return;
+  }
+  try {
+    // Nobody else removes a lock while this breaker is held, and a new lock cannot appear while the stale one exists.
+    if ((await readHolder(path))?.stale === true) await rm(path, { force: true });
+  } finally {
+    await rm(breaker, { force: true });
+  }
+}
+
 /**
  * Runs `work` holding the worktree's chant lock (`<git-dir>/chant-wip.lock`), so that saves and
- * restores of one worktree never interleave. A lock whose holder process is gone is taken over;
- * a live holder is waited for, then refused with `wip-race`.
+ * restores of one worktree never interleave. A lock whose holder process is gone (or that was
+ * left empty long ago) is taken over; a live holder is waited for, then refused with `wip-race`.
  */
 export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const path = join(gitDir, 'chant-wip.lock');
+  const path = join(gitDir, LOCK_NAME);
   const deadline = Date.now() + (options.waitMs ?? 30_000);
+  const token = `${process.pid}\n${randomBytes(8).toString('hex')}\n`;
   for (;;) {
-    try {
-      const handle = await open(path, 'wx');
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw new WipError('git-failed', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
-    }
-    const holder = Number.parseInt(await readFile(path, 'utf8').catch(() => ''), 10);
-    const known = Number.isInteger(holder) && holder > 0;
-    // A holder killed between creating the file and writing its pid leaves it empty.
-    const orphan = !known && Date.now() - ((await stat(path).catch(() => null))?.mtimeMs ?? Date.now()) > 5_000;
-    if ((known && !alive(holder)) || orphan) {
-      await rm(path, { force: true });
+    if (await createExclusive(path, token)) break;
+    const holder = await readHolder(path);
+    if (holder === null) continue;
+    if (holder.stale) {
+      await breakStale(path);
       continue;
     }
     if (Date.now() > deadline) {
-      throw new WipError('wip-race', `another chant wip save or restore of this worktree holds ${path}${known ? ` (process ${holder})` : ''}; try again when it ends`);
+      throw new WipError('wip-race', `another chant wip save or restore of this worktree holds ${path}${holder.pid === null ? '' : ` (process ${holder.pid})`}; try again when it ends`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   try {
     return await work();
   } finally {
-    await rm(path, { force: true });
+    // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
+    if ((await readFile(path, 'utf8').catch(() => null)) === token) await rm(path, { force: true });
   }
 }
