@@ -4,8 +4,9 @@ import { WipError } from './errors.js';
 export const MAX_TEXT_LENGTH = 200;
 
 // C0, DEL, C1, the line and paragraph separators, and the bidirectional marks, embeddings,
-// overrides and isolates that can make a listing read other than it is.
-const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/u;
+// overrides and isolates that can make a listing read other than it is; and unpaired surrogates,
+// which no UTF-8 commit message can hold (git would record U+FFFD, not the value given).
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069\p{Cs}]/u;
 
 /**
  * Checks a `--label` or `--by` value: one line of at most 200 characters, not empty, without

@@ -1,20 +1,22 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, lstat, readdir, rm } from 'node:fs/promises';
+import { copyFile, lstat, readdir, rm, statfs } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
 import type { RestoreResult, SaveResult } from './documents/wip-write.js';
 import { WipError } from './errors.js';
+import { readGitlinks } from './git/index-file.js';
 import { Plumbing } from './git/plumbing.js';
 import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
 import { SimpleGitRunner } from './git/runner.js';
 import type { GitRunner } from './git/runner.js';
 import { checkPrincipal } from './identity.js';
-import { withWorktreeLock } from './lock.js';
+import { processAlive, withWorktreeLock } from './lock.js';
 import { Policy } from './policy.js';
 import { Replicator } from './replicator.js';
 import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import { checkText } from './text.js';
+import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 
 /**
  * What a {@link WipStore} works on and with.
@@ -138,18 +140,19 @@ export class WipStore {
     const policy = await this.#loadPolicy(layout);
     const checkout = await this.#checkout(layout);
     await this.#checkIdentity(layout, by);
-    const { created, snapshot } = await this.#locked(layout, async () => {
+    const { created, snapshot, unsaved } = await this.#locked(layout, async () => {
       const indexFile = await this.#stageWorkingTree(checkout);
       try {
         const tree = await this.#plumbing.writeTree(indexFile);
-        return await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
+        const recorded = await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
+        return { ...recorded, unsaved: await unsavedPaths(indexFile, layout.objectFormat) };
       } finally {
         await rm(indexFile, { force: true });
       }
     });
     // The snapshot is safe on disk by now: a push that fails is reported, never a failed save.
     const replication = policy?.has('save') ? await this.#replicator(policy).after('save') : null;
-    return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication };
+    return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication, ...(unsaved.length > 0 ? { unsaved } : {}) };
   }
 
   /**
@@ -157,7 +160,9 @@ export class WipStore {
    * is, so that restoring that one undoes the restore. Files are written and removed by git's own
    * checkout; ignored files are never touched (`wip-restore-blocked` before anything changes when
    * one is in the way); the index is reset to HEAD keeping the stat data of unchanged entries;
-   * HEAD and the branch stay where they are.
+   * HEAD and the branch stay where they are. A snapshot git could not write whole (a path such as
+   * `.git` or `..`, a name too long, a missing object) is refused as `wip-snapshot-unknown`, and
+   * a lack of room or a locked index as `git-failed`, before anything is written.
    * @param options - the snapshot (the branch's latest when absent) and the principal
    * @returns what was restored, the checkpoint, and every path written or removed
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
@@ -175,6 +180,9 @@ export class WipStore {
       try {
         const current = await this.#plumbing.writeTree(indexFile);
         const changes = await this.#plumbing.diffTrees(current, target.tree);
+        // Checked before anything is written, the checkpoint included: git would refuse some of
+        // these only after writing other files.
+        await this.#checkWritable(layout, target, changes);
         const blocked = await ignoredInTheWay(layout.top, changes);
         if (blocked.length > 0) {
           throw new WipError(
@@ -183,6 +191,7 @@ export class WipStore {
             { paths: blocked },
           );
         }
+        await indexNotLocked(layout);
         const checkpoint = await this.#record(checkout, current, { kind: 'pre-restore', label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
         if (changes.length > 0) await this.#plumbing.switchTree(layout.top, indexFile, current, target.tree);
         await this.#plumbing.resetIndex(layout.top, checkout.head);
@@ -284,7 +293,33 @@ export class WipStore {
   }
 
   #locked<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
-    return withWorktreeLock(layout.gitDir, work, this.#lockWaitMs === undefined ? {} : { waitMs: this.#lockWaitMs });
+    return withWorktreeLock(layout.gitDir, async () => {
+      await removeStaleTemporaries(layout.gitDir);
+      return work();
+    }, this.#lockWaitMs === undefined ? {} : { waitMs: this.#lockWaitMs });
+  }
+
+  /**
+   * Refuses, as `wip-snapshot-unknown`, a target whose changes git could not write whole: paths
+   * chant never records (`.git`, `..`, names too long), and objects that are missing, of the
+   * wrong type, or symlink targets too long for the system.
+   */
+  async #checkWritable(layout: RepositoryLayout, target: Snapshot, changes: readonly TreeChange[]): Promise<void> {
+    const refuse = (what: string, problems: readonly string[]) => new WipError('wip-snapshot-unknown',
+      `snapshot ${target.commit} ${what}, so it is not one chant took and nothing was changed: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
+    const paths = unwritableChanges(layout.top, changes);
+    if (paths.length > 0) throw refuse('holds paths git would not write', paths);
+    const written = changes.filter((change) => change.newMode !== '000000' && change.newMode !== '160000');
+    const objects = await this.#plumbing.objectInfo(written.map((change) => change.newOid));
+    const problems: string[] = [];
+    for (const change of written) {
+      const object = objects.get(change.newOid) ?? null;
+      if (object === null) problems.push(`${JSON.stringify(change.path)}: object ${change.newOid} is missing`);
+      else if (object.type !== 'blob') problems.push(`${JSON.stringify(change.path)}: object ${change.newOid} is a ${object.type}, not a file's content`);
+      else if (change.newMode === '120000' && object.size >= PATH_MAX) problems.push(`${JSON.stringify(change.path)}: a symlink target of ${object.size} bytes`);
+    }
+    if (problems.length > 0) throw refuse('cannot be written whole', problems);
+    await enoughSpace(layout, target, written.map((change) => objects.get(change.newOid) ?? null));
   }
 
   /** A temporary index, seeded from the checkout's so git reuses its stat data, holding the whole working tree. */
@@ -294,6 +329,7 @@ export class WipStore {
       await copyFile(checkout.layout.indexFile, indexFile);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        await rm(indexFile, { force: true });
         throw new WipError('git-failed', `cannot copy the index: ${(error as Error).message}`, { cause: error });
       }
     }
@@ -333,6 +369,62 @@ export class WipStore {
     }
     throw new WipError('wip-race', `${checkout.ref} kept moving under ${CAS_ATTEMPTS} attempts to write it; nothing was lost, try again`);
   }
+}
+
+/**
+ * Removes the temporary index files (and git's locks on them) of saves and restores killed
+ * before they could: `chant-wip-<pid>-*` in the git directory whose process is gone.
+ */
+async function removeStaleTemporaries(gitDir: string): Promise<void> {
+  const names = await readdir(gitDir).catch(() => [] as string[]);
+  for (const name of names) {
+    const match = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/.exec(name);
+    if (match === null) continue;
+    const pid = Number(match[1]);
+    if (pid !== process.pid && !processAlive(pid)) await rm(join(gitDir, name), { force: true });
+  }
+}
+
+/**
+ * Refuses a restore, before it writes anything, while another git process holds the checkout's
+ * index: the restore's last step resets that index, and would fail after the files were written.
+ */
+async function indexNotLocked(layout: RepositoryLayout): Promise<void> {
+  const lock = `${layout.indexFile}.lock`;
+  if (await lstat(lock).then(() => true, () => false)) {
+    throw new WipError('git-failed', `Unable to create '${lock}': File exists. Another git process seems to be running in this repository; nothing was changed, try again when it ends`);
+  }
+}
+
+/**
+ * Refuses a restore, before it writes anything, when the file system holding the working tree
+ * has clearly too little room for the files it writes: git would fail halfway through. Sizes are
+ * the objects' own; a filter that grows files on checkout (CRLF, LFS) can still run out later.
+ */
+async function enoughSpace(layout: RepositoryLayout, target: Snapshot, objects: ReadonlyArray<{ size: number } | null>): Promise<void> {
+  const room = await statfs(layout.top).catch(() => null);
+  if (room === null || room.bsize <= 0) return;
+  const blocks = (bytes: number) => Math.ceil(bytes / room.bsize) * room.bsize;
+  const index = await lstat(layout.indexFile).then((stats) => stats.size, () => 0);
+  const needed = objects.reduce((sum, object) => sum + blocks(object?.size ?? 0), blocks(index));
+  const free = room.bavail * room.bsize;
+  if (needed > free) {
+    throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} writes about ${needed} bytes and the file system holding ${layout.top} has ${free} free: No space left on device; nothing was changed`);
+  }
+}
+
+/** The gitlinks of a staged index, as what the snapshot does not hold. */
+async function unsavedPaths(indexFile: string, objectFormat: string): Promise<NonNullable<SaveResult['unsaved']>> {
+  const gitlinks = await readGitlinks(indexFile, objectFormat);
+  return sortByPath(gitlinks.map((link) => ({
+    path: link.path,
+    reason: 'submodule' as const,
+    message: `${link.path} is a submodule: the snapshot keeps the commit it is at (${link.commit.slice(0, 12)}), not its files`,
+  })));
+}
+
+function sortByPath<T extends { path: string }>(entries: T[]): T[] {
+  return entries.sort((a, b) => compareBytes(a.path, b.path));
 }
 
 /**

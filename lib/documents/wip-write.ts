@@ -4,6 +4,13 @@ import { header, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
 import { FetchRef, PolicyDocument, PushResult } from './replication.js';
 import { Snapshot } from './snapshot.js';
 
+// What a snapshot could not hold. Kept inside SaveResult, since lib/index.ts exports the documents' types by name.
+const UnsavedPath = Type.Object({
+  path: Type.String({ description: 'From the repository root.' }),
+  reason: Type.Union([Type.Literal('submodule')], { description: 'submodule: a gitlink, kept as the commit it is at; its files, committed or not, are not in the snapshot.' }),
+  message: Type.String({ description: 'The same, for people.' }),
+}, { description: 'A path of the working tree whose contents the snapshot does not hold.' });
+
 /**
  * What {@link WipStore.save} returns.
  * @public
@@ -14,6 +21,9 @@ export const SaveResult = Type.Object({
   created: Type.Boolean({ description: "False when the ref's tip already held this tree on this head with the same label, by and kind, and nothing was written." }),
   snapshot: Snapshot,
   replication: Nullable(PushResult, "The push the policy makes after a save, or null when no policy is declared or its on leaves save out."),
+  unsaved: Type.Optional(Type.Array(UnsavedPath, {
+    description: 'What the snapshot could not hold, sorted by path; present only when there is something. A submodule (or any embedded repository) is kept as the commit it is at, its files are not.',
+  })),
 });
 /** @public */
 export type SaveResult = Static<typeof SaveResult>;

@@ -36,6 +36,10 @@ export interface TreeChange {
   path: string;
   oldMode: string;
   newMode: string;
+  /** The object the path names before (the zero id when it is added). */
+  oldOid: string;
+  /** The object the path names after (the zero id when it is deleted). */
+  newOid: string;
   /** A added, D deleted, M modified, T type changed. */
   status: string;
 }
@@ -154,9 +158,30 @@ export class Plumbing {
     return { commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message };
   }
 
-  /** Stages the whole working tree, ignored files left out, into `indexFile`. */
+  /**
+   * Stages the whole working tree, ignored files left out, into `indexFile`. `--sparse` (git
+   * 2.34) takes files outside a sparse checkout's cone too, where plain `add --all` would fail;
+   * entries marked skip-worktree keep the index's content and their bit.
+   */
   async addAll(top: string, indexFile: string): Promise<void> {
-    await this.run(['add', '--all'], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['add', '--all', '--sparse'], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  }
+
+  /**
+   * The type and size of each object, read in one git call.
+   * @returns oid -> `{type, size}`, or null for an object the repository does not have
+   */
+  async objectInfo(oids: readonly string[]): Promise<Map<string, { type: string; size: number } | null>> {
+    const info = new Map<string, { type: string; size: number } | null>();
+    const asked = [...new Set(oids)];
+    if (asked.length === 0) return info;
+    const out = await this.run(['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { input: asked.map((oid) => `${oid}\n`).join('') });
+    const lines = out.split('\n');
+    for (const [index, oid] of asked.entries()) {
+      const [name, type, size] = (lines[index] ?? '').split(' ');
+      info.set(oid, name === oid && type !== undefined && type !== 'missing' && size !== undefined ? { type, size: Number(size) } : null);
+    }
+    return info;
   }
 
   /** Writes the tree `indexFile` holds. */
@@ -221,18 +246,20 @@ export class Plumbing {
     const fields = out.split('\0');
     const changes: TreeChange[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
-      const [oldMode, newMode, , , status] = (fields[i] as string).replace(/^:/, '').split(' ') as [string, string, string, string, string];
-      changes.push({ path: fields[i + 1] as string, oldMode, newMode, status });
+      const [oldMode, newMode, oldOid, newOid, status] = (fields[i] as string).replace(/^:/, '').split(' ') as [string, string, string, string, string];
+      changes.push({ path: fields[i + 1] as string, oldMode, newMode, oldOid, newOid, status });
     }
     return changes;
   }
 
   /**
    * Moves the working tree from `from` to `to` through `indexFile`, which must hold `from` as
-   * the working tree has it: git's own checkout, with its path checks.
+   * the working tree has it: git's own checkout, with its path checks. Without
+   * `--no-sparse-checkout`, a sparse checkout's patterns would be applied again on the way,
+   * deleting files outside the cone that the move does not otherwise touch.
    */
   async switchTree(top: string, indexFile: string, from: string, to: string): Promise<void> {
-    await this.run(['read-tree', '-m', '-u', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['read-tree', '-m', '-u', '--no-sparse-checkout', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
   }
 
   /** Resets the checkout's index to `commit`, keeping the stat data of entries whose content is unchanged. */

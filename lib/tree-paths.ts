@@ -1,0 +1,78 @@
+// The paths a restore may write. git's checkout refuses some of them itself, but only after the
+// checkpoint is recorded, and some only halfway through writing the tree (a name too long for
+// the file system fails after earlier files were written). A snapshot chant took never holds any
+// of them, so one that does was made by hand, and is refused before anything is written.
+import { join } from 'node:path';
+import type { TreeChange } from './git/plumbing.js';
+
+/**
+ * The longest file name Linux, macOS and Windows file systems take, in bytes.
+ * @internal
+ */
+export const NAME_MAX = 255;
+/**
+ * The longest path the system calls take (PATH_MAX), terminator included, in bytes.
+ * @internal
+ */
+export const PATH_MAX = 4096;
+
+// git's verify_path with its defaults (core.protectNTFS on): `.git` in any case, and the forms
+// NTFS reads as `.git` (trailing dots and spaces, the 8.3 name `git~1`), also after a backslash.
+const DOTGIT = /^(?:\.git|git~1)[. ]*$/i;
+// A symlink may not be named `.gitmodules` (git follows it when it reads submodule config).
+const DOTGITMODULES = /^(?:\.gitmodules|gitmod~\d|gi7eba~\d)[. ]*$/i;
+
+/**
+ * Why a path may not be written by a restore, or null when it may.
+ * @param path - repository-relative, `/`-separated, as git lists it
+ * @param mode - its mode in the tree (`120000` for a symlink)
+ * @returns a reason for people, or null
+ * @internal
+ */
+export function unwritablePath(path: string, mode: string): string | null {
+  const parts = path.split('/');
+  for (const [index, part] of parts.entries()) {
+    if (part === '') return 'it has an empty name';
+    if (part === '.' || part === '..') return `it holds a ${part} component`;
+    if (part.split('\\').some((piece) => DOTGIT.test(piece))) return 'it holds a .git component';
+    if (Buffer.byteLength(part) > NAME_MAX) return `a name in it is longer than ${NAME_MAX} bytes`;
+    if (index === parts.length - 1 && mode === '120000' && DOTGITMODULES.test(part)) return 'it is a symlink named .gitmodules';
+  }
+  return null;
+}
+
+/**
+ * The paths of `changes` a restore under `top` may not write, each with why, sorted as given:
+ * invalid names, paths too long for the system, and a path written both as a file and as a
+ * folder (a tree listing one name twice).
+ * @param top - the top of the working tree
+ * @param changes - what the restore would change
+ * @returns one line per refused path
+ * @internal
+ */
+export function unwritableChanges(top: string, changes: readonly TreeChange[]): string[] {
+  const problems: string[] = [];
+  const written = changes.filter((change) => change.newMode !== '000000');
+  const files = new Set<string>();
+  for (const change of written) {
+    if (files.has(change.path)) problems.push(`${JSON.stringify(change.path)}: the tree lists it twice`);
+    files.add(change.path);
+  }
+  for (const change of written) {
+    const reason = unwritablePath(change.path, change.newMode)
+      ?? (Buffer.byteLength(join(top, change.path)) >= PATH_MAX ? `the path is longer than ${PATH_MAX - 1} bytes` : null)
+      ?? parentWritten(change.path, files);
+    if (reason !== null) problems.push(`${JSON.stringify(change.path)}: ${reason}`);
+  }
+  return problems;
+}
+
+function parentWritten(path: string, files: ReadonlySet<string>): string | null {
+  let slash = path.indexOf('/');
+  while (slash > 0) {
+    const parent = path.slice(0, slash);
+    if (files.has(parent)) return `the tree also lists ${JSON.stringify(parent)} as a file`;
+    slash = path.indexOf('/', slash + 1);
+  }
+  return null;
+}
