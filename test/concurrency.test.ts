@@ -1,0 +1,208 @@
+import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isWipError } from '../lib/errors.js';
+import { LOCK_NAME, withWorktreeLock } from '../lib/lock.js';
+import { WipStore } from '../lib/wip-store.js';
+
+interface BinRun { code: number | null; signal: string | null; stdout: string; stderr: string; doc: any }
+
+/** Starts the built bin as a process of its own, without waiting for the others. */
+function startBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BinRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      const stdout = Buffer.concat(out).toString('utf8');
+      let doc: unknown;
+      try {
+        doc = JSON.parse(stdout);
+      } catch {
+        doc = undefined;
+      }
+      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), doc });
+    });
+  });
+}
+
+/** The pid of a process that has exited (and been reaped). */
+function deadPid(): number {
+  const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(child.stdout);
+}
+
+/** The tree git would write for the working tree as it is, computed with plain git. */
+function worktreeTree(dir: string): string {
+  const env = { GIT_INDEX_FILE: join(tempDir('chant-probe-'), 'index') };
+  git(dir, ['read-tree', 'HEAD'], { env });
+  git(dir, ['add', '--all'], { env });
+  return git(dir, ['write-tree'], { env }).trim();
+}
+
+/** Many files that differ between two states, so a mixture of them could not go unnoticed. */
+function manyFiles(tag: string, count = 200): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < count; i += 1) files[`bulk/d${i % 10}/f${i}.txt`] = `${tag} ${i}\n`;
+  return files;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('concurrent saves and restores', () => {
+  it('records 16 concurrent save processes on one branch, each exactly once in the chain', async () => {
+    assert.ok(existsSync(BIN), 'npm run build first');
+    const dir = makeRepo();
+    writeFiles(dir, { 'work.txt': 'in progress\n', ...manyFiles('save', 50) });
+    const labels = Array.from({ length: 16 }, (_, index) => `writer-${index}`);
+    const runs = await Promise.all(labels.map((label) => startBin(dir, ['workspace', 'wip', 'save', '--label', label])));
+    for (const [index, run] of runs.entries()) {
+      assert.equal(run.code, 0, `writer ${index}: ${run.stdout}${run.stderr}`);
+      assert.equal(run.doc.created, true);
+      assert.equal(run.doc.snapshot.label, labels[index]);
+    }
+    const { branches } = await new WipStore({ cwd: dir }).list();
+    const chain = branches[0]?.snapshots ?? [];
+    assert.equal(chain.length, 16, 'the first-parent chain holds every save');
+    assert.deepEqual(chain.map((snapshot) => snapshot.label).sort(), [...labels].sort(), 'each label exactly once');
+    assert.deepEqual(new Set(chain.map((snapshot) => snapshot.commit)), new Set(runs.map((run) => run.doc.snapshot.commit)), 'each reported commit is in the chain');
+    assert.equal(existsSync(join(dir, '.git', LOCK_NAME)), false, 'the lock is gone');
+  });
+
+  it('serializes two restores started at once: the working tree ends as one snapshot, and each checkpoint holds a whole tree', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, manyFiles('a'));
+    const a = await store.save({ label: 'a' });
+    const treeA = treeOf(dir);
+    writeFiles(dir, { ...manyFiles('b'), 'only-b.txt': 'b\n' });
+    const b = await store.save({ label: 'b' });
+    const treeB = treeOf(dir);
+    writeFiles(dir, { ...manyFiles('w'), 'only-b.txt': null, 'only-w.txt': 'w\n' });
+    const treeW = worktreeTree(dir);
+    // Held by this (live) process, so both restores wait and then race for the lock at once.
+    const lock = join(dir, '.git', LOCK_NAME);
+    writeFileSync(lock, `${process.pid}\n`);
+    const runs = [startBin(dir, ['workspace', 'wip', 'restore', a.snapshot.commit]), startBin(dir, ['workspace', 'wip', 'restore', b.snapshot.commit])];
+    await sleep(400);
+    assert.ok(existsSync(lock), 'neither restore broke a live holder\'s lock');
+    rmSync(lock);
+    const [runA, runB] = await Promise.all(runs) as [BinRun, BinRun];
+    assert.equal(runA.code, 0, runA.stdout);
+    assert.equal(runB.code, 0, runB.stdout);
+    const final = treeOf(dir);
+    const aLast = JSON.stringify(final) === JSON.stringify(treeA);
+    assert.ok(aLast || JSON.stringify(final) === JSON.stringify(treeB), 'the working tree is exactly one of the two snapshots, never a mixture');
+    const [first, second] = aLast ? [runB, runA] : [runA, runB];
+    assert.equal(first.doc.checkpoint.snapshot.tree, treeW, 'the first checkpoint holds the working tree as it was');
+    assert.equal(second.doc.checkpoint.snapshot.tree, first.doc.snapshot.tree, 'the second checkpoint holds what the first restored');
+  });
+
+  it('serializes a save taken during a restore: the snapshot is the tree before or after, never a mixture', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, manyFiles('target'));
+    const target = await store.save({ label: 'target' });
+    const targetTree = treeOf(dir);
+    writeFiles(dir, manyFiles('now'));
+    const nowTree = worktreeTree(dir);
+    const lock = join(dir, '.git', LOCK_NAME);
+    writeFileSync(lock, `${process.pid}\n`);
+    const restoring = startBin(dir, ['workspace', 'wip', 'restore', target.snapshot.commit]);
+    await sleep(150);
+    const saving = startBin(dir, ['workspace', 'wip', 'save', '--label', 'during']);
+    await sleep(300);
+    rmSync(lock);
+    const [restore, save] = await Promise.all([restoring, saving]);
+    assert.equal(restore.code, 0, restore.stdout);
+    assert.equal(save.code, 0, save.stdout);
+    assert.ok([nowTree, target.snapshot.tree].includes(save.doc.snapshot.tree), `the save holds a whole tree: ${save.doc.snapshot.tree}`);
+    assert.deepEqual(treeOf(dir), targetTree, 'the restore finished whole');
+  });
+
+  it('waits a bounded time for a live holder, then refuses with wip-race and changes nothing', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, lockWaitMs: 200 });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    await store.save({});
+    writeFiles(dir, { 'a.txt': 'edited\n' });
+    writeFileSync(join(dir, '.git', LOCK_NAME), `${process.pid}\n`);
+    const before = stateOf(dir);
+    for (const attempt of [() => store.save({ label: 'x' }), () => store.restore({})]) {
+      const started = Date.now();
+      await assert.rejects(attempt(), (error) => {
+        assert.ok(isWipError(error, 'wip-race'), String(error));
+        assert.match(error.message, new RegExp(`process ${process.pid}`));
+        return true;
+      });
+      assert.ok(Date.now() - started < 5_000, 'the wait is bounded');
+    }
+    assert.deepEqual(stateOf(dir), before, 'nothing changed');
+    assert.ok(existsSync(join(dir, '.git', LOCK_NAME)), 'a live holder keeps its lock');
+  });
+
+  it('takes over a lock left by a killed process: one whose pid is dead, or one left empty long ago', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, lockWaitMs: 2_000 });
+    const lock = join(dir, '.git', LOCK_NAME);
+    writeFileSync(lock, `${deadPid()}\n`);
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const one = await store.save({ label: 'dead pid' });
+    assert.equal(one.created, true);
+    assert.equal(existsSync(lock), false);
+    writeFileSync(lock, '');
+    utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const two = await store.save({ label: 'old empty lock' });
+    assert.equal(two.created, true);
+    assert.equal(existsSync(lock), false);
+  });
+
+  it('does not take over an empty lock that was just created, since its holder may be about to write its pid', async () => {
+    const dir = makeRepo();
+    writeFileSync(join(dir, '.git', LOCK_NAME), '');
+    await assert.rejects(new WipStore({ cwd: dir, lockWaitMs: 300 }).save({}), (error) => isWipError(error, 'wip-race'));
+  });
+
+  it('lets exactly one of many waiters take over a stale lock, never two at once', async () => {
+    const dir = makeRepo();
+    const gitDir = join(dir, '.git');
+    const dead = deadPid();
+    let inside = 0;
+    let most = 0;
+    let entered = 0;
+    // Waiters that find a live holder give up at once (waitMs 0), so each round is the takeover
+    // alone: before the breaker, two or three of 16 got in together in about one round in six.
+    for (let round = 0; round < 100; round += 1) {
+      writeFileSync(join(gitDir, LOCK_NAME), `${dead}\n`);
+      await Promise.all(Array.from({ length: 16 }, () => withWorktreeLock(gitDir, async () => {
+        inside += 1;
+        entered += 1;
+        most = Math.max(most, inside);
+        await sleep(5);
+        inside -= 1;
+      }, { waitMs: 0 }).catch((error: unknown) => assert.ok(isWipError(error, 'wip-race'), String(error)))));
+    }
+    assert.equal(most, 1, 'never two holders at once');
+    assert.equal(entered, 100, 'one taker a round');
+  });
+
+  it('takes over a stale lock even when a killed waiter left its breaker behind', async () => {
+    const dir = makeRepo();
+    const gitDir = join(dir, '.git');
+    writeFileSync(join(gitDir, LOCK_NAME), `${deadPid()}\n`);
+    const breaker = join(gitDir, `${LOCK_NAME}.break`);
+    writeFileSync(breaker, `${deadPid()}\n`);
+    utimesSync(breaker, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const saved = await new WipStore({ cwd: dir, lockWaitMs: 2_000 }).save({});
+    assert.equal(saved.created, true);
+    assert.equal(existsSync(breaker), false);
+  });
+});

@@ -1,0 +1,216 @@
+import { BIN, git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { LOCK_NAME } from '../lib/lock.js';
+import { WipStore } from '../lib/wip-store.js';
+
+// SIGKILL at every git call a save or restore makes, and in the middle of the checkout itself.
+// A `git` first on PATH counts its calls and, on the armed one, kills the chant process that
+// called it: before running git, or right after git finished. The paths are written into the
+// scripts, since chant hands git a curated environment and not the test's.
+const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+
+interface Killer {
+  env: NodeJS.ProcessEnv;
+  /** Kill the caller at git call `at` (0: never), before it runs or after it ran; or at the `smudge`th file the checkout writes. */
+  arm(at: number, mode: 'before' | 'after', smudge?: number): void;
+  calls(): string[];
+  /** The smudge filter's command, for `filter.killer.smudge`. */
+  smudge: string;
+}
+
+function killer(): Killer {
+  const dir = tempDir('chant-killer-');
+  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'git'), [
+    '#!/bin/sh',
+    `d=${quote(dir)}`,
+    'n=$(( $(cat "$d/count") + 1 ))',
+    'echo "$n" > "$d/count"',
+    'printf \'%s\\n\' "$*" >> "$d/log"',
+    // exec keeps the pid: the smudge filter below kills this git by it.
+    'echo $$ > "$d/git.pid"',
+    'echo $PPID > "$d/node.pid"',
+    'read at mode smudge < "$d/arm"',
+    'if [ "$n" = "$at" ]; then',
+    '  if [ "$mode" = before ]; then kill -9 $PPID; exit 137; fi',
+    `  ${quote(REAL_GIT)} "$@"; rc=$?; kill -9 $PPID; exit $rc`,
+    'fi',
+    `exec ${quote(REAL_GIT)} "$@"`,
+    '',
+  ].join('\n'));
+  chmodSync(join(bin, 'git'), 0o755);
+  const smudge = join(dir, 'smudge');
+  writeFileSync(smudge, [
+    '#!/bin/sh',
+    `d=${quote(dir)}`,
+    'k=$(( $(cat "$d/smudged") + 1 ))',
+    'echo "$k" > "$d/smudged"',
+    'read at mode when < "$d/arm"',
+    // The chant process first, so it cannot react to git's death; then the checkout itself.
+    'if [ "$k" = "$when" ]; then kill -9 $(cat "$d/node.pid"); kill -9 $(cat "$d/git.pid"); exit 1; fi',
+    'exec cat',
+    '',
+  ].join('\n'));
+  chmodSync(smudge, 0o755);
+  const arm = (at: number, mode: 'before' | 'after', when = 0) => {
+    writeFileSync(join(dir, 'arm'), `${at} ${mode} ${when}\n`);
+    writeFileSync(join(dir, 'count'), '0\n');
+    writeFileSync(join(dir, 'smudged'), '0\n');
+    writeFileSync(join(dir, 'log'), '');
+  };
+  arm(0, 'before');
+  return {
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    arm,
+    calls: () => readFileSync(join(dir, 'log'), 'utf8').split('\n').filter((line) => line.length > 0),
+    smudge,
+  };
+}
+
+function runBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; signal: string | null; doc: any }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'ignore'] });
+    const out: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.once('error', reject);
+    // 'close' comes after the process is reaped, so its pid reads as dead from here on.
+    child.once('close', (code, signal) => {
+      let doc: unknown;
+      try {
+        doc = JSON.parse(Buffer.concat(out).toString('utf8'));
+      } catch {
+        doc = undefined;
+      }
+      resolve({ code, signal, doc });
+    });
+  });
+}
+
+/** The tree git writes for the working tree as it is, by plain git through an index of its own. */
+function worktreeTree(dir: string): string {
+  const env = { GIT_INDEX_FILE: join(tempDir('chant-probe-'), 'index') };
+  git(dir, ['read-tree', 'HEAD'], { env });
+  git(dir, ['add', '--all'], { env });
+  return git(dir, ['write-tree'], { env }).trim();
+}
+
+function wipTip(dir: string): string | null {
+  const out = git(dir, ['rev-parse', '-q', '--verify', 'refs/chant/wip/main'], { allowFail: true }).trim();
+  return out.length > 0 ? out : null;
+}
+
+function leftovers(dir: string): string[] {
+  return readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip'));
+}
+
+/** Files the checkout writes through the smudge filter, target and current differing in each. */
+function dataFiles(tag: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 6; i += 1) files[`data/f${i}.dat`] = `${tag} ${i}\n`;
+  return files;
+}
+
+describe('a restore or save killed with SIGKILL', () => {
+  it('leaves the pre-restore checkpoint on the ref before the first file is touched, at every git call and mid-checkout, and restoring it gives the tree back', async (t) => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'tracked.txt': 'tracked\n' });
+    const kill = killer();
+    git(dir, ['config', 'filter.killer.smudge', kill.smudge]);
+    writeFileSync(join(dir, '.git', 'info', 'attributes'), '*.dat filter=killer\n');
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { ...dataFiles('target'), 'tracked.txt': 'target\n', 'new/in-target.txt': 'target only\n' });
+    const target = await store.save({ label: 'target' });
+    const work = { ...dataFiles('work'), 'tracked.txt': 'work\n', 'new/in-target.txt': null, 'only-work.txt': 'work only\n' };
+    writeFiles(dir, work);
+    let killed = 0;
+    let callsOfARestore = 0;
+    const points: Array<[number, 'before' | 'after', number]> = [];
+    for (const mode of ['before', 'after'] as const) for (let at = 1; at <= 20; at += 1) points.push([at, mode, 0]);
+    for (let file = 1; file <= 4; file += 1) points.push([0, 'before', file]);
+    const finished = new Set<string>();
+    for (const [at, mode, smudge] of points) {
+      if (finished.has(mode) && smudge === 0) continue;
+      // A working tree no snapshot holds yet, so that every restore writes a checkpoint of its own.
+      writeFiles(dir, { 'point.txt': `${at} ${mode} ${smudge}\n` });
+      const workTree = treeOf(dir);
+      const workHash = worktreeTree(dir);
+      const before = wipTip(dir);
+      kill.arm(at, mode, smudge);
+      const run = await runBin(dir, ['workspace', 'wip', 'restore', target.snapshot.commit], kill.env);
+      if (run.signal === null) {
+        // Past the last git call: the restore ran whole. Undo it for the next point.
+        assert.equal(run.code, 0, JSON.stringify(run.doc));
+        assert.ok(smudge === 0, 'every armed smudge kill fires');
+        callsOfARestore = kill.calls().length;
+        finished.add(mode);
+        await store.restore({ snapshot: run.doc.checkpoint.snapshot.commit });
+        assert.deepEqual(treeOf(dir), workTree);
+        continue;
+      }
+      killed += 1;
+      const where = smudge > 0 ? `at file ${smudge} of the checkout` : `${mode} git call ${at} (${kill.calls().at(-1)})`;
+      const tip = wipTip(dir) as string;
+      const tipTree = git(dir, ['rev-parse', `${tip}^{tree}`]).trim();
+      const touched = JSON.stringify(treeOf(dir)) !== JSON.stringify(workTree);
+      // The checkpoint is a new pre-restore snapshot, or the tip itself when it already held the tree.
+      if (touched) assert.equal(tipTree, workHash, `killed ${where}: files changed, so the tip holds the working tree as it was`);
+      if (tip !== before) {
+        assert.equal(tipTree, workHash, `killed ${where}: the only commit a restore puts on the ref is its checkpoint`);
+        assert.match(git(dir, ['log', '-1', '--format=%B', tip]), /^Chant-Wip-Kind: pre-restore$/m);
+      }
+      if (tipTree === workHash) {
+        await store.restore({ snapshot: tip });
+      } else {
+        // Killed before the checkpoint: nothing was written, and the next save or restore cleans up.
+        await store.save({ label: `after kill ${killed}` });
+      }
+      assert.deepEqual(treeOf(dir), workTree, `killed ${where}: restoring the checkpoint gives the tree back exactly`);
+      assert.deepEqual(leftovers(dir), [], `killed ${where}: no lock or temporary index is left once the next write ran`);
+      assert.equal(existsSync(join(dir, '.git', 'index.lock')), false);
+    }
+    assert.equal(callsOfARestore, 13, 'a restore that writes a checkpoint makes 13 git calls');
+    t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
+  });
+
+  it('leaves the ref as it was or at a whole snapshot, and the next save removes what the killed one left', async (t) => {
+    const dir = makeRepo();
+    const kill = killer();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n', 'dir/b.txt': 'b\n' });
+    let killed = 0;
+    let callsOfASave = 0;
+    let sawLeftovers = 0;
+    for (const mode of ['before', 'after'] as const) {
+      for (let at = 1; at <= 20; at += 1) {
+        writeFiles(dir, { 'a.txt': `${mode} ${at}\n` });
+        const expected = worktreeTree(dir);
+        const before = wipTip(dir);
+        kill.arm(at, mode);
+        const run = await runBin(dir, ['workspace', 'wip', 'save', '--label', `${mode}-${at}`], kill.env);
+        if (run.signal === null) {
+          assert.equal(run.code, 0);
+          callsOfASave = kill.calls().length;
+          break;
+        }
+        killed += 1;
+        const tip = wipTip(dir);
+        if (tip !== before) {
+          assert.equal(git(dir, ['rev-parse', `${tip}^{tree}`]).trim(), expected, `killed ${mode} call ${at}: the tip is a whole snapshot`);
+          assert.match(git(dir, ['log', '-1', '--format=%B', tip as string]), new RegExp(`^Chant-Wip-Label: ${mode}-${at}$`, 'm'));
+        }
+        if (leftovers(dir).some((name) => name.endsWith('.index'))) sawLeftovers += 1;
+        const next = await store.save({ label: `recovered ${mode} ${at}` });
+        assert.equal(next.snapshot.tree, expected);
+        assert.deepEqual(leftovers(dir), [], `killed ${mode} call ${at}: the next save left no lock or temporary index`);
+      }
+    }
+    assert.equal(callsOfASave, 7);
+    assert.ok(sawLeftovers > 0, 'some kills did leave a temporary index behind');
+    t.diagnostic(`${killed} kills: before and after each of the ${callsOfASave} git calls of a save; ${sawLeftovers} left a temporary index, removed by the next save`);
+  });
+});

@@ -1,0 +1,129 @@
+import { assertValidDocument, git, makeRepo, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { isWipError } from '../lib/errors.js';
+import { WipStore } from '../lib/wip-store.js';
+
+// Arguments as an attacker or a confused script passes them: option-like names, control and
+// bidirectional characters, huge values, branches named like options or like tags. Each must be
+// a document with a code, never an option handed to git, never a stack trace.
+
+/** Runs the CLI and checks the refusal: exit 1, the code, a valid document, no stack trace, nothing written. */
+async function refusedCli(dir: string, args: readonly string[], code: string): Promise<void> {
+  const before = stateOf(dir);
+  const files = readdirSync(dir).sort();
+  const run = await runCli(dir, args);
+  assert.equal(run.code, 1, `${JSON.stringify(args)}: ${run.stdout}`);
+  assert.equal(run.doc?.error?.code, code, `${JSON.stringify(args)}: ${run.stdout}`);
+  await assertValidDocument(run.doc);
+  assert.doesNotMatch(run.stdout + run.stderr, /\n\s+at [^\n]+:\d+:\d+/, 'no stack trace');
+  assert.equal(run.stderr, '');
+  assert.deepEqual(stateOf(dir), before, `${JSON.stringify(args)}: nothing was written`);
+  assert.deepEqual(readdirSync(dir).sort(), files, `${JSON.stringify(args)}: no file appeared (no --output reached git)`);
+}
+
+const BAD_TEXT: ReadonlyArray<[string, string]> = [
+  ['a bell (C0)', 'turn\u00077'],
+  ['an ANSI escape', '\u001b[31mred\u001b[0m'],
+  ['a NEL (C1)', 'turn\u00857'],
+  ['a CSI (C1)', 'turn\u009b31m'],
+  ['a right-to-left override', 'github:alex\u202egpj.exe'],
+  ['a left-to-right isolate', 'turn\u20667'],
+  ['a right-to-left mark', 'turn\u200f7'],
+  ['a line separator', 'turn\u20287'],
+  ['10,000 characters', 'x'.repeat(10_000)],
+  ['a newline and a forged trailer', 'turn\nChant-Wip-Branch: other'],
+];
+
+describe('hostile arguments', () => {
+  it('reads restore --output=x as a usage error, and a name after -- as a name that resolves to no snapshot', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    await new WipStore({ cwd: dir }).save({});
+    writeFiles(dir, { 'a.txt': 'edited\n' });
+    await refusedCli(dir, ['workspace', 'wip', 'restore', '--output=x'], 'write-usage-invalid');
+    await refusedCli(dir, ['workspace', 'wip', 'restore', '-x'], 'write-usage-invalid');
+    for (const name of ['-x', '--output=x', '--all', '--git-dir', '--exec-path=/tmp', '-c', 'HEAD', 'HEAD~0', 'main..HEAD', '^HEAD', '', 'a\nb', 'refs/chant/wip/main:a.txt']) {
+      await refusedCli(dir, ['workspace', 'wip', 'restore', '--', name], 'wip-snapshot-unknown');
+    }
+  });
+
+  for (const [what, value] of BAD_TEXT) {
+    it(`refuses a --label or --by with ${what} as write-usage-invalid, on the CLI and in the SDK`, async () => {
+      const dir = makeRepo();
+      await new WipStore({ cwd: dir }).save({});
+      writeFiles(dir, { 'x.txt': 'x\n' });
+      await refusedCli(dir, ['workspace', 'wip', 'save', '--label', value], 'write-usage-invalid');
+      await refusedCli(dir, ['workspace', 'wip', 'save', '--by', value], 'write-usage-invalid');
+      await refusedCli(dir, ['workspace', 'wip', 'restore', '--by', value], 'write-usage-invalid');
+      await assert.rejects(new WipStore({ cwd: dir }).save({ label: value }), (error) => isWipError(error, 'write-usage-invalid'));
+    });
+  }
+
+  it('refuses an unpaired surrogate in the SDK, since no commit message could hold it as given', async () => {
+    const dir = makeRepo();
+    for (const value of ['turn\ud8007', 'end\udc00']) {
+      await assert.rejects(new WipStore({ cwd: dir }).save({ label: value }), (error) => isWipError(error, 'write-usage-invalid') && /U\+D[8C]00/.test(error.message));
+      await assert.rejects(new WipStore({ cwd: dir }).restore({ by: value }), (error) => isWipError(error, 'write-usage-invalid'));
+    }
+    const emoji = await new WipStore({ cwd: dir }).save({ label: 'ok 🎉' });
+    assert.equal(emoji.snapshot.label, 'ok 🎉', 'a paired surrogate is a character like any other');
+  });
+
+  it('records option-like labels as given, passing them to git only as message text', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--label=--output=x', '--by=-c core.pager=touch pwned']);
+    assert.equal(run.code, 0, run.stdout);
+    assert.equal(run.doc.snapshot.label, '--output=x');
+    assert.equal(run.doc.snapshot.by, '-c core.pager=touch pwned');
+    assert.equal(existsSync(join(dir, 'x')), false);
+    assert.equal(existsSync(join(dir, 'pwned')), false);
+  });
+
+  for (const branch of ['-x', '--output=x', 'HEAD', '@']) {
+    it(`saves, lists and restores on a branch named ${branch}, which git only takes by its full name`, async () => {
+      const dir = makeRepo();
+      git(dir, ['update-ref', `refs/heads/${branch}`, 'HEAD']);
+      git(dir, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
+      writeFiles(dir, { 'a.txt': 'saved\n' });
+      const saved = await runCli(dir, ['workspace', 'wip', 'save']);
+      assert.equal(saved.code, 0, saved.stdout);
+      assert.equal(saved.doc.branch, branch);
+      assert.equal(saved.doc.ref, `refs/chant/wip/${branch}`);
+      const expected = treeOf(dir);
+      writeFiles(dir, { 'a.txt': 'edited\n' });
+      const restored = await runCli(dir, ['workspace', 'wip', 'restore']);
+      assert.equal(restored.code, 0, restored.stdout);
+      assert.deepEqual(treeOf(dir), expected);
+      const listed = await runCli(dir, ['workspace', 'wip', '--json', `--branch=${branch}`]);
+      assert.equal(listed.doc.branches.length, 1);
+      assert.equal(listed.doc.branches[0].snapshots.length, 2, 'the save and the checkpoint');
+      assert.equal(listed.doc.checkout.branch, branch);
+      assert.deepEqual(readdirSync(dir).sort(), ['.git', 'README.md', 'a.txt'], 'no file named after an option appeared');
+    });
+  }
+
+  it('takes the branch from its full name when a tag has the same name', async () => {
+    const dir = makeRepo({ 'README.md': 'one\n' });
+    const first = git(dir, ['rev-parse', 'HEAD']).trim();
+    writeFiles(dir, { 'README.md': 'two\n' });
+    git(dir, ['commit', '-qam', 'two']);
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    git(dir, ['tag', 'main', first]);
+    writeFiles(dir, { 'a.txt': 'work\n' });
+    const saved = await runCli(dir, ['workspace', 'wip', 'save']);
+    assert.equal(saved.code, 0, saved.stdout);
+    assert.equal(saved.doc.snapshot.head, head, 'the branch\'s commit, not the tag\'s');
+    assert.deepEqual(saved.doc.snapshot.branch, 'main');
+    writeFiles(dir, { 'a.txt': 'later\n' });
+    const restored = await runCli(dir, ['workspace', 'wip', 'restore']);
+    assert.equal(restored.code, 0, restored.stdout);
+    assert.equal(restored.doc.headMoved, false);
+    assert.equal(restored.doc.head, head);
+    // The name alone is ambiguous; git takes the tag, whose commit is no snapshot.
+    await refusedCli(dir, ['workspace', 'wip', 'restore', 'main'], 'wip-snapshot-unknown');
+  });
+});

@@ -1,0 +1,214 @@
+import { git, makeRepo, treeOf } from './helpers.js';
+import assert from 'node:assert/strict';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { isWipError } from '../lib/errors.js';
+import { WipStore } from '../lib/wip-store.js';
+
+// Round trips on random trees: save, edit, restore, then restore the checkpoint. A repository
+// serves many cases (each case writes its whole tree over the last one's), so 300 cases fit in
+// well under a minute. The seeds are fixed so a failure replays; they are printed with the results.
+// CHANT_ROUNDTRIP_SEED and CHANT_ROUNDTRIP_RUNS explore further by hand; the suite runs the fixed ones.
+const SEED = Number(process.env.CHANT_ROUNDTRIP_SEED ?? 20261003);
+const RUNS = Number(process.env.CHANT_ROUNDTRIP_RUNS ?? 300);
+const WORKERS = 3;
+
+type Node =
+  | { kind: 'file'; data: Buffer; exec: boolean }
+  | { kind: 'link'; target: string }
+  | { kind: 'dir'; entries: Entry[] };
+type Entry = [string, Node];
+
+// Names people and tools make, hostile to shells and parsers: spaces, unicode, newlines, leading
+// dashes, glob characters. `*.ign` and folders named `ign` are ignored (see the .gitignore below).
+const SPECIAL_NAMES = [
+  'a b', ' lead', 'trail ', 'é', 'ñandú', '日本語', '🎉', 'new\nline', 'tab\there', 'cr\rx', '-x', '--output=x', '-',
+  '*', '?', '[ab]', '!neg', '#hash', 'back\\slash', '~', 'a:b', 'quo"te', "apo's", '.hidden', '..dots', 'x.ign', 'ign', 'deep.ign',
+];
+const TOP_FIXED = new Set(['.git', '.gitignore', 'README.md']);
+
+const name = fc.oneof(
+  { weight: 2, arbitrary: fc.constantFrom(...SPECIAL_NAMES) },
+  { weight: 5, arbitrary: fc.string({ unit: fc.constantFrom(...'abcxyz019-_. é'), minLength: 1, maxLength: 6 }) },
+).filter((text) => text !== '.' && text !== '..' && !/^\.git/i.test(text) && !TOP_FIXED.has(text));
+
+const content = fc.oneof(
+  fc.constant(Buffer.alloc(0)),
+  fc.string({ maxLength: 30 }).map((text) => Buffer.from(text)),
+  fc.uint8Array({ maxLength: 48 }).map((bytes) => Buffer.from(bytes)),
+  fc.constant(Buffer.from('crlf\r\nline\n')),
+);
+const linkTarget = fc.oneof(fc.constantFrom('missing', '../dangling', '.', '..', 'a b', '/nonexistent/absolute', 'ign/x', 'x.ign'), name);
+const fileNode = fc.record({ kind: fc.constant('file' as const), data: content, exec: fc.boolean() });
+const linkNode = fc.record({ kind: fc.constant('link' as const), target: linkTarget });
+
+const { node: nodeArb, tree: treeArb } = fc.letrec<{ node: Node; dir: Node; tree: Entry[] }>((tie) => ({
+  node: fc.oneof({ maxDepth: 3, depthSize: 'small' }, { weight: 4, arbitrary: fileNode }, { weight: 1, arbitrary: linkNode }, { weight: 2, arbitrary: tie('dir') }),
+  dir: fc.uniqueArray(fc.tuple(name, tie('node')), { selector: (entry) => entry[0], maxLength: 4 }).map((entries): Node => ({ kind: 'dir', entries })),
+  tree: fc.uniqueArray(fc.tuple(name, tie('node')), { selector: (entry) => entry[0], minLength: 1, maxLength: 6 }),
+}));
+
+type EditOp = 'write' | 'chmod' | 'delete' | 'toDir' | 'toFile' | 'toLink' | 'add';
+interface Edit { op: EditOp; at: number; data: Buffer; node: Node; name: string; target: string }
+const editArb = fc.record({
+  op: fc.constantFrom<EditOp>('write', 'chmod', 'delete', 'toDir', 'toFile', 'toLink', 'add'),
+  at: fc.nat(),
+  data: content,
+  node: nodeArb,
+  name,
+  target: linkTarget,
+});
+
+function clone(entries: readonly Entry[]): Entry[] {
+  return entries.map(([key, node]) => [key, node.kind === 'dir' ? { kind: 'dir', entries: clone(node.entries) } : { ...node }]);
+}
+
+/** The edited tree: each edit picks a node by index among every node (folders included). */
+function applyEdits(tree: readonly Entry[], edits: readonly Edit[]): Entry[] {
+  const root: Entry[] = clone(tree);
+  for (const edit of edits) {
+    const places: Array<{ parent: Entry[]; index: number }> = [];
+    const walk = (entries: Entry[]) => entries.forEach(([, node], index) => {
+      places.push({ parent: entries, index });
+      if (node.kind === 'dir') walk(node.entries);
+    });
+    walk(root);
+    if (places.length === 0 || edit.op === 'add') {
+      const dirs = [root, ...places.map(({ parent, index }) => (parent[index] as Entry)[1]).filter((node) => node.kind === 'dir').map((node) => (node as { entries: Entry[] }).entries)];
+      const into = dirs[edit.at % dirs.length] as Entry[];
+      if (!into.some(([key]) => key === edit.name)) into.push([edit.name, edit.node]);
+      continue;
+    }
+    const { parent, index } = places[edit.at % places.length] as { parent: Entry[]; index: number };
+    const [key, node] = parent[index] as Entry;
+    switch (edit.op) {
+      case 'write': parent[index] = [key, { kind: 'file', data: edit.data, exec: node.kind === 'file' && node.exec }]; break;
+      case 'chmod': if (node.kind === 'file') parent[index] = [key, { ...node, exec: !node.exec }]; break;
+      case 'delete': parent.splice(index, 1); break;
+      case 'toDir': parent[index] = [key, { kind: 'dir', entries: [[edit.name, edit.node]] }]; break;
+      case 'toFile': parent[index] = [key, { kind: 'file', data: edit.data, exec: false }]; break;
+      case 'toLink': parent[index] = [key, { kind: 'link', target: edit.target }]; break;
+    }
+  }
+  return root;
+}
+
+/** The files of a model as treeOf describes a working tree (empty folders hold nothing). */
+function flatten(entries: readonly Entry[], prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, node] of entries) {
+    const path = `${prefix}${key}`;
+    if (node.kind === 'file') out[path] = `${node.exec ? 'x' : '-'}:${node.data.toString('latin1')}`;
+    else if (node.kind === 'link') out[path] = `link:${node.target}`;
+    else Object.assign(out, flatten(node.entries, `${path}/`));
+  }
+  return out;
+}
+
+/** Mirrors the .gitignore: `*.ign` anywhere, and everything inside a folder named `ign`. */
+function ignored(path: string): boolean {
+  const parts = path.split('/');
+  return parts.some((part, index) => part.endsWith('.ign') || (part === 'ign' && index < parts.length - 1));
+}
+
+function only(files: Record<string, string>, keep: (path: string) => boolean): Record<string, string> {
+  return Object.fromEntries(Object.entries(files).filter(([path]) => keep(path)));
+}
+
+/** Makes the working tree hold exactly the model (the fixed top files aside), never writing through a symlink. */
+function materialize(dir: string, entries: readonly Entry[], top = true): void {
+  const wanted = new Map(entries);
+  for (const entry of readdirSync(dir)) {
+    if (top && TOP_FIXED.has(entry)) continue;
+    const path = join(dir, entry);
+    const stats = lstatSync(path);
+    const kind = stats.isSymbolicLink() ? 'link' : stats.isDirectory() ? 'dir' : 'file';
+    if (wanted.get(entry)?.kind !== kind) rmSync(path, { recursive: true, force: true });
+  }
+  for (const [key, node] of entries) {
+    const path = join(dir, key);
+    if (node.kind === 'file') {
+      writeFileSync(path, node.data);
+      chmodSync(path, node.exec ? 0o755 : 0o644);
+    } else if (node.kind === 'link') {
+      let current: string | null = null;
+      try {
+        current = readlinkSync(path);
+      } catch {
+        // Not there yet.
+      }
+      if (current !== node.target) {
+        rmSync(path, { force: true });
+        symlinkSync(node.target, path);
+      }
+    } else {
+      mkdirSync(path, { recursive: true });
+      materialize(path, node.entries, false);
+    }
+  }
+}
+
+function compareBytes(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** What one worker's run of the property found. */
+interface Tally { cases: number; restored: number; blocked: number }
+
+/** Runs `runs` cases of the property on a repository of its own. */
+async function roundTrips(seed: number, runs: number): Promise<Tally> {
+  const dir = makeRepo({ 'README.md': 'fixed\n', '.gitignore': '*.ign\nign/\n' });
+  const store = new WipStore({ cwd: dir });
+  const fixed = treeOf(dir);
+  const wipRefFile = join(dir, '.git', 'refs', 'chant', 'wip', 'main');
+  const tally: Tally = { cases: 0, restored: 0, blocked: 0 };
+  await fc.assert(fc.asyncProperty(treeArb, fc.array(editArb, { minLength: 1, maxLength: 5 }), async (tree, edits) => {
+    tally.cases += 1;
+    materialize(dir, tree);
+    const saved = await store.save({});
+    const savedFiles = only(flatten(tree), (path) => !ignored(path));
+    const edited = applyEdits(tree, edits);
+    materialize(dir, edited);
+    const before = treeOf(dir);
+    assert.deepEqual(before, { ...fixed, ...flatten(edited) }, 'the fixture wrote the edited tree');
+    const ignoredBefore = only(before, ignored);
+    const editedFiles = only(flatten(edited), (path) => !ignored(path));
+    // An ignored file where the snapshot needs a file or a folder of its own: refused by design.
+    const inTheWay = Object.keys(ignoredBefore).some((kept) => Object.keys(savedFiles).some((path) => kept.startsWith(`${path}/`) || path.startsWith(`${kept}/`)));
+    const tip = readFileSync(wipRefFile, 'utf8');
+    let result;
+    try {
+      result = await store.restore({ snapshot: saved.snapshot.commit });
+    } catch (error) {
+      if (!isWipError(error, 'wip-restore-blocked')) throw error;
+      assert.ok(inTheWay, `refused only when an ignored file is in the way: ${error.message}`);
+      assert.deepEqual(treeOf(dir), before, 'a refused restore changed nothing');
+      assert.equal(readFileSync(wipRefFile, 'utf8'), tip, 'not even the wip ref');
+      tally.blocked += 1;
+      return;
+    }
+    assert.ok(!inTheWay, 'an ignored file in the way is never overwritten or deleted');
+    assert.deepEqual(treeOf(dir), { ...fixed, ...savedFiles, ...ignoredBefore }, 'the working tree is the snapshot, byte for byte and mode for mode, ignored files untouched');
+    const changed = [...new Set([...Object.keys(savedFiles), ...Object.keys(editedFiles)])].filter((path) => savedFiles[path] !== editedFiles[path]).sort(compareBytes);
+    assert.deepEqual(result.paths, changed, 'paths lists every path written or removed');
+    await store.restore({ snapshot: result.checkpoint.snapshot.commit });
+    assert.deepEqual(treeOf(dir), before, 'restoring the checkpoint gives the edited tree back');
+    if (tally.cases % 25 === 0) assert.equal(git(dir, ['diff', '--cached', '--name-only', '-z']), '', 'the index is reset to HEAD');
+    tally.restored += 1;
+  }), { seed, numRuns: runs, endOnFailure: true });
+  return tally;
+}
+
+describe('round trips on random trees', () => {
+  it(`restores ${RUNS} random trees exactly after random edits, and the checkpoint gives the edits back`, async (t) => {
+    // Workers on repositories of their own keep both cores busy; each has its own fixed seed.
+    const seeds = Array.from({ length: WORKERS }, (_, index) => SEED + index);
+    const tallies = await Promise.all(seeds.map((seed) => roundTrips(seed, RUNS / WORKERS)));
+    const total = tallies.reduce((sum, tally) => ({ cases: sum.cases + tally.cases, restored: sum.restored + tally.restored, blocked: sum.blocked + tally.blocked }));
+    t.diagnostic(`fast-check seeds ${seeds.join(', ')} (${RUNS / WORKERS} cases each): ${total.cases} cases, ${total.restored} round trips, ${total.blocked} refused with wip-restore-blocked as predicted`);
+    assert.equal(total.cases, RUNS);
+    assert.ok(total.restored > RUNS / 2, `most cases round-trip (${total.restored})`);
+  });
+});
