@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, lstat, readdir, rm, statfs } from 'node:fs/promises';
+import { copyFile, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
@@ -326,7 +326,13 @@ export class WipStore {
   async #stageWorkingTree(checkout: Checkout): Promise<string> {
     const indexFile = join(checkout.layout.gitDir, `chant-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
     try {
+      // git re-reads an entry whose file changed in the same second the index was written only
+      // while the index file's own mtime says so ("racy git"): the copy keeps the original's
+      // mtime, taken before copying and rounded down, so it is never newer than its contents.
+      const original = await stat(checkout.layout.indexFile);
       await copyFile(checkout.layout.indexFile, indexFile);
+      const seconds = Math.floor(original.mtimeMs / 1000);
+      await utimes(indexFile, seconds, seconds);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         await rm(indexFile, { force: true });

@@ -239,3 +239,22 @@ describe('wip save', () => {
     assert.equal(existsSync(join(dir, '.git', 'index')), false, "the checkout's index is still not written");
   });
 });
+
+describe('wip save and racy git', () => {
+  it('sees a same-size edit made in the same second the index was written', async () => {
+    const { utimesSync, readFileSync: read } = await import('node:fs');
+    const dir = makeRepo({ 'README.md': 'project\n' });
+    // Without ctime to tell them apart, only the index's mtime makes git look at the contents.
+    git(dir, ['config', 'core.trustctime', 'false']);
+    const when = new Date('2026-10-03T12:00:00Z');
+    utimesSync(join(dir, 'README.md'), when, when);
+    git(dir, ['add', 'README.md']);
+    writeFiles(dir, { 'README.md': 'changed\n' });
+    utimesSync(join(dir, 'README.md'), when, when);
+    utimesSync(join(dir, '.git', 'index'), when, when);
+    assert.equal(git(dir, ['status', '--porcelain'], { env: { GIT_OPTIONAL_LOCKS: '0' } }), ' M README.md\n', 'git itself sees the edit');
+    const saved = await new WipStore({ cwd: dir }).save({});
+    assert.equal(git(dir, ['cat-file', '-p', `${saved.snapshot.commit}:README.md`]), 'changed\n');
+    assert.equal(read(join(dir, 'README.md'), 'utf8'), 'changed\n');
+  });
+});
