@@ -45,29 +45,56 @@ export function snapshotMessage(fields: SnapshotFields): string {
  * reads as `save`).
  */
 export function readSnapshot(commit: CommitRecord): Snapshot | null {
-  const paragraphs = commit.message.replace(/\n+$/, '').split(/\n[ \t]*\n/);
-  const last = paragraphs.length > 1 ? paragraphs.at(-1) ?? '' : '';
-  const trailers = new Map<string, string>();
-  for (const line of last.split('\n')) {
-    const match = /^([A-Za-z0-9-]+):(.*)$/.exec(line);
-    if (!match) continue;
-    const key = (match[1] as string).toLowerCase();
-    if (!trailers.has(key)) trailers.set(key, (match[2] as string).replace(/^ /, ''));
+  // Walks the last paragraph backwards, line by line: the read parses one message per
+  // snapshot, ten thousand at a time, so no pass over the whole message is spent on the rest.
+  const message = commit.message;
+  let end = message.length;
+  while (end > 0 && message.charCodeAt(end - 1) === 10) end -= 1;
+  let branch: string | undefined;
+  let head: string | undefined;
+  let kind: string | undefined;
+  let label: string | undefined;
+  let by: string | undefined;
+  let closed = false;
+  while (end > 0) {
+    const start = message.lastIndexOf('\n', end - 1) + 1;
+    const line = message.slice(start, end);
+    if (BLANK.test(line)) {
+      closed = true;
+      break;
+    }
+    const match = TRAILER.exec(line);
+    // Going backwards, so the earliest occurrence of a key is the one left standing.
+    if (match !== null) {
+      const value = (match[2] as string).startsWith(' ') ? (match[2] as string).slice(1) : (match[2] as string);
+      switch ((match[1] as string).toLowerCase()) {
+        case 'chant-wip-branch': branch = value; break;
+        case 'chant-wip-head': head = value.trim(); break;
+        case 'chant-wip-kind': kind = value.trim(); break;
+        case 'chant-wip-label': label = value; break;
+        case 'chant-wip-by': by = value; break;
+        default: break;
+      }
+    }
+    end = start - 1;
   }
-  const branch = trailers.get('chant-wip-branch');
-  const head = trailers.get('chant-wip-head')?.trim();
-  if (branch === undefined || branch === '' || head === undefined || !/^[0-9a-f]{40,64}$/.test(head)) return null;
+  // A message of one paragraph has a subject and no trailers.
+  if (!closed || branch === undefined || branch === '' || head === undefined || !OBJECT_ID.test(head)) return null;
   return {
     commit: commit.commit,
     tree: commit.tree,
     branch,
     head,
-    kind: trailers.get('chant-wip-kind')?.trim() === 'pre-restore' ? 'pre-restore' : 'save',
-    label: trailers.get('chant-wip-label') ?? null,
-    by: trailers.get('chant-wip-by') ?? null,
+    kind: kind === 'pre-restore' ? 'pre-restore' : 'save',
+    label: label ?? null,
+    by: by ?? null,
     at: new Date(commit.committedAt * 1000).toISOString(),
   };
 }
+
+const BLANK = /^[ \t]*$/;
+const TRAILER = /^([A-Za-z0-9-]+):(.*)$/;
+const OBJECT_ID = /^[0-9a-f]{40,64}$/;
 
 /**
  * A branch's checkpoint history: the first-parent chain from `tip`, newest first, ending at

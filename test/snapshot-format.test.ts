@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { readSnapshot, snapshotMessage } from '../lib/snapshot.js';
+
+const HEAD = 'a'.repeat(40);
+const record = (message: string) => ({ commit: 'c'.repeat(40), tree: 't'.repeat(40), parents: [HEAD], committedAt: 1791028800, message });
+
+describe('the snapshot commit format', () => {
+  it('reads back what it writes, label and principal included', () => {
+    const message = snapshotMessage({ branch: 'chant/work/W-001', head: HEAD, kind: 'pre-restore', label: 'before 4b76a2ec1234', by: 'github:alex' });
+    assert.equal(message, `chant wip: chant/work/W-001 (before 4b76a2ec1234)\n\nChant-Wip-Branch: chant/work/W-001\nChant-Wip-Head: ${HEAD}\nChant-Wip-Kind: pre-restore\nChant-Wip-Label: before 4b76a2ec1234\nChant-Wip-By: github:alex\n`);
+    assert.deepEqual(readSnapshot(record(message)), {
+      commit: 'c'.repeat(40), tree: 't'.repeat(40), branch: 'chant/work/W-001', head: HEAD, kind: 'pre-restore', label: 'before 4b76a2ec1234', by: 'github:alex', at: '2026-10-03T12:00:00.000Z',
+    });
+  });
+
+  it('matches trailer keys without regard to case, and the first of a key wins', () => {
+    const snapshot = readSnapshot(record(`subject\n\nbody\n\nchant-wip-branch: main\nCHANT-WIP-HEAD: ${HEAD}\nChant-Wip-Label: first\nChant-Wip-Label: second\n`));
+    assert.equal(snapshot?.branch, 'main');
+    assert.equal(snapshot?.label, 'first');
+  });
+
+  it('reads any kind other than pre-restore as save, and a missing label or principal as null', () => {
+    const snapshot = readSnapshot(record(`s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\nChant-Wip-Kind: something-new\n`));
+    assert.equal(snapshot?.kind, 'save');
+    assert.equal(snapshot?.label, null);
+    assert.equal(snapshot?.by, null);
+  });
+
+  it('is no snapshot without both Branch and Head, with a Head that is no object id, or with trailers in the subject paragraph', () => {
+    assert.equal(readSnapshot(record(`s\n\nChant-Wip-Head: ${HEAD}\n`)), null);
+    assert.equal(readSnapshot(record('s\n\nChant-Wip-Branch: main\n')), null);
+    assert.equal(readSnapshot(record('s\n\nChant-Wip-Branch: main\nChant-Wip-Head: HEAD\n')), null);
+    assert.equal(readSnapshot(record(`Chant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\n`)), null);
+    assert.equal(readSnapshot(record(`s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\n\nSigned-off-by: someone\n`)), null, 'only the last paragraph holds trailers');
+  });
+
+  it('keeps a value exactly as written after the one space that follows the colon', () => {
+    const snapshot = readSnapshot(record(`s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\nChant-Wip-Label:   spaced: out  \n`));
+    assert.equal(snapshot?.label, '  spaced: out  ');
+  });
+});
