@@ -136,9 +136,10 @@ export class WipStore {
   async save(options: SaveOptions = {}): Promise<SaveResult> {
     const label = checkText('--label', options.label);
     const by = checkText('--by', options.by);
-    const layout = await this.#plumbing.layout();
+    const opened = await this.#plumbing.checkout();
+    const layout = opened.layout;
     const policy = await this.#loadPolicy(layout);
-    const checkout = await this.#checkout(layout);
+    const checkout = await this.#checkout(opened);
     await this.#checkIdentity(layout, by);
     const { created, snapshot, unsaved } = await this.#locked(layout, async () => {
       const indexFile = await this.#stageWorkingTree(checkout);
@@ -171,8 +172,9 @@ export class WipStore {
    */
   async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
     const by = checkText('--by', options.by);
-    const layout = await this.#plumbing.layout();
-    const checkout = await this.#checkout(layout);
+    const opened = await this.#plumbing.checkout();
+    const layout = opened.layout;
+    const checkout = await this.#checkout(opened);
     const target = await this.#target(checkout, options.snapshot ?? null);
     await this.#checkIdentity(layout, by);
     return this.#locked(layout, async () => {
@@ -217,14 +219,12 @@ export class WipStore {
    * @throws {@link WipError} `not-a-git-repository`, a declaration code or `git-failed`
    */
   async list(options: ListOptions = {}): Promise<ListResult> {
-    const layout = await this.#plumbing.layout();
+    const { layout, headRef, head: headCommit } = await this.#plumbing.checkout();
     const policy = await this.#loadPolicy(layout);
-    const branchRef = await this.#plumbing.symbolicHead();
-    const branch = branchRef?.startsWith('refs/heads/') ? branchRef.slice('refs/heads/'.length) : null;
+    const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
+    const head = branch === null ? null : headCommit;
     const only = options.branch ?? null;
-    const records = await this.#plumbing.readRefs([...(branch === null ? [] : [branchRef as string]), only === null ? WIP_REF_PREFIX : wipRef(only)]);
-    const head = branch === null ? null : records.find((record) => record.ref === branchRef)?.commit ?? null;
-    const tips = records.filter((record) => record.ref.startsWith(WIP_REF_PREFIX));
+    const tips = await this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]);
     const commits = await this.#plumbing.readFirstParentChains(tips.map((tip) => tip.commit));
     const branches: BranchSnapshots[] = tips
       .map((tip) => ({
@@ -253,18 +253,17 @@ export class WipStore {
   }
 
   /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
-  async #checkout(layout: RepositoryLayout): Promise<Checkout> {
-    const branchRef = await this.#plumbing.symbolicHead();
-    if (branchRef === null || !branchRef.startsWith('refs/heads/')) {
+  async #checkout(opened: { layout: RepositoryLayout; headRef: string | null; head: string | null }): Promise<Checkout> {
+    const { layout, headRef, head } = opened;
+    if (headRef === null || !headRef.startsWith('refs/heads/')) {
       throw new WipError('wip-no-branch', 'HEAD is detached: check out a branch first, since snapshots are kept per branch');
     }
-    const branch = branchRef.slice('refs/heads/'.length);
+    const branch = headRef.slice('refs/heads/'.length);
     const ref = wipRef(branch);
-    const records = await this.#plumbing.readRefs([branchRef, ref]);
-    const head = records.find((record) => record.ref === branchRef)?.commit;
-    if (head === undefined) {
+    if (head === null) {
       throw new WipError('wip-no-branch', `branch ${branch} has no commit yet: commit once first, since a snapshot's last parent is the commit HEAD names`);
     }
+    const records = await this.#plumbing.readRefs([ref]);
     return { layout, branch, head, ref, tip: records.find((record) => record.ref === ref) ?? null };
   }
 
@@ -275,8 +274,9 @@ export class WipStore {
       if (snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist`);
       return this.#sameBranch(checkout, snapshot);
     }
-    const oid = await this.#plumbing.resolveCommit(name);
-    const snapshot = oid === null ? null : readSnapshot(await this.#plumbing.readCommit(oid));
+    const commit = await this.#plumbing.readNamedCommit(name);
+    const oid = commit?.commit ?? null;
+    const snapshot = commit === null ? null : readSnapshot(commit);
     if (snapshot === null) {
       throw new WipError('wip-snapshot-unknown', oid === null
         ? `${JSON.stringify(name)} names no commit`

@@ -173,7 +173,7 @@ describe('a restore or save killed with SIGKILL', () => {
       assert.deepEqual(leftovers(dir), [], `killed ${where}: no lock or temporary index is left once the next write ran`);
       assert.equal(existsSync(join(dir, '.git', 'index.lock')), false);
     }
-    assert.equal(callsOfARestore, 13, 'a restore that writes a checkpoint makes 13 git calls');
+    assert.equal(callsOfARestore, 11, 'a restore that writes a checkpoint makes 11 git calls');
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
   });
 
@@ -209,7 +209,7 @@ describe('a restore or save killed with SIGKILL', () => {
         assert.deepEqual(leftovers(dir), [], `killed ${mode} call ${at}: the next save left no lock or temporary index`);
       }
     }
-    assert.equal(callsOfASave, 7);
+    assert.equal(callsOfASave, 6);
     assert.ok(sawLeftovers > 0, 'some kills did leave a temporary index behind');
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfASave} git calls of a save; ${sawLeftovers} left a temporary index, removed by the next save`);
   });

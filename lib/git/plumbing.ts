@@ -82,21 +82,47 @@ export class Plumbing {
   async layout(): Promise<RepositoryLayout> {
     let out: string;
     try {
-      out = (await this.git.run(
-        ['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--show-object-format'],
-        { cwd: this.cwd },
-      )).stdout;
+      out = (await this.git.run(['rev-parse', ...LAYOUT_ARGS], { cwd: this.cwd })).stdout;
     } catch (error) {
       if (error instanceof GitCommandError && error.exitCode === 128) {
         throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
       }
       throw asWipError(error);
     }
-    const [top, gitDir, commonDir, indexFile, objectFormat] = out.split('\n');
-    if (!top || !gitDir || !commonDir || !indexFile || !objectFormat) {
-      throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
+    const layout = parseLayout(out.split('\n'));
+    if (layout === null) throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
+    return layout;
+  }
+
+  /**
+   * The layout, the commit HEAD names and the ref it points at, in one git process: what every
+   * save, restore and read starts with. `headRef` is null for a detached HEAD; `head` is null
+   * when HEAD names no commit (a branch with no commit yet).
+   */
+  async checkout(): Promise<{ layout: RepositoryLayout; headRef: string | null; head: string | null }> {
+    // HEAD before --symbolic-full-name prints its commit, HEAD after it the full refname it
+    // points at ("HEAD" when detached). An unborn HEAD fails the call after the layout lines.
+    const { stdout, exitCode } = await this.#tolerant(['rev-parse', ...LAYOUT_ARGS, 'HEAD', '--symbolic-full-name', 'HEAD']);
+    const lines = stdout.split('\n');
+    const layout = parseLayout(lines);
+    if (layout === null) {
+      await this.layout();
+      throw new WipError('git-failed', `git rev-parse printed no layout for ${this.cwd}`);
     }
-    return { top, gitDir, commonDir, indexFile, objectFormat };
+    if (exitCode !== 0) return { layout, headRef: await this.symbolicHead(), head: null };
+    const [head = '', symbolic = ''] = lines.slice(LAYOUT_LINES);
+    if (!OBJECT_ID.test(head)) return { layout, headRef: await this.symbolicHead(), head: null };
+    if (symbolic === 'HEAD') return { layout, headRef: null, head };
+    // A branch named HEAD makes the name ambiguous and git prints no refname: ask HEAD itself.
+    return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head };
+  }
+
+  async #tolerant(args: readonly string[]): Promise<{ stdout: string; exitCode: number }> {
+    try {
+      return await this.git.run(args, { cwd: this.cwd, okExitCodes: [128] });
+    } catch (error) {
+      throw asWipError(error);
+    }
   }
 
   /** The full refname HEAD points at, or null when HEAD is detached. */
@@ -125,12 +151,19 @@ export class Plumbing {
     return records;
   }
 
-  /** The commit a user's name for one resolves to, or null when it names no commit. */
-  async resolveCommit(name: string): Promise<string | null> {
-    if (name.length === 0 || /[\0\n]/.test(name)) return null;
-    const out = await this.run(['rev-parse', '--verify', '-q', '--end-of-options', `${name}^{commit}`], { okExitCodes: [1, 128] });
-    const oid = out.trim();
-    return /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+  /**
+   * The commit a user's name for one resolves to, read in full, or null when it names no
+   * commit. The name reaches git on standard input, never as an argument, so nothing in it can
+   * act as an option, and `<name>^{commit}` leaves trees, blobs and ranges unresolved.
+   */
+  async readNamedCommit(name: string): Promise<CommitRecord | null> {
+    if (name.length === 0 || /[\0\n\r]/.test(name)) return null;
+    const out = await this.run(['cat-file', '--batch'], { input: `${name}^{commit}\n` });
+    const newline = out.indexOf('\n');
+    const header = /^([0-9a-f]{40,64}) commit \d+$/.exec(out.slice(0, newline));
+    if (header === null) return null;
+    // One object was asked for, so its content is everything up to git's closing newline.
+    return parseCommit(header[1] as string, out.slice(newline + 1, out.endsWith('\n') ? -1 : undefined));
   }
 
   /**
@@ -149,13 +182,6 @@ export class Plumbing {
       commits.set(oid, { commit: oid, tree, parents: splitParents(parents), committedAt: Number(committedAt), message });
     }
     return commits;
-  }
-
-  /** One commit read with its message. */
-  async readCommit(oid: string): Promise<CommitRecord> {
-    const chain = await this.run(['log', '-1', '--no-walk', '-z', `--format=${LOG_FIELDS}`, oid, '--']);
-    const [commit, tree, parents, committedAt, message] = chain.split('\0') as [string, string, string, string, string];
-    return { commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message };
   }
 
   /**
@@ -266,6 +292,29 @@ export class Plumbing {
   async resetIndex(top: string, commit: string): Promise<void> {
     await this.run(['read-tree', '--reset', commit], { cwd: top });
   }
+}
+
+const LAYOUT_ARGS = ['--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--show-object-format'] as const;
+const LAYOUT_LINES = 5;
+const OBJECT_ID = /^[0-9a-f]{40,64}$/;
+
+function parseLayout(lines: readonly string[]): RepositoryLayout | null {
+  const [top, gitDir, commonDir, indexFile, objectFormat] = lines;
+  if (!top || !gitDir || !commonDir || !indexFile || !objectFormat) return null;
+  return { top, gitDir, commonDir, indexFile, objectFormat };
+}
+
+/** A commit object as `git cat-file` prints it: headers, a blank line, the message. */
+function parseCommit(commit: string, raw: string): CommitRecord {
+  const split = raw.indexOf('\n\n');
+  const headers = split < 0 ? raw : raw.slice(0, split);
+  const record: CommitRecord = { commit, tree: '', parents: [], committedAt: 0, message: split < 0 ? '' : raw.slice(split + 2) };
+  for (const line of headers.split('\n')) {
+    if (line.startsWith('tree ')) record.tree = line.slice(5);
+    else if (line.startsWith('parent ')) record.parents.push(line.slice(7));
+    else if (line.startsWith('committer ')) record.committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
+  }
+  return record;
 }
 
 function splitParents(parents: string): string[] {
