@@ -145,8 +145,12 @@ export class WipStore {
       const indexFile = await this.#stageWorkingTree(checkout);
       try {
         const tree = await this.#plumbing.writeTree(indexFile);
-        const recorded = await this.#record(checkout, tree, { kind: 'save', label, by }, 'exact');
-        return { ...recorded, unsaved: await unsavedPaths(indexFile, layout.objectFormat) };
+        // Reading the gitlinks from the index overlaps the commit and the ref update.
+        const [recorded, unsaved] = await Promise.all([
+          this.#record(checkout, tree, { kind: 'save', label, by }, 'exact'),
+          unsavedPaths(indexFile, layout.objectFormat),
+        ]);
+        return { ...recorded, unsaved };
       } finally {
         await rm(indexFile, { force: true });
       }

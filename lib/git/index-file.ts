@@ -4,8 +4,6 @@
 import { readFile } from 'node:fs/promises';
 
 const GITLINK = 0o160000;
-// A gitlink's mode as the index stores it, big-endian: cheap to look for before parsing at all.
-const GITLINK_BYTES = Buffer.from([0, 0, 0xe0, 0]);
 
 /**
  * One gitlink entry of an index.
@@ -26,43 +24,49 @@ export interface Gitlink {
  */
 export async function readGitlinks(indexFile: string, objectFormat: string): Promise<Gitlink[]> {
   const data = await readFile(indexFile).catch(() => null);
-  if (data === null || data.indexOf(GITLINK_BYTES) < 0) return [];
-  return parseGitlinks(data, objectFormat === 'sha256' ? 32 : 20);
+  return data === null ? [] : parseGitlinks(data, objectFormat === 'sha256' ? 32 : 20);
 }
 
+// Runs on every save over every entry of the index (100,000 in a large checkout), so versions 2
+// and 3 step from entry to entry by arithmetic on the name length git stores in each entry's
+// flags, and decode a name only for a gitlink.
 function parseGitlinks(data: Buffer, hashBytes: number): Gitlink[] {
   if (data.length < 12 || data.toString('latin1', 0, 4) !== 'DIRC') return [];
   const version = data.readUInt32BE(4);
   const count = data.readUInt32BE(8);
   if (version < 2 || version > 4) return [];
   const found: Gitlink[] = [];
+  const fixed = 40 + hashBytes;
   let offset = 12;
   let previous: Buffer = Buffer.alloc(0);
   for (let entry = 0; entry < count; entry += 1) {
     const start = offset;
-    const fixed = 40 + hashBytes;
     if (start + fixed + 2 > data.length) return found;
     const mode = data.readUInt32BE(start + 24);
     const flags = data.readUInt16BE(start + fixed);
     let nameStart = start + fixed + 2;
     if (version >= 3 && (flags & 0x4000) !== 0) nameStart += 2;
-    let name: Buffer;
+    const gitlink = (mode & 0o170000) === GITLINK;
     if (version === 4) {
       // Prefix compression: drop that many bytes of the previous name, then a NUL-terminated suffix.
       const [strip, after] = readOffsetVarint(data, nameStart);
       const end = data.indexOf(0, after);
       if (end < 0 || strip > previous.length) return found;
-      name = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(after, end)]);
+      previous = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(after, end)]);
       offset = end + 1;
-    } else {
+      if (gitlink) found.push({ path: previous.toString('utf8'), commit: data.toString('hex', start + 40, start + 40 + hashBytes) });
+      continue;
+    }
+    // A name of 0xFFF bytes or more is stored with that length and found by its NUL.
+    let length = flags & 0xfff;
+    if (length === 0xfff) {
       const end = data.indexOf(0, nameStart);
       if (end < 0) return found;
-      name = data.subarray(nameStart, end);
-      // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-      offset = start + ((nameStart - start + name.length + 8) & ~7);
+      length = end - nameStart;
     }
-    previous = name;
-    if ((mode & 0o170000) === GITLINK) found.push({ path: name.toString('utf8'), commit: data.toString('hex', start + 40, start + 40 + hashBytes) });
+    // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+    offset = start + ((nameStart - start + length + 8) & ~7);
+    if (gitlink) found.push({ path: data.toString('utf8', nameStart, nameStart + length), commit: data.toString('hex', start + 40, start + 40 + hashBytes) });
   }
   return found;
 }
