@@ -58,22 +58,27 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
   let closed = false;
   while (end > 0) {
     const start = message.lastIndexOf('\n', end - 1) + 1;
-    const line = message.slice(start, end);
-    if (BLANK.test(line)) {
+    if (isBlank(message, start, end)) {
       closed = true;
       break;
     }
-    const match = TRAILER.exec(line);
-    // Going backwards, so the earliest occurrence of a key is the one left standing.
-    if (match !== null) {
-      const value = (match[2] as string).startsWith(' ') ? (match[2] as string).slice(1) : (match[2] as string);
-      switch ((match[1] as string).toLowerCase()) {
-        case 'chant-wip-branch': branch = value; break;
-        case 'chant-wip-head': head = value.trim(); break;
-        case 'chant-wip-kind': kind = value.trim(); break;
-        case 'chant-wip-label': label = value; break;
-        case 'chant-wip-by': by = value; break;
-        default: break;
+    // Only the five Chant-Wip keys matter, and each is a valid trailer key, so matching the text
+    // before the colon against them, without regard to case, is the whole check. Indices rather
+    // than slices: the read does this for every line of ten thousand messages.
+    const colon = message.indexOf(':', start);
+    if (colon > start + KEY_PREFIX.length && colon < end && startsWithFolded(message, start, KEY_PREFIX)) {
+      const key = keyAt(message, start + KEY_PREFIX.length, colon);
+      if (key !== null) {
+        const from = message.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1;
+        const value = message.slice(from, end);
+        // Going backwards, so the earliest occurrence of a key is the one left standing.
+        switch (key) {
+          case 'branch': branch = value; break;
+          case 'head': head = value.trim(); break;
+          case 'kind': kind = value.trim(); break;
+          case 'label': label = value; break;
+          case 'by': by = value; break;
+        }
       }
     }
     end = start - 1;
@@ -92,15 +97,43 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
   };
 }
 
-const BLANK = /^[ \t]*$/;
-const TRAILER = /^([A-Za-z0-9-]+):(.*)$/;
+const KEY_PREFIX = 'chant-wip-';
+const KEYS = ['branch', 'head', 'kind', 'label', 'by'] as const;
 const OBJECT_ID = /^[0-9a-f]{40,64}$/;
+
+/** Whether `text` from `at` starts with the lower-case `prefix`, without regard to ASCII case. */
+function startsWithFolded(text: string, at: number, prefix: string): boolean {
+  for (let i = 0; i < prefix.length; i += 1) {
+    const want = prefix.charCodeAt(i);
+    const code = text.charCodeAt(at + i);
+    // Folding by the 0x20 bit is only right for letters: '-' must be '-' itself.
+    if (code !== want && !(want >= 0x61 && want <= 0x7a && (code | 0x20) === want)) return false;
+  }
+  return true;
+}
+
+/** Which Chant-Wip key `text[from, to)` names, without regard to case, or null. */
+function keyAt(text: string, from: number, to: number): (typeof KEYS)[number] | null {
+  for (const key of KEYS) {
+    if (key.length === to - from && startsWithFolded(text, from, key)) return key;
+  }
+  return null;
+}
+
+/** A line of only spaces and tabs ends a paragraph. */
+function isBlank(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i += 1) {
+    const code = text.charCodeAt(i);
+    if (code !== 32 && code !== 9) return false;
+  }
+  return true;
+}
 
 /**
  * A branch's checkpoint history: the first-parent chain from `tip`, newest first, ending at
  * the first commit that is not a snapshot (or that the walk did not reach).
  */
-export function snapshotChain(tip: string, commits: ReadonlyMap<string, CommitRecord>): Snapshot[] {
+export function snapshotChain(tip: string, commits: ReadonlyMap<string, CommitRecord>, read: (record: CommitRecord) => Snapshot | null = readSnapshot): Snapshot[] {
   const chain: Snapshot[] = [];
   const seen = new Set<string>();
   let next: string | undefined = tip;
@@ -108,7 +141,7 @@ export function snapshotChain(tip: string, commits: ReadonlyMap<string, CommitRe
     seen.add(next);
     const record = commits.get(next);
     if (!record) break;
-    const snapshot = readSnapshot(record);
+    const snapshot = read(record);
     if (!snapshot) break;
     chain.push(snapshot);
     // The first snapshot of a chain has HEAD as its only parent, and HEAD is no snapshot.

@@ -229,13 +229,20 @@ export class WipStore {
     const head = branch === null ? null : headCommit;
     const only = options.branch ?? null;
     const tips = await this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]);
-    const commits = await this.#plumbing.readFirstParentChains(tips.map((tip) => tip.commit));
+    // Each commit is read as a snapshot as git prints it, alongside git rather than after it; a
+    // chain goes on through a snapshot's first parent and ends at the first commit that is not one.
+    const snapshots = new Map<string, Snapshot | null>();
+    const commits = await this.#plumbing.readFirstParentChains(tips.map((tip) => tip.commit), (record) => {
+      const snapshot = readSnapshot(record);
+      snapshots.set(record.commit, snapshot);
+      return snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null;
+    });
     const branches: BranchSnapshots[] = tips
       .map((tip) => ({
         branch: tip.ref.slice(WIP_REF_PREFIX.length),
         ref: tip.ref,
         tip: tip.commit,
-        snapshots: snapshotChain(tip.commit, commits),
+        snapshots: snapshotChain(tip.commit, commits, (record) => (snapshots.has(record.commit) ? snapshots.get(record.commit) ?? null : readSnapshot(record))),
       }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
     const replication = policy === null ? null : await this.#replicator(policy).state();

@@ -40,3 +40,11 @@ describe('the snapshot commit format', () => {
     assert.equal(snapshot?.label, '  spaced: out  ');
   });
 });
+
+describe('the snapshot commit format, read strictly', () => {
+  it('folds only the case of letters in a key', () => {
+    const snapshot = readSnapshot(record(`s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\nChant\rWip-Label: not a label\nCHANT-WIP-BY: github:alex\n`));
+    assert.equal(snapshot?.label, null);
+    assert.equal(snapshot?.by, 'github:alex');
+  });
+});

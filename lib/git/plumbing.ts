@@ -1,3 +1,4 @@
+import { StringDecoder } from 'node:string_decoder';
 import { WipError } from '../errors.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
@@ -167,20 +168,57 @@ export class Plumbing {
   }
 
   /**
-   * Commits reachable from `tips` by first parents, stopping at anything reachable from a local
-   * branch (a snapshot never is), each read with its message.
+   * Commits on the first-parent chains from `tips`, each read with its message, as git prints
+   * them: `next` says, of each commit reached on a chain, which commit the chain goes on to
+   * (null: it ends there). git is stopped as soon as every chain has ended, so the walk never
+   * descends into the history the chains started from.
    */
-  async readFirstParentChains(tips: readonly string[]): Promise<Map<string, CommitRecord>> {
+  async readFirstParentChains(tips: readonly string[], next: (record: CommitRecord) => string | null): Promise<Map<string, CommitRecord>> {
     const commits = new Map<string, CommitRecord>();
     if (tips.length === 0) return commits;
-    const out = await this.run(['log', '--first-parent', '-z', `--format=${LOG_FIELDS}`, ...tips, '--not', '--branches', '--']);
-    const fields = out.split('\0');
-    for (let i = 0; i + 5 <= fields.length; i += 6) {
-      const [commit, tree, parents, committedAt, message] = fields.slice(i, i + 5) as [string, string, string, string, string];
-      const oid = commit.replace(/^\n/, '');
-      if (oid === '') continue;
-      commits.set(oid, { commit: oid, tree, parents: splitParents(parents), committedAt: Number(committedAt), message });
+    const awaited = new Set(tips);
+    const stop = new AbortController();
+    // Each commit is five NUL-terminated fields and -z's NUL after them. They are parsed as the
+    // output arrives, so that ten thousand snapshots are read while git still writes them.
+    const decoder = new StringDecoder('utf8');
+    const fields: string[] = [];
+    let rest = '';
+    const take = (text: string, final: boolean): void => {
+      if (stop.signal.aborted) return;
+      const parts = (rest + text).split('\0');
+      rest = final ? '' : (parts.pop() as string);
+      for (const part of parts) {
+        fields.push(part);
+        if (fields.length < 6) continue;
+        const [commit, tree, parents, committedAt, message] = fields as [string, string, string, string, string];
+        fields.length = 0;
+        if (commit === '') continue;
+        const record: CommitRecord = { commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message };
+        commits.set(commit, record);
+        if (!awaited.delete(commit)) continue;
+        const following = next(record);
+        if (following !== null && !commits.has(following)) awaited.add(following);
+        if (awaited.size === 0) {
+          stop.abort();
+          return;
+        }
+      }
+    };
+    let streamed = false;
+    let stdout = '';
+    try {
+      stdout = await this.run(['log', '--first-parent', '-z', `--format=${LOG_FIELDS}`, ...tips, '--'], {
+        signal: stop.signal,
+        onStdout: (chunk) => {
+          streamed = true;
+          take(decoder.write(chunk), false);
+        },
+      });
+    } catch (error) {
+      if (!stop.signal.aborted) throw error;
     }
+    // A runner that does not stream (onStdout is optional) still hands over the whole output.
+    take(streamed ? decoder.end() : stdout, true);
     return commits;
   }
 
@@ -318,7 +356,7 @@ function parseCommit(commit: string, raw: string): CommitRecord {
 }
 
 function splitParents(parents: string): string[] {
-  return parents.split(' ').filter((parent) => parent.length > 0);
+  return parents.length === 0 ? [] : parents.split(' ');
 }
 
 /** Wraps a foreign failure at the seam: a WipError stays as it is, anything else is `git-failed`. */

@@ -24,6 +24,17 @@ export interface GitRunOptions {
    * still collected for errors as usual.
    */
   onStderr?: (line: string) => void;
+  /**
+   * Receives standard output as it arrives, chunk by chunk, while git still runs: a caller that
+   * parses a long output can do so alongside git instead of after it. The resolved `stdout`
+   * holds it all as well.
+   */
+  onStdout?: (chunk: Buffer) => void;
+  /**
+   * Stops git when aborted: a caller that has read all it needs from a long output ends the
+   * walk early. The call then rejects; the caller that aborted it knows why.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -219,10 +230,17 @@ export class SimpleGitRunner implements GitRunner {
       const input = options.input;
       config.input = () => input;
     }
+    if (options.signal !== undefined) config.abort = options.signal;
     try {
       const instance = simpleGit(config).env(env);
       const sink = options.onStderr;
-      if (sink !== undefined) instance.outputHandler((_command, _stdout, stderr) => streamLines(stderr, sink));
+      const reader = options.onStdout;
+      if (sink !== undefined || reader !== undefined) {
+        instance.outputHandler((_command, stdout, stderr) => {
+          if (sink !== undefined) streamLines(stderr, sink);
+          if (reader !== undefined) stdout.on('data', reader);
+        });
+      }
       const stdout = await instance.raw([...args]);
       return { stdout, exitCode };
     } catch (error) {
