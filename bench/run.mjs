@@ -2,12 +2,15 @@
 // Options: --quick (tiny repositories, one round, no targets: what the test runs),
 // --out <file> (where the table goes; docs/performance.md by default, none with --quick).
 import { cpus } from 'node:os';
-import { existsSync, mkdirSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  BENCH, ROOT, ENV, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
+  BENCH, ROOT, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
 } from './harness.mjs';
+
+const BEGIN = '<!-- bench:begin: written by npm run bench -->';
+const END = '<!-- bench:end -->';
 
 const FULL = { large: 100_000, middle: 10_000, small: 1_000, chain: 10_000, refs: 1_100, kept: 1_000, runs: 5, warmup: 1, bigFileMiB: 1024, targets: true };
 const QUICK = { large: 300, middle: 200, small: 100, chain: 50, refs: 30, kept: 20, runs: 1, warmup: 0, bigFileMiB: 1, targets: false };
@@ -265,10 +268,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick');
   const results = await bench({ quick });
   const gitVersion = git(ROOT, '--version').trim();
-  const page = [
-    '# Performance',
-    '',
-    '<!-- Written by `npm run bench`; the numbers are from the last run on the machine named below. -->',
+  const block = [
+    BEGIN,
     '',
     `Measured on ${cpus().length} cores, ${gitVersion}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}.`,
     'Ratios are of medians over at least 5 measured runs after a warm-up, the two sides alternating;',
@@ -277,13 +278,16 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     '',
     table(results),
     '',
+    END,
   ].join('\n');
   process.stdout.write(`${table(results)}\n`);
   if (!quick) {
     const out = process.argv.includes('--out') ? process.argv[process.argv.indexOf('--out') + 1] : join(ROOT, 'docs', 'performance.md');
-    if (!existsSync(join(ROOT, 'docs'))) mkdirSync(join(ROOT, 'docs'));
-    writeFileSync(out, page);
+    // Only the measured block is rewritten: the analysis around it is written by people.
+    const page = existsSync(out) ? readFileSync(out, 'utf8') : `# Performance\n\n${BEGIN}\n${END}\n`;
+    const start = page.indexOf(BEGIN);
+    const end = page.indexOf(END);
+    writeFileSync(out, start >= 0 && end > start ? `${page.slice(0, start)}${block}${page.slice(end + END.length)}` : `${page.trimEnd()}\n\n${block}\n`);
     process.stderr.write(`wrote ${out}\n`);
   }
-  void ENV;
 }

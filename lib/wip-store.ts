@@ -139,11 +139,16 @@ export class WipStore {
     const opened = await this.#plumbing.checkout();
     const layout = opened.layout;
     const policy = await this.#loadPolicy(layout);
-    const checkout = await this.#checkout(opened);
+    const checkout = this.#branchOf(opened);
     await this.#checkIdentity(layout, by);
     const { created, snapshot, unsaved } = await this.#locked(layout, async () => {
-      const indexFile = await this.#stageWorkingTree(checkout);
+      // The tip is read while git stages the working tree: it is only needed after.
+      const [tip, staged] = await Promise.allSettled([this.#readTip(checkout.ref), this.#stageWorkingTree(checkout)]);
+      if (staged.status === 'rejected') throw staged.reason;
+      const indexFile = staged.value;
       try {
+        if (tip.status === 'rejected') throw tip.reason;
+        checkout.tip = tip.value;
         const tree = await this.#plumbing.writeTree(indexFile);
         // Reading the gitlinks from the index overlaps the commit and the ref update.
         const [recorded, unsaved] = await Promise.all([
@@ -265,6 +270,18 @@ export class WipStore {
 
   /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
   async #checkout(opened: { layout: RepositoryLayout; headRef: string | null; head: string | null }): Promise<Checkout> {
+    const checkout = this.#branchOf(opened);
+    checkout.tip = await this.#readTip(checkout.ref);
+    return checkout;
+  }
+
+  /** The tip of a wip ref, read in full, or null when the ref does not exist. */
+  async #readTip(ref: string): Promise<RefRecord | null> {
+    return (await this.#plumbing.readRefs([ref])).find((record) => record.ref === ref) ?? null;
+  }
+
+  /** The checked-out branch and its commit, its wip tip not read yet; `wip-no-branch` as #checkout. */
+  #branchOf(opened: { layout: RepositoryLayout; headRef: string | null; head: string | null }): Checkout {
     const { layout, headRef, head } = opened;
     if (headRef === null || !headRef.startsWith('refs/heads/')) {
       throw new WipError('wip-no-branch', 'HEAD is detached: check out a branch first, since snapshots are kept per branch');
@@ -274,8 +291,7 @@ export class WipStore {
     if (head === null) {
       throw new WipError('wip-no-branch', `branch ${branch} has no commit yet: commit once first, since a snapshot's last parent is the commit HEAD names`);
     }
-    const records = await this.#plumbing.readRefs([ref]);
-    return { layout, branch, head, ref, tip: records.find((record) => record.ref === ref) ?? null };
+    return { layout, branch, head, ref, tip: null };
   }
 
   /** The snapshot a restore puts back. */
@@ -382,7 +398,7 @@ export class WipStore {
         if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
         return { created: true, snapshot };
       }
-      tip = (await this.#plumbing.readRefs([checkout.ref])).find((record) => record.ref === checkout.ref) ?? null;
+      tip = await this.#readTip(checkout.ref);
     }
     throw new WipError('wip-race', `${checkout.ref} kept moving under ${CAS_ATTEMPTS} attempts to write it; nothing was lost, try again`);
   }
