@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after } from 'node:test';
+import assert from 'node:assert/strict';
 import { main } from '../cli/main.js';
+import { isWipError } from '../lib/errors.js';
+import type { WipErrorCode } from '../lib/errors.js';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const BIN = join(ROOT, 'dist', 'bin', 'chant.cjs');
@@ -183,4 +186,17 @@ export async function assertValidDocument(document: unknown, options: { oursOnly
   const { ours, reference } = await schemaProblems(document);
   if (ours.length > 0) throw new Error(`document does not follow our schema: ${ours.join('; ')}\n${JSON.stringify(document, null, 2)}`);
   if (!options.oursOnly && reference.length > 0) throw new Error(`document does not follow the reference schema: ${reference.join('; ')}\n${JSON.stringify(document, null, 2)}`);
+}
+
+/** Asserts that a promise or call fails with a WipError of `code` whose message matches; returns the message. */
+export async function assertRefusal(run: () => unknown, code: WipErrorCode, message?: RegExp): Promise<string> {
+  let caught: unknown;
+  try {
+    await run();
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(isWipError(caught, code), `expected ${code}, got ${caught instanceof Error ? `${(caught as { code?: string }).code}: ${caught.message}` : String(caught)}`);
+  if (message) assert.match(caught.message, message);
+  return caught.message;
 }

@@ -1,9 +1,7 @@
-import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, tempDir, writeFiles, assertRefusal } from './helpers.js';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isWipError } from '../lib/errors.js';
-import type { WipErrorCode } from '../lib/errors.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { checkPrincipal, isForgeIdentity, normalizePrincipal } from '../lib/identity.js';
@@ -35,17 +33,7 @@ async function check(top: string, by: string | null, options: { cwd?: string; en
   await checkPrincipal({ git: new SimpleGitRunner(top), cwd: options.cwd ?? top, top, by, env: options.env ?? {} });
 }
 
-async function refuses(run: () => Promise<unknown>, code: WipErrorCode, message?: RegExp): Promise<string> {
-  let caught: unknown;
-  try {
-    await run();
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(isWipError(caught, code), `expected ${code}, got ${caught instanceof Error ? `${(caught as { code?: string }).code}: ${caught.message}` : String(caught)}`);
-  if (message) assert.match(caught.message, message);
-  return caught.message;
-}
+const refuses = assertRefusal;
 
 describe('forge identities', () => {
   test('each accepted forge form is a forge identity', () => {

@@ -1,4 +1,4 @@
-import { makeRepo, readJson, tempDir, writeFiles } from './helpers.js';
+import { makeRepo, readJson, tempDir, writeFiles, assertRefusal } from './helpers.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -7,7 +7,6 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { declaredReplicate, findDeclaration, parseDeclaration, readDeclaration } from '../lib/declaration.js';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { isWipError } from '../lib/errors.js';
-import type { WipErrorCode } from '../lib/errors.js';
 import { Policy } from '../lib/policy.js';
 
 const ALL = { remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };
@@ -23,18 +22,7 @@ function declaring(replicate: unknown, name = 'app'): string {
   return `${JSON.stringify({ members: [{ name, box: { replicate } }] }, null, 2)}\n`;
 }
 
-/** Asserts that a promise or call fails with a WipError of `code` whose message matches. */
-async function refuses(run: () => unknown, code: WipErrorCode, message?: RegExp): Promise<string> {
-  let caught: unknown;
-  try {
-    await run();
-  } catch (error) {
-    caught = error;
-  }
-  assert.ok(isWipError(caught, code), `expected ${code}, got ${caught instanceof Error ? `${(caught as { code?: string }).code}: ${caught.message}` : String(caught)}`);
-  if (message) assert.match(caught.message, message);
-  return caught.message;
-}
+const refuses = assertRefusal;
 
 /** Where a token first appears in a text, as `line:column`, counted independently of the SDK. */
 function positionOf(text: string, token: string): string {
