@@ -83,5 +83,9 @@ export function isWipError(value: unknown, code?: WipErrorCode): value is WipErr
  * @public
  */
 export function redactCredentials(text: string): string {
-  return text.replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@');
+  return text
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@')
+    // git also names a host without the scheme ("unable to look up alice:token@host"): a
+    // user:secret@ standing as a word of its own is hidden too.
+    .replace(/(^|[\s'"(])[^\s'"(/@:]+:[^\s'"/@]+@(?=[^\s@])/g, '$1***@');
 }
