@@ -106,6 +106,7 @@ export class WipStore {
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
 
   /**
+   * A store for the checkout around `options.cwd`; nothing is read until a method runs.
    * @param options - the checkout and the edges to swap in tests
    */
   constructor(options: WipStoreOptions) {

@@ -25,7 +25,10 @@ export const SaveResult = Type.Object({
     description: 'What the snapshot could not hold, sorted by path; present only when there is something. A submodule (or any embedded repository) is kept as the commit it is at, its files are not.',
   })),
 });
-/** @public */
+/**
+ * What {@link WipStore.save} returns, as a TypeScript type.
+ * @public
+ */
 export type SaveResult = Static<typeof SaveResult>;
 
 /**
@@ -36,7 +39,10 @@ export const Checkpoint = Type.Object(
   { created: Type.Boolean(), snapshot: Snapshot },
   { description: "The snapshot of the working tree taken before the restore changed it, kind pre-restore; created is false when the ref's tip already held that tree on that head." },
 );
-/** @public */
+/**
+ * The checkpoint a restore takes, as a TypeScript type.
+ * @public
+ */
 export type Checkpoint = Static<typeof Checkpoint>;
 
 /**
@@ -52,7 +58,10 @@ export const RestoreResult = Type.Object({
   headMoved: Type.Boolean({ description: 'True when the snapshot was taken on another commit than HEAD names now: the files are restored over the current HEAD, as uncommitted changes against it.' }),
   paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted. The index is reset to HEAD as well.' }),
 });
-/** @public */
+/**
+ * What {@link WipStore.restore} returns, as a TypeScript type.
+ * @public
+ */
 export type RestoreResult = Static<typeof RestoreResult>;
 
 /**
@@ -60,7 +69,10 @@ export type RestoreResult = Static<typeof RestoreResult>;
  * @public
  */
 export const PushOutcome = Type.Object({ policy: PolicyDocument, replication: PushResult });
-/** @public */
+/**
+ * What {@link Replicator.push} returns, as a TypeScript type.
+ * @public
+ */
 export type PushOutcome = Static<typeof PushOutcome>;
 
 /**
@@ -72,7 +84,10 @@ export const FetchResult = Type.Object({
   refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
   failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
 });
-/** @public */
+/**
+ * What {@link Replicator.fetch} returns, as a TypeScript type.
+ * @public
+ */
 export type FetchResult = Static<typeof FetchResult>;
 
 /**
@@ -80,7 +95,10 @@ export type FetchResult = Static<typeof FetchResult>;
  * @public
  */
 export const WriteAction = Type.Union([Type.Literal('save'), Type.Literal('restore'), Type.Literal('push'), Type.Literal('fetch')]);
-/** @public */
+/**
+ * A write verb, as a TypeScript type.
+ * @public
+ */
 export type WriteAction = Static<typeof WriteAction>;
 
 /** The codes a write can refuse with. */
@@ -107,21 +125,45 @@ function success<A extends string, P extends Record<string, import('typebox').TS
   return Type.Object({ ...header(WIP_WRITE_ID), error: NoError, action: Type.Literal(action), ...properties }, { description });
 }
 
-/** @public */
+/**
+ * The document `chant workspace wip save` prints on success.
+ * @public
+ */
 export const SaveDocument = success('save', SaveResult.properties, 'The snapshot was taken, or the tip already was it. Exit code 0.');
-/** @public */
+/**
+ * The save document, as a TypeScript type.
+ * @public
+ */
 export type SaveDocument = Static<typeof SaveDocument>;
-/** @public */
+/**
+ * The document `chant workspace wip restore` prints on success.
+ * @public
+ */
 export const RestoreDocument = success('restore', RestoreResult.properties, 'The working tree holds what the snapshot holds. Exit code 0.');
-/** @public */
+/**
+ * The restore document, as a TypeScript type.
+ * @public
+ */
 export type RestoreDocument = Static<typeof RestoreDocument>;
-/** @public */
+/**
+ * The document `chant workspace wip push` prints on success.
+ * @public
+ */
 export const PushDocument = success('push', PushOutcome.properties, 'The push ran; replication.rejected lists what did not go. Exit code 0.');
-/** @public */
+/**
+ * The push document, as a TypeScript type.
+ * @public
+ */
 export type PushDocument = Static<typeof PushDocument>;
-/** @public */
+/**
+ * The document `chant workspace wip fetch` prints on success.
+ * @public
+ */
 export const FetchDocument = success('fetch', FetchResult.properties, 'The fetch ran. Exit code 0.');
-/** @public */
+/**
+ * The fetch document, as a TypeScript type.
+ * @public
+ */
 export type FetchDocument = Static<typeof FetchDocument>;
 
 /**
@@ -140,7 +182,10 @@ export const WriteFailure = Type.Object(
   },
   { description: 'Nothing was written. Exit code 1.' },
 );
-/** @public */
+/**
+ * A refused write, as a TypeScript type.
+ * @public
+ */
 export type WriteFailure = Static<typeof WriteFailure>;
 
 /**
@@ -148,5 +193,8 @@ export type WriteFailure = Static<typeof WriteFailure>;
  * @public
  */
 export const WipWriteDocument = Type.Union([SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure]);
-/** @public */
+/**
+ * Any document a write verb prints, as a TypeScript type.
+ * @public
+ */
 export type WipWriteDocument = Static<typeof WipWriteDocument>;
