@@ -27,9 +27,28 @@ function modify(dir, files, round, count = 10) {
   }
 }
 
-function declarePolicy(dir, remote) {
-  writeFileSync(join(dir, 'chant.workspace.json'), `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['kept', 'wip'], on: [] } } }] }, null, 2)}\n`);
-  git(dir, 'remote', 'add', 'origin', remote);
+/**
+ * Prepares a small repository with `kept` kept attempts, a replicate policy for kept and
+ * wip refs, and a bare remote, then counts the git processes of `counted`, its last step.
+ */
+function withPolicyRepository(kept, prepare, counted) {
+  const dir = syntheticRepo(10);
+  const remote = tempDir('chant-wip-bench-remote-');
+  const counter = gitCounter();
+  try {
+    git(remote, 'init', '-q', '--bare', '.');
+    writeFileSync(join(dir, 'chant.workspace.json'), `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['kept', 'wip'], on: [] } } }] }, null, 2)}\n`);
+    git(dir, 'remote', 'add', 'origin', remote);
+    keptRefs(dir, kept);
+    const prepared = prepare(dir);
+    counter.reset();
+    const doc = chant(dir, counted, counter.env).doc;
+    return { prepared, doc, processes: counter.calls().length };
+  } finally {
+    counter.dispose();
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(remote, { recursive: true, force: true });
+  }
 }
 
 /** Every row: what it measures, its target, and how to measure it. */
@@ -157,23 +176,12 @@ function rows(size) {
     list.push({
       name: `git processes spawned by the read with a policy and ${refs} replicated refs`, target: 10, kind: 'count',
       measure: () => {
-        const dir = syntheticRepo(10);
-        const remote = tempDir('chant-wip-bench-remote-');
-        git(remote, 'init', '-q', '--bare', '.');
-        declarePolicy(dir, remote);
-        keptRefs(dir, refs - 1);
-        chant(dir, ['workspace', 'wip', 'save', '--label', 'one wip ref']);
-        const pushed = chant(dir, ['workspace', 'wip', 'push']);
-        const counter = gitCounter();
-        counter.reset();
-        const read = chant(dir, ['workspace', 'wip', '--json'], counter.env).doc;
-        const value = counter.calls().length;
-        counter.dispose();
-        rmSync(dir, { recursive: true, force: true });
-        rmSync(remote, { recursive: true, force: true });
-        if (pushed.doc?.action !== 'push' || read.replication === null) return { value: null, note: 'replication not available' };
-        const listed = read.replication.refs.length;
-        return { value, note: `${listed} refs listed, replicated: ${read.replication.replicated}` };
+        const { prepared: pushed, doc: read, processes } = withPolicyRepository(refs - 1, (dir) => {
+          chant(dir, ['workspace', 'wip', 'save', '--label', 'one wip ref']);
+          return chant(dir, ['workspace', 'wip', 'push']).doc;
+        }, ['workspace', 'wip', '--json']);
+        if (pushed?.action !== 'push' || read.replication === null) return { value: null, note: 'replication not available' };
+        return { value: processes, note: `${read.replication.refs.length} refs listed, replicated: ${read.replication.replicated}` };
       },
     });
   }
@@ -203,20 +211,9 @@ function rows(size) {
   list.push({
     name: `push of ${size.kept} kept refs to a bare remote: git processes`, target: 10, kind: 'count',
     measure: () => {
-      const dir = syntheticRepo(10);
-      const remote = tempDir('chant-wip-bench-remote-');
-      git(remote, 'init', '-q', '--bare', '.');
-      declarePolicy(dir, remote);
-      keptRefs(dir, size.kept);
-      const counter = gitCounter();
-      counter.reset();
-      const pushed = chant(dir, ['workspace', 'wip', 'push'], counter.env).doc;
-      const value = counter.calls().length;
-      counter.dispose();
-      rmSync(dir, { recursive: true, force: true });
-      rmSync(remote, { recursive: true, force: true });
+      const { doc: pushed, processes } = withPolicyRepository(size.kept, () => null, ['workspace', 'wip', 'push']);
       if (pushed?.action !== 'push') return { value: null, note: 'replication not available' };
-      return { value, note: `${pushed.replication.pushed.length} pushed` };
+      return { value: processes, note: `${pushed.replication.pushed.length} pushed` };
     },
   });
   const dispose = () => { for (const dir of repos.values()) rmSync(dir, { recursive: true, force: true }); };
