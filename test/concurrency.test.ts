@@ -181,13 +181,19 @@ describe('concurrent saves and restores', () => {
     // alone: before the breaker, two or three of 16 got in together in about one round in six.
     for (let round = 0; round < 100; round += 1) {
       writeFileSync(join(gitDir, LOCK_NAME), `${dead}\n`);
+      let refused = 0;
       await Promise.all(Array.from({ length: 16 }, () => withWorktreeLock(gitDir, async () => {
         inside += 1;
         entered += 1;
         most = Math.max(most, inside);
-        await sleep(5);
+        // The holder stays until every other waiter has given up, so that none can take the lock
+        // legitimately after it is released, and the count of takers a round is exact.
+        for (let waited = 0; refused + entered - round < 16 && waited < 2_000; waited += 5) await sleep(5);
         inside -= 1;
-      }, { waitMs: 0 }).catch((error: unknown) => assert.ok(isWipError(error, 'wip-race'), String(error)))));
+      }, { waitMs: 0 }).catch((error: unknown) => {
+        assert.ok(isWipError(error, 'wip-race'), String(error));
+        refused += 1;
+      })));
     }
     assert.equal(most, 1, 'never two holders at once');
     assert.equal(entered, 100, 'one taker a round');
