@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
+import { copyFile, link, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
@@ -354,13 +354,7 @@ export class WipStore {
   async #stageWorkingTree(checkout: Checkout): Promise<string> {
     const indexFile = join(checkout.layout.gitDir, `chant-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
     try {
-      // git re-reads an entry whose file changed in the same second the index was written only
-      // while the index file's own mtime says so ("racy git"): the copy keeps the original's
-      // mtime, taken before copying and rounded down, so it is never newer than its contents.
-      const original = await stat(checkout.layout.indexFile);
-      await copyFile(checkout.layout.indexFile, indexFile);
-      const seconds = Math.floor(original.mtimeMs / 1000);
-      await utimes(indexFile, seconds, seconds);
+      await seedIndex(checkout.layout.indexFile, indexFile);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
         await rm(indexFile, { force: true });
@@ -403,6 +397,27 @@ export class WipStore {
     }
     throw new WipError('wip-race', `${checkout.ref} kept moving under ${CAS_ATTEMPTS} attempts to write it; nothing was lost, try again`);
   }
+}
+
+/**
+ * Makes `copy` a copy of the checkout's index for git to stage into. A hard link, where the file
+ * system has them: git never writes an index in place (it writes `<index>.lock` and renames it
+ * over), so the checkout's index is never touched, and the link carries the original's mtime,
+ * which git's racy-clean check reads: an entry whose file changed in the same second the index
+ * was written is only re-read while the index's mtime says so. Elsewhere a copy, given the
+ * original's mtime (taken before copying, rounded down, so never newer than its contents).
+ */
+async function seedIndex(original: string, copy: string): Promise<void> {
+  try {
+    await link(original, copy);
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
+  }
+  const stats = await stat(original);
+  await copyFile(original, copy);
+  const seconds = Math.floor(stats.mtimeMs / 1000);
+  await utimes(copy, seconds, seconds);
 }
 
 /**

@@ -42,9 +42,14 @@ describe('wip save', () => {
     git(dir, ['add', 'b.txt']);
     writeFiles(dir, { 'a.txt': 'changed\n', 'c.txt': 'c\n' });
     const before = stateOf(dir);
+    const { statSync } = await import('node:fs');
+    const indexBefore = statSync(join(dir, '.git', 'index'));
     await new WipStore({ cwd: dir }).save({});
+    // Before stateOf, whose git status may refresh the index itself.
+    const indexAfter = statSync(join(dir, '.git', 'index'));
     const after = stateOf(dir);
     assert.equal(after.index, before.index);
+    assert.deepEqual([indexAfter.ino, indexAfter.nlink, indexAfter.mtimeMs, indexAfter.mode], [indexBefore.ino, indexBefore.nlink, indexBefore.mtimeMs, indexBefore.mode], 'the index file itself is the same file, untouched');
     assert.equal(after.head, before.head);
     assert.equal(after.status, before.status);
     assert.deepEqual(after.tree, before.tree);
