@@ -1,9 +1,10 @@
 import type { FetchOutcome, FetchRef, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from './documents/replication.js';
 import type { FetchResult, PushOutcome } from './documents/wip-write.js';
 import { WipError } from './errors.js';
+import { compareBytes } from './order.js';
 import { asWipError } from './git/plumbing.js';
 import {
-  checkedOutBranches, classOf, classPatterns, commitGraph, compareBytes, fetchReplicas, moveRefs, octopusBase, pushRefs,
+  checkedOutBranches, classOf, classPatterns, commitGraph, fetchReplicas, moveRefs, octopusBase, pushRefs,
   readRefTips, readRemoteConfig, recordRefs, replicaPrefix, replicaRef,
 } from './git/remote.js';
 import type { RefMove, RefTip } from './git/remote.js';

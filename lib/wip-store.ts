@@ -12,6 +12,7 @@ import { SimpleGitRunner } from './git/runner.js';
 import type { GitRunner } from './git/runner.js';
 import { checkPrincipal } from './identity.js';
 import { processAlive, withWorktreeLock } from './lock.js';
+import { compareBytes } from './order.js';
 import { Policy } from './policy.js';
 import { Replicator } from './replicator.js';
 import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
@@ -514,10 +515,6 @@ async function ignoredInTheWay(top: string, changes: readonly TreeChange[]): Pro
     }
   }
   return sortPaths([...blocked]);
-}
-
-function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }
 
 function sortPaths(paths: string[]): string[] {

@@ -1,6 +1,7 @@
 // Replication plumbing: the git calls the Replicator makes, local and over the network. Every
 // call names its cwd, output is NUL-separated where a value could hold a newline, and nothing a
 // remote or a URL says reaches a message unredacted.
+import { compareBytes } from '../order.js';
 import type { RefClass } from '../documents/replication.js';
 import { redactCredentials } from '../errors.js';
 import { asWipError } from './plumbing.js';
@@ -467,13 +468,3 @@ async function run(git: GitRunner, cwd: string, args: readonly string[], options
   }
 }
 
-/**
- * Orders strings by their UTF-8 bytes, the way git orders refnames.
- * @param a - one string
- * @param b - another
- * @returns negative, zero or positive
- * @internal
- */
-export function compareBytes(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
