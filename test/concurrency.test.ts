@@ -1,4 +1,4 @@
-import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles, parseDocument } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -21,13 +21,7 @@ function startBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv =
     child.once('error', reject);
     child.once('close', (code, signal) => {
       const stdout = Buffer.concat(out).toString('utf8');
-      let doc: unknown;
-      try {
-        doc = JSON.parse(stdout);
-      } catch {
-        doc = undefined;
-      }
-      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), doc });
+      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), doc: parseDocument(stdout) });
     });
   });
 }

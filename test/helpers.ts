@@ -123,6 +123,15 @@ export interface CliRun {
   doc: any;
 }
 
+/** What a run printed, parsed as a JSON document, or undefined when it is not JSON. */
+export function parseDocument(stdout: string): any {
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the CLI in-process, the way the bin does, in `cwd`. */
 export async function runCli(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<CliRun> {
   const { PassThrough } = await import('node:stream');
@@ -134,25 +143,13 @@ export async function runCli(cwd: string, args: readonly string[], env: NodeJS.P
   stderr.on('data', (chunk: Buffer) => errors.push(chunk));
   const code = await main(args, { stdin: process.stdin, stdout, stderr, env, colorDepth: 1, cwd });
   const text = Buffer.concat(chunks).toString('utf8');
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    doc = undefined;
-  }
-  return { code, stdout: text, stderr: Buffer.concat(errors).toString('utf8'), doc };
+  return { code, stdout: text, stderr: Buffer.concat(errors).toString('utf8'), doc: parseDocument(text) };
 }
 
 /** Runs the built `chant` bin as a process. */
 export function runBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): CliRun {
   const result = spawnSync(process.execPath, [BIN, ...args], { cwd, env, encoding: 'utf8' });
-  let doc: unknown;
-  try {
-    doc = JSON.parse(result.stdout);
-  } catch {
-    doc = undefined;
-  }
-  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr, doc };
+  return { code: result.status ?? -1, stdout: result.stdout, stderr: result.stderr, doc: parseDocument(result.stdout) };
 }
 
 /** Reads a JSON file of the repository. */
