@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { WipStore } from './wip-store.js';
-export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions } from './wip-store.js';
+export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode } from './wip-store.js';
 export { WipError, WIP_ERROR_CODES, isWipError, redactCredentials } from './errors.js';
 export type { WipErrorCode, WipErrorOptions } from './errors.js';
 export { SimpleGitRunner, GitCommandError } from './git/runner.js';

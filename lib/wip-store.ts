@@ -18,6 +18,7 @@ import { Replicator } from './replicator.js';
 import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import { checkText } from './text.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
+import { workingTreeByStatus } from './working-tree.js';
 
 /**
  * What a {@link WipStore} works on and with.
@@ -37,9 +38,30 @@ export interface WipStoreOptions {
    * absent, none when null.
    */
   policy?: Policy | null;
-  /** Where `CHANT_AGENT` is read from for the identity rule; `process.env` when absent. */
+  /**
+   * Where `CHANT_AGENT` is read from for the identity rule, and `CHANT_WIP_STAGING` for
+   * {@link WipStoreOptions.staging}; `process.env` when absent.
+   */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * How a save finds the working tree's tree: `status` builds it from `git status` and HEAD's
+   * trees, `index` stages everything into a temporary copy of the index (`git add --all`), and
+   * `auto` (the default) takes `status` for an index of 2 MiB or more (about 20,000 files),
+   * where writing a copy of the index twice costs more than the processes `status` adds. Both
+   * give the same tree; `status` hands back to `index` what it cannot decide. Read from
+   * `CHANT_WIP_STAGING` when absent.
+   */
+  staging?: StagingMode;
 }
+
+/**
+ * How a save finds the working tree's tree; see {@link WipStoreOptions.staging}.
+ * @public
+ */
+export type StagingMode = 'auto' | 'status' | 'index';
+
+/** The index size from which `auto` staging builds the tree from `git status`. */
+const STATUS_STAGING_MIN_INDEX_BYTES = 2 * 1024 * 1024;
 
 /**
  * Options of {@link WipStore.save}.
@@ -105,6 +127,7 @@ export class WipStore {
   readonly #git: GitRunner;
   readonly #policy: Policy | null | undefined;
   readonly #env: Readonly<Record<string, string | undefined>> | undefined;
+  readonly #staging: StagingMode;
 
   /**
    * A store for the checkout around `options.cwd`; nothing is read until a method runs.
@@ -118,6 +141,8 @@ export class WipStore {
     this.#env = options.env;
     this.#clock = options.clock ?? (() => new Date());
     this.#lockWaitMs = options.lockWaitMs;
+    const staging = options.staging ?? (options.env ?? process.env).CHANT_WIP_STAGING ?? 'auto';
+    this.#staging = staging === 'status' || staging === 'index' ? staging : 'auto';
   }
 
   /** The folder this store was opened on. */
@@ -144,6 +169,16 @@ export class WipStore {
     const checkout = this.#branchOf(opened);
     await this.#checkIdentity(layout, by);
     const { created, snapshot, unsaved } = await this.#locked(layout, async () => {
+      const fast = await this.#viaStatus(layout) ? await workingTreeByStatus(this.#plumbing, layout, checkout.head, checkout.ref) : null;
+      if (fast !== null) {
+        checkout.tip = fast.tip;
+        // What status did not name is as the index has it: its gitlinks are the snapshot's.
+        const [recorded, unsaved] = await Promise.all([
+          this.#record(checkout, fast.tree, { kind: 'save', label, by }, 'exact'),
+          unsavedPaths(layout.indexFile, layout.objectFormat),
+        ]);
+        return { ...recorded, unsaved };
+      }
       // The tip is read while git stages the working tree: it is only needed after.
       const [tip, staged] = await Promise.allSettled([this.#readTip(checkout.ref), this.#stageWorkingTree(checkout)]);
       if (staged.status === 'rejected') throw staged.reason;
@@ -254,6 +289,13 @@ export class WipStore {
       .sort((a, b) => compareBytes(a.branch, b.branch));
     const replication = policy === null ? null : await this.#replicator(policy).state();
     return { checkout: { branch, head }, branches, replication };
+  }
+
+  /** Whether a save builds its tree from `git status` (see {@link WipStoreOptions.staging}). */
+  async #viaStatus(layout: RepositoryLayout): Promise<boolean> {
+    if (this.#staging !== 'auto') return this.#staging === 'status';
+    const size = await stat(layout.indexFile).then((stats) => stats.size, () => 0);
+    return size >= STATUS_STAGING_MIN_INDEX_BYTES;
   }
 
   #replicator(policy: Policy): Replicator {
@@ -423,12 +465,13 @@ async function seedIndex(original: string, copy: string): Promise<void> {
 
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
- * before they could: `chant-wip-<pid>-*` in the git directory whose process is gone.
+ * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
+ * tree memo's unfinished copies.
  */
 async function removeStaleTemporaries(gitDir: string): Promise<void> {
   const names = await readdir(gitDir).catch(() => [] as string[]);
   for (const name of names) {
-    const match = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/.exec(name);
+    const match = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/.exec(name) ?? /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/.exec(name);
     if (match === null) continue;
     const pid = Number(match[1]);
     if (pid !== process.pid && !processAlive(pid)) await rm(join(gitDir, name), { force: true });

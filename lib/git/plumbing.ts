@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
+import { deflateSync } from 'node:zlib';
 import { WipError } from '../errors.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
@@ -13,6 +17,8 @@ export interface RepositoryLayout {
   commonDir: string;
   /** The checkout's index file. */
   indexFile: string;
+  /** Where loose objects are kept. */
+  objectsDir: string;
   /** `sha1` or `sha256`. */
   objectFormat: string;
 }
@@ -43,6 +49,14 @@ export interface TreeChange {
   newOid: string;
   /** A added, D deleted, M modified, T type changed. */
   status: string;
+}
+
+/** One object as `git cat-file --batch` prints it. */
+export interface GitObject {
+  oid: string;
+  /** `blob`, `tree`, `commit` or `tag`. */
+  type: string;
+  content: Buffer;
 }
 
 /** A commit's identity environment, when git has none of its own. */
@@ -248,6 +262,61 @@ export class Plumbing {
     return info;
   }
 
+  /**
+   * How the working tree and the index differ from HEAD, as `git status` sees them (porcelain
+   * v2, NUL-separated, every untracked file listed, renames not followed, a submodule reported
+   * only when the commit it is at moved), read without refreshing or writing the index.
+   */
+  async status(top: string): Promise<string> {
+    return this.run(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-ahead-behind', '--no-renames', '--ignore-submodules=dirty'], {
+      cwd: top,
+      env: { GIT_OPTIONAL_LOCKS: '0' },
+    });
+  }
+
+  /**
+   * Objects read whole in one git call, by any name `cat-file --batch` resolves (an id, a ref,
+   * `<commit>:<path>`), in the order asked: null for a name that resolves to nothing. Names
+   * must not hold a newline. Null as a whole when the runner does not stream its output, since
+   * tree objects are binary and a decoded string cannot hold them.
+   */
+  async readObjects(names: readonly string[]): Promise<Array<GitObject | null> | null> {
+    const chunks: Buffer[] = [];
+    const stdout = await this.run(['cat-file', '--batch'], { input: names.map((name) => `${name}\n`).join(''), onStdout: (chunk) => chunks.push(chunk) });
+    if (chunks.length === 0 && stdout.length > 0) return null;
+    return parseBatch(Buffer.concat(chunks), names.length);
+  }
+
+  /**
+   * Writes each file (a path from `top`) as a blob, through the clean filters its attributes
+   * name, as `git add` would, and returns the ids in order. Paths must not hold a newline, end
+   * in a carriage return or start with a double quote.
+   */
+  async hashFiles(top: string, paths: readonly string[]): Promise<string[]> {
+    if (paths.length === 0) return [];
+    const out = await this.run(['hash-object', '-w', '--stdin-paths'], { cwd: top, input: paths.map((path) => `${path}\n`).join('') });
+    return out.split('\n').filter((line) => line.length > 0);
+  }
+
+  /**
+   * Whether the object is on disk as a loose object: what an earlier write left, read straight
+   * from the object folder's layout. False says nothing (it may be packed); true is certain, as
+   * git only ever moves a whole loose object into place.
+   */
+  hasLooseObject(objectsDir: string, oid: string): boolean {
+    return existsSync(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
+  }
+
+  /**
+   * Writes tree objects, given whole, in one git call: a pack of them, undeltified, that
+   * `unpack-objects` stores as loose objects, as if they had been written one by one. git checks
+   * the pack's checksum; the ids are the caller's own, computed from the same bytes.
+   */
+  async writeTrees(bodies: readonly Buffer[], objectFormat: string): Promise<void> {
+    if (bodies.length === 0) return;
+    await this.run(['unpack-objects', '-q'], { input: packOf(bodies, OBJ_TREE, objectFormat) });
+  }
+
   /** Writes the tree `indexFile` holds. */
   async writeTree(indexFile: string): Promise<string> {
     return (await this.run(['write-tree'], { env: { GIT_INDEX_FILE: indexFile } })).trim();
@@ -332,18 +401,18 @@ export class Plumbing {
   }
 }
 
-const LAYOUT_ARGS = ['--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--show-object-format'] as const;
-const LAYOUT_LINES = 5;
+const LAYOUT_ARGS = ['--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--git-path', 'objects', '--show-object-format'] as const;
+const LAYOUT_LINES = 6;
 const OBJECT_ID = /^[0-9a-f]{40,64}$/;
 
 function parseLayout(lines: readonly string[]): RepositoryLayout | null {
-  const [top, gitDir, commonDir, indexFile, objectFormat] = lines;
-  if (!top || !gitDir || !commonDir || !indexFile || !objectFormat) return null;
-  return { top, gitDir, commonDir, indexFile, objectFormat };
+  const [top, gitDir, commonDir, indexFile, objectsDir, objectFormat] = lines;
+  if (!top || !gitDir || !commonDir || !indexFile || !objectsDir || !objectFormat) return null;
+  return { top, gitDir, commonDir, indexFile, objectsDir, objectFormat };
 }
 
 /** A commit object as `git cat-file` prints it: headers, a blank line, the message. */
-function parseCommit(commit: string, raw: string): CommitRecord {
+export function parseCommit(commit: string, raw: string): CommitRecord {
   const split = raw.indexOf('\n\n');
   const headers = split < 0 ? raw : raw.slice(0, split);
   const record: CommitRecord = { commit, tree: '', parents: [], committedAt: 0, message: split < 0 ? '' : raw.slice(split + 2) };
@@ -353,6 +422,57 @@ function parseCommit(commit: string, raw: string): CommitRecord {
     else if (line.startsWith('committer ')) record.committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
   }
   return record;
+}
+
+/**
+ * `cat-file --batch` output for `count` names: for each, a header (`<id> <type> <size>`, or the
+ * name and `missing`), then for an object its content and a newline.
+ */
+function parseBatch(out: Buffer, count: number): Array<GitObject | null> | null {
+  const objects: Array<GitObject | null> = [];
+  let offset = 0;
+  while (objects.length < count) {
+    const newline = out.indexOf(10, offset);
+    if (newline < 0) return null;
+    const header = /^([0-9a-f]{40,64}) ([a-z]+) (\d+)$/.exec(out.toString('latin1', offset, newline));
+    offset = newline + 1;
+    if (header === null) {
+      objects.push(null);
+      continue;
+    }
+    const size = Number(header[3]);
+    if (offset + size > out.length) return null;
+    objects.push({ oid: header[1] as string, type: header[2] as string, content: out.subarray(offset, offset + size) });
+    offset += size + 1;
+  }
+  return objects;
+}
+
+const OBJ_TREE = 2;
+
+/** A version 2 pack of whole objects of one type, with its checksum. */
+function packOf(bodies: readonly Buffer[], type: number, objectFormat: string): Buffer {
+  const header = Buffer.alloc(12);
+  header.write('PACK', 0, 'latin1');
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(bodies.length, 8);
+  const parts: Buffer[] = [header];
+  for (const body of bodies) {
+    // The entry header: type and size, seven bits a byte after the first's four.
+    const bytes: number[] = [];
+    let size = body.length;
+    let byte = (type << 4) | (size & 0x0f);
+    size = Math.floor(size / 16);
+    while (size > 0) {
+      bytes.push(byte | 0x80);
+      byte = size & 0x7f;
+      size = Math.floor(size / 128);
+    }
+    bytes.push(byte);
+    parts.push(Buffer.from(bytes), deflateSync(body, { level: 1 }));
+  }
+  const pack = Buffer.concat(parts);
+  return Buffer.concat([pack, createHash(objectFormat === 'sha256' ? 'sha256' : 'sha1').update(pack).digest()]);
 }
 
 function splitParents(parents: string): string[] {

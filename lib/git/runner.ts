@@ -10,7 +10,7 @@ export interface GitRunOptions {
   /** The folder git runs in; the runner's own when absent. */
   cwd?: string;
   /** Written to git's standard input. */
-  input?: string;
+  input?: string | Uint8Array;
   /** Variables added to the curated environment (such as `GIT_INDEX_FILE`). */
   env?: Readonly<Record<string, string>>;
   /** Exit codes other than 0 that are answers, not failures (`symbolic-ref -q` exits 1 when detached). */
@@ -227,7 +227,7 @@ export class SimpleGitRunner implements GitRunner {
       },
     };
     if (options.input !== undefined) {
-      const input = options.input;
+      const input = typeof options.input === 'string' || Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input);
       config.input = () => input;
     }
     if (options.signal !== undefined) config.abort = options.signal;

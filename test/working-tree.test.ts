@@ -1,0 +1,355 @@
+import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import assert from 'node:assert/strict';
+import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import fc from 'fast-check';
+import { Plumbing } from '../lib/git/plumbing.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
+import { readStatus, workingTreeByStatus } from '../lib/working-tree.js';
+import { WipStore } from '../lib/wip-store.js';
+
+// A save builds the working tree's tree from `git status` instead of `git add --all` into a
+// temporary index. These tests hold the two to the same tree on random index and working tree
+// states, and check that the states it hands back to `git add` are the ones it cannot decide.
+const SEED = Number(process.env.CHANT_WORKTREE_SEED ?? 20261201);
+const RUNS = Number(process.env.CHANT_WORKTREE_RUNS ?? 120);
+
+/** The tree `git add --all` gives, staged into a copy of the index: the reference. */
+function stagedTree(dir: string): string {
+  const gitDir = git(dir, ['rev-parse', '--absolute-git-dir']).trim();
+  const index = join(gitDir, 'reference.index');
+  rmSync(index, { force: true });
+  // A hard link, not a copy: a copy's new mtime would turn off git's racy-clean check, and a
+  // same-size edit in the second the index was written would be staged as the old content.
+  try {
+    linkSync(join(gitDir, 'index'), index);
+  } catch {
+    // No index yet: git add starts from an empty one.
+  }
+  const env = { GIT_INDEX_FILE: index };
+  git(dir, ['add', '--all', '--sparse'], { env });
+  const tree = git(dir, ['write-tree'], { env }).trim();
+  rmSync(index, { force: true });
+  return tree;
+}
+
+async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir)): Promise<string | null> {
+  const plumbing = new Plumbing(git_, dir);
+  const { layout, head } = await plumbing.checkout();
+  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main');
+  return built?.tree ?? null;
+}
+
+const PATHS = ['a.txt', 'b.txt', 'dir/c.txt', 'dir/d.txt', 'dir/sub/e.txt', 'dir/sub/f g.txt', 'other/h.txt', 'é/日本.txt'];
+
+type Op =
+  | { op: 'write'; path: number; text: string }
+  | { op: 'delete'; path: number }
+  | { op: 'stage'; path: number }
+  | { op: 'unstage-delete'; path: number }
+  | { op: 'rm'; path: number }
+  | { op: 'intent'; name: string }
+  | { op: 'untracked'; name: string; text: string }
+  | { op: 'to-dir'; path: number }
+  | { op: 'folder-to-file'; folder: number }
+  | { op: 'chmod'; path: number }
+  | { op: 'ignored'; name: string }
+  | { op: 'untracked-exec'; name: string }
+  | { op: 'untracked-link'; name: string }
+  | { op: 'crlf'; path: number };
+
+const FOLDERS = ['dir', 'dir/sub', 'other', 'é'];
+const newName = fc.constantFrom('n.txt', 'dir/n.txt', 'new/deep/n.txt', 'dir/sub/x y.txt', 'other/new/z.txt', 'top new.txt', 'ñ/ü.txt');
+const text = fc.string({ maxLength: 12 });
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ op: fc.constant('write' as const), path: fc.nat(), text }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.nat() }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('stage' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('unstage-delete' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('rm' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('intent' as const), name: newName }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('untracked' as const), name: newName, text }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('to-dir' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('folder-to-file' as const), folder: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('chmod' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('ignored' as const), name: newName }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-exec' as const), name: newName }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-link' as const), name: newName }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('crlf' as const), path: fc.nat() }) },
+);
+const configArb = fc.record({ fileMode: fc.boolean(), autocrlf: fc.boolean(), sha256: fc.boolean() });
+
+/** Applies one operation with plain git and the file system; failures of git (a path gone) are part of the state. */
+function apply(dir: string, op: Op): void {
+  const pick = (index: number) => PATHS[index % PATHS.length] as string;
+  const full = (path: string) => join(dir, path);
+  const clear = (path: string) => {
+    try {
+      rmSync(full(path), { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error;
+    }
+  };
+  const write = (path: string, content: string) => {
+    const parts = path.split('/');
+    for (let depth = 1; depth < parts.length; depth += 1) {
+      const folder = parts.slice(0, depth).join('/');
+      try {
+        mkdirSync(full(folder));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+        throw error;
+      }
+    }
+    try {
+      writeFileSync(full(path), content);
+    } catch (error) {
+      if (!['EISDIR', 'ENOTDIR', 'ENOENT'].includes((error as NodeJS.ErrnoException).code as string)) throw error;
+    }
+  };
+  switch (op.op) {
+    case 'write': return write(pick(op.path), op.text);
+    case 'delete': return clear(pick(op.path));
+    case 'stage': git(dir, ['add', '-A', '--', pick(op.path)], { allowFail: true }); return;
+    case 'unstage-delete': git(dir, ['rm', '-q', '--cached', '--', pick(op.path)], { allowFail: true }); return;
+    case 'rm': git(dir, ['rm', '-q', '-f', '--', pick(op.path)], { allowFail: true }); return;
+    case 'intent': write(op.name, 'intent\n'); git(dir, ['add', '-N', '--', op.name], { allowFail: true }); return;
+    case 'untracked': return write(op.name, op.text);
+    case 'to-dir': clear(pick(op.path)); return write(`${pick(op.path)}/inside.txt`, 'now a folder\n');
+    case 'folder-to-file': {
+      const folder = FOLDERS[op.folder % FOLDERS.length] as string;
+      clear(folder);
+      return write(folder, 'now a file\n');
+    }
+    case 'chmod': try { chmodSync(full(pick(op.path)), 0o755); } catch { /* gone */ } return;
+    case 'ignored': return write(`${op.name}.ign`, 'ignored\n');
+    case 'untracked-exec': write(op.name, '#!/bin/sh\n'); try { chmodSync(full(op.name), 0o755); } catch { /* not written */ } return;
+    case 'untracked-link': clear(op.name); try { symlinkSync('a.txt', full(op.name)); } catch { /* parent missing */ } return;
+    case 'crlf': return write(pick(op.path), 'one\r\ntwo\r\n');
+  }
+}
+
+describe('the working tree built from git status', () => {
+  it(`is the tree git add --all stages, on ${RUNS} random states (seed ${SEED})`, async (t) => {
+    let fast = 0;
+    let handedBack = 0;
+    await fc.assert(fc.asyncProperty(configArb, fc.array(opArb, { minLength: 1, maxLength: 8 }), async (config, ops) => {
+      const dir = tempDir();
+      git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
+      git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
+      if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
+      writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
+      git(dir, ['add', '-A']);
+      git(dir, ['commit', '-q', '-m', 'base']);
+      // Two rounds of edits, each checked: the second builds on the folder memo of the first.
+      const half = Math.ceil(ops.length / 2);
+      for (const batch of [ops.slice(0, half), ops.slice(half)]) {
+        for (const op of batch) apply(dir, op);
+        // Built first, so that every tree it names must have been written by it, not by git add.
+        const got = await byStatus(dir);
+        if (got !== null) git(dir, ['ls-tree', '-r', '-t', got]);
+        const expected = stagedTree(dir);
+        if (got === null) {
+          handedBack += 1;
+          // Only what status cannot classify goes back to git add.
+          const changed = git(dir, ['status', '--porcelain', '-z', '--untracked-files=all']).split('\0').filter(Boolean).map((record) => record.slice(3));
+          const cause = changed.some((path) => {
+            try {
+              const stats = lstatSync(join(dir, path));
+              return stats.isSymbolicLink() || (stats.mode & 0o100) !== 0;
+            } catch {
+              return false; // gone, or under what is now a file
+            }
+          });
+          assert.ok(cause, `handed back without a changed executable or symlink: ${JSON.stringify(ops)}`);
+          continue;
+        }
+        fast += 1;
+        if (got !== expected) assert.equal(git(dir, ['ls-tree', '-r', got]), git(dir, ['ls-tree', '-r', expected]), `${JSON.stringify(config)} ${JSON.stringify(ops)}`);
+      }
+    }), { seed: SEED, numRuns: RUNS });
+    t.diagnostic(`${fast} built from status, ${handedBack} handed back to git add`);
+    assert.ok(fast > RUNS, 'most states are built from status');
+  });
+
+  it('rewrites only the folders on the way to a change, and leaves the rest as HEAD has it', async () => {
+    const dir = makeRepo({ 'keep/one.txt': '1\n', 'keep/deep/two.txt': '2\n', 'edit/three.txt': '3\n', 'gone/four.txt': '4\n' });
+    writeFiles(dir, { 'edit/three.txt': 'three\n', 'gone/four.txt': null });
+    const calls: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const counting: GitRunner = { run: (args: readonly string[], options?: GitRunOptions): Promise<GitOutput> => (calls.push([...args]), runner.run(args, options)) };
+    const tree = await byStatus(dir, counting);
+    git(dir, ['ls-tree', '-r', '-t', tree as string]);
+    assert.equal(tree, stagedTree(dir));
+    assert.deepEqual(git(dir, ['ls-tree', '--name-only', tree as string]).split('\n').filter(Boolean), ['edit', 'keep']);
+    assert.equal(git(dir, ['rev-parse', `${tree}:keep`]), git(dir, ['rev-parse', 'HEAD:keep']), 'an untouched folder is the same tree object');
+    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object', 'cat-file', 'unpack-objects']);
+  });
+
+  it('is HEAD\'s tree itself when nothing differs, with no tree written', async () => {
+    const dir = makeRepo({ 'a/b.txt': 'b\n' });
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const tree = await byStatus(dir, { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) });
+    assert.equal(tree, git(dir, ['rev-parse', 'HEAD^{tree}']).trim());
+    assert.deepEqual(calls, ['rev-parse', 'status', 'cat-file']);
+  });
+
+  it('hands back to git add what it cannot decide: a conflict, a moved submodule, an untracked executable, a symlink, an embedded repository', async () => {
+    const conflicted = makeRepo({ 'f.txt': 'base\n' });
+    git(conflicted, ['checkout', '-q', '-b', 'other']);
+    writeFiles(conflicted, { 'f.txt': 'other\n' });
+    git(conflicted, ['commit', '-qam', 'other']);
+    git(conflicted, ['checkout', '-q', 'main']);
+    writeFiles(conflicted, { 'f.txt': 'main\n' });
+    git(conflicted, ['commit', '-qam', 'main']);
+    git(conflicted, ['merge', '-q', 'other'], { allowFail: true });
+    assert.equal(await byStatus(conflicted), null, 'a conflict');
+
+    const sub = makeRepo({ 'lib.txt': 'lib\n' });
+    const withSub = makeRepo();
+    git(withSub, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'vendor']);
+    git(withSub, ['commit', '-qm', 'submodule']);
+    assert.notEqual(await byStatus(withSub), null, 'a submodule where it was committed is no reason');
+    writeFiles(join(withSub, 'vendor'), { 'lib.txt': 'dirty\n' });
+    assert.notEqual(await byStatus(withSub), null, 'nor a dirty one');
+    git(join(withSub, 'vendor'), ['commit', '-qam', 'moved']);
+    assert.equal(await byStatus(withSub), null, 'a submodule at another commit');
+
+    const exec = makeRepo();
+    writeFiles(exec, { 'run.sh': '#!/bin/sh\n' });
+    chmodSync(join(exec, 'run.sh'), 0o755);
+    assert.equal(await byStatus(exec), null, 'an untracked executable');
+
+    const link = makeRepo();
+    symlinkSync('README.md', join(link, 'link'));
+    assert.equal(await byStatus(link), null, 'an untracked symlink');
+
+    const embedded = makeRepo();
+    mkdirSync(join(embedded, 'inner'));
+    git(join(embedded, 'inner'), ['init', '-q']);
+    writeFiles(embedded, { 'inner/x.txt': 'x\n' });
+    git(join(embedded, 'inner'), ['add', '-A']);
+    git(join(embedded, 'inner'), ['commit', '-qm', 'inner']);
+    assert.equal(await byStatus(embedded), null, 'an embedded repository');
+  });
+
+  it('reads status records into what each path holds', () => {
+    const zero = '0'.repeat(40);
+    const oid = 'a'.repeat(40);
+    const plan = readStatus([
+      `# branch.oid ${oid}`, '# branch.head main',
+      `1 .M N... 100644 100644 100644 ${oid} ${oid} modified`,
+      `1 M. N... 100644 100755 100755 ${oid} ${'b'.repeat(40)} staged with spaces`,
+      `1 AD N... 000000 100644 000000 ${zero} ${oid} added then deleted`,
+      `1 D. N... 100644 000000 000000 ${oid} ${zero} removed`,
+      `1 .A N... 000000 000000 100644 ${zero} ${zero} intent`,
+      '? new/file', '',
+    ].join('\0'));
+    assert.ok(plan !== null);
+    assert.equal(plan.head, oid);
+    assert.deepEqual(Object.fromEntries(plan.states), {
+      modified: { kind: 'file', mode: '100644' },
+      'staged with spaces': { kind: 'object', mode: '100755', oid: 'b'.repeat(40) },
+      'added then deleted': { kind: 'absent' },
+      removed: { kind: 'absent' },
+      intent: { kind: 'file', mode: '100644' },
+    });
+    assert.deepEqual(plan.untracked, ['new/file']);
+    for (const record of [
+      `u UU N... 100644 100644 100644 100644 ${oid} ${oid} ${oid} conflict`,
+      `1 .M SC.. 160000 160000 160000 ${oid} ${oid} submodule`,
+      `1 .T N... 100644 100644 120000 ${oid} ${oid} now a link`,
+      '? nested/repo/',
+      `1 .M N... 100644 100644 100644 ${oid} ${oid} "quoted`,
+      `1 .M N... 100644 100644 100644 ${oid} ${oid} line\nbreak`,
+    ]) {
+      assert.equal(readStatus(`# branch.oid ${oid}\0${record}\0`), null, record);
+    }
+    assert.equal(readStatus('# branch.oid (initial)\0'), null, 'no commit to build on');
+  });
+
+  it('takes a save from status: no temporary index, and the snapshot equals git add --all', async () => {
+    const dir = makeRepo({ 'src/a.ts': 'a\n', 'src/b.ts': 'b\n' });
+    writeFiles(dir, { 'src/a.ts': 'changed\n', 'src/new/c.ts': 'c\n', 'src/b.ts': null });
+    git(dir, ['add', 'src/new/c.ts']);
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status', git: { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) } });
+    const { snapshot } = await store.save({ label: 'from status' });
+    assert.equal(snapshot.tree, stagedTree(dir));
+    assert.ok(calls.includes('status') && !calls.includes('add') && !calls.includes('write-tree'), calls.join(' '));
+  });
+});
+
+describe('the folder memo', () => {
+  it('builds again what a save built before, and the same tree, across edits, a memo gone stale and a memo that is garbage', async () => {
+    const dir = makeRepo(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i % 3}/g${i % 5}/file-${i}.txt`, `${i}\n`])));
+    const gitDir = join(dir, '.git');
+    const memo = join(gitDir, 'chant-tree-memo');
+    const check = async (why: string) => {
+      const got = await byStatus(dir);
+      assert.ok(got !== null, why);
+      git(dir, ['ls-tree', '-r', '-t', got]);
+      assert.equal(got, stagedTree(dir), why);
+    };
+    for (let round = 0; round < 6; round += 1) {
+      writeFiles(dir, { [`f${round % 3}/g${round % 5}/file-${round}.txt`]: `round ${round}\n`, [`f${round % 2}/new-${round}.txt`]: 'new\n' });
+      if (round % 2 === 0) git(dir, ['add', '-A', '--', `f${round % 3}`]);
+      await check(`round ${round}`);
+      assert.match(readFileSync(memo, 'latin1'), /^[0-9a-f]{40} (?:-|[0-9a-f]{40})\n/);
+    }
+    // Every loose tree the memo names is removed (as a prune would): each is built again.
+    for (const line of readFileSync(memo, 'latin1').trim().split('\n')) {
+      const oid = line.split(' ')[1] as string;
+      if (oid !== '-') rmSync(join(gitDir, 'objects', oid.slice(0, 2), oid.slice(2)), { force: true });
+    }
+    await check('after the memo\'s trees were pruned');
+    writeFileSync(memo, 'not a memo\n\0\0 garbage\n');
+    await check('with a memo that is garbage');
+    const before = readFileSync(memo, 'latin1');
+    await check('again, from the memo alone');
+    assert.equal(readFileSync(memo, 'latin1'), before, 'a save with nothing new remembers the same folders');
+  });
+});
+
+describe('choosing how a save stages', () => {
+  const countedStore = (dir: string, options: { staging?: 'auto' | 'status' | 'index'; env?: Record<string, string> } = {}) => {
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, policy: null, ...options, git: { run: (args, opts) => (calls.push(args[0] as string), runner.run(args, opts)) } });
+    return { store, calls };
+  };
+
+  it('stages a small index through a temporary copy, a large one from status, and either when told', async () => {
+    const small = makeRepo({ 'a.txt': 'a\n' });
+    writeFiles(small, { 'a.txt': 'changed\n' });
+    const auto = countedStore(small);
+    await auto.store.save({ label: 'auto' });
+    assert.ok(auto.calls.includes('add') && !auto.calls.includes('status'), auto.calls.join(' '));
+    const told = countedStore(small, { env: { CHANT_WIP_STAGING: 'status' } });
+    writeFiles(small, { 'a.txt': 'again\n' });
+    await told.store.save({ label: 'told by the environment' });
+    assert.ok(told.calls.includes('status') && !told.calls.includes('add'), told.calls.join(' '));
+
+    // 25,000 entries make an index of more than 2 MiB; their files need not exist.
+    const large = makeRepo({ 'a.txt': 'a\n' });
+    const blob = git(large, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();
+    git(large, ['update-index', '--index-info'], { input: Array.from({ length: 25_000 }, (_, i) => `100644 ${blob}\tbulk/d${i % 50}/f${i}.txt\n`).join('') });
+    git(large, ['commit', '-qm', 'bulk']);
+    git(large, ['checkout', '-q', '--', '.']);
+    writeFiles(large, { 'bulk/d3/f3.txt': 'edited\n' });
+    const big = countedStore(large);
+    const { snapshot } = await big.store.save({ label: 'large' });
+    assert.ok(big.calls.includes('status') && !big.calls.includes('add'), big.calls.join(' '));
+    assert.equal(snapshot.tree, stagedTree(large));
+    const index = countedStore(large, { staging: 'index' });
+    writeFiles(large, { 'bulk/d3/f3.txt': 'edited again\n' });
+    const second = await index.store.save({ label: 'large, through the index' });
+    assert.ok(index.calls.includes('add') && !index.calls.includes('status'), index.calls.join(' '));
+    assert.equal(second.snapshot.tree, stagedTree(large));
+  });
+});
