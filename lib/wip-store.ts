@@ -6,6 +6,7 @@ import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
 import type { RestoreResult, SaveResult } from './documents/wip-write.js';
 import { WipError } from './errors.js';
 import { readGitlinks } from './git/index-file.js';
+import type { Gitlink } from './git/index-file.js';
 import { Plumbing } from './git/plumbing.js';
 import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
 import { SimpleGitRunner } from './git/runner.js';
@@ -172,12 +173,7 @@ export class WipStore {
       const fast = await this.#viaStatus(layout) ? await workingTreeByStatus(this.#plumbing, layout, checkout.head, checkout.ref) : null;
       if (fast !== null) {
         checkout.tip = fast.tip;
-        // What status did not name is as the index has it: its gitlinks are the snapshot's.
-        const [recorded, unsaved] = await Promise.all([
-          this.#record(checkout, fast.tree, { kind: 'save', label, by }, 'exact'),
-          unsavedPaths(layout.indexFile, layout.objectFormat),
-        ]);
-        return { ...recorded, unsaved };
+        return { ...(await this.#record(checkout, fast.tree, { kind: 'save', label, by }, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
       }
       // The tip is read while git stages the working tree: it is only needed after.
       const [tip, staged] = await Promise.allSettled([this.#readTip(checkout.ref), this.#stageWorkingTree(checkout)]);
@@ -508,7 +504,11 @@ async function enoughSpace(layout: RepositoryLayout, target: Snapshot, objects: 
 
 /** The gitlinks of a staged index, as what the snapshot does not hold. */
 async function unsavedPaths(indexFile: string, objectFormat: string): Promise<NonNullable<SaveResult['unsaved']>> {
-  const gitlinks = await readGitlinks(indexFile, objectFormat);
+  return unsavedOf(await readGitlinks(indexFile, objectFormat));
+}
+
+/** A snapshot's gitlinks, as what it does not hold. */
+function unsavedOf(gitlinks: readonly Gitlink[]): NonNullable<SaveResult['unsaved']> {
   return sortByPath(gitlinks.map((link) => ({
     path: link.path,
     reason: 'submodule' as const,

@@ -11,6 +11,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitObject, Plumbing, RefRecord, RepositoryLayout } from './git/plumbing.js';
+import { readGitlinks } from './git/index-file.js';
+import type { Gitlink } from './git/index-file.js';
 import { parseCommit } from './git/plumbing.js';
 
 /** What a path holds in the working tree's tree: an object, a file to hash, or nothing. */
@@ -86,10 +88,12 @@ interface Entry {
   oid: string;
 }
 
-/** The tree of the working tree, and the wip tip read in the same call. */
+/** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
 export interface WorkingTree {
   tree: string;
   tip: RefRecord | null;
+  /** The gitlinks (submodules, embedded repositories) of the tree: the index's, as status named none. */
+  gitlinks: Gitlink[];
 }
 
 /**
@@ -104,7 +108,9 @@ export interface WorkingTree {
 export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string): Promise<WorkingTree | null> {
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
-  const [out, remembered] = await Promise.all([plumbing.status(top), readFile(memoFile, 'latin1').catch(() => '')]);
+  // The index's gitlinks are read while git status runs: status names a gitlink it differs on,
+  // and hands the save back, so the ones it does not name are the tree's.
+  const [out, remembered, gitlinks] = await Promise.all([plumbing.status(top), readFile(memoFile, 'latin1').catch(() => ''), readGitlinks(layout.indexFile, objectFormat)]);
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
   const untracked = await Promise.all(plan.untracked.map((path) => lstat(join(top, path)).catch(() => null)));
@@ -142,7 +148,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   await saveMemo(memoFile, memo.used);
   const tipCommit = tipObject as GitObject | null;
   const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
-  return { tree: built.root, tip };
+  return { tree: built.root, tip, gitlinks };
 }
 
 /** Every folder on the way to one of `paths`, the top ('') first, parents before children. */
