@@ -1,12 +1,11 @@
 // The tree of the working tree, built from what `git status` reports instead of staging every
 // file into a temporary index: HEAD's tree, with each path status names set to what the index
 // or the working tree holds for it. git still reads every file (status) and writes every blob
-// (hash-object, through the same clean filters as `git add`); chant rewrites only the folders
+// (hash-object, through the same clean filters as `git add`). chant rewrites only the folders
 // on the way to a changed path, copying what did not change byte for byte, and hands them to
-// git as one pack. What this cannot decide the way
-// `git add --all` would (submodules that moved, conflicts, symlinks and executables it would
-// have to classify, names it cannot pass through a line) makes it answer null: the caller then
-// stages through a temporary index as before.
+// git as one pack. What this cannot decide the way `git add --all` would (submodules that moved,
+// conflicts, symlinks and executables it would have to classify, names it cannot pass through a
+// line) makes it answer null: the caller then stages through a temporary index.
 import { createHash, randomBytes } from 'node:crypto';
 import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
