@@ -1,3 +1,4 @@
+import { OBJECT_ID } from './git/object-format.js';
 import type { CommitRecord } from './git/plumbing.js';
 import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 
@@ -99,7 +100,6 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
 
 const KEY_PREFIX = 'chant-wip-';
 const KEYS = ['branch', 'head', 'kind', 'label', 'by'] as const;
-const OBJECT_ID = /^[0-9a-f]{40,64}$/;
 
 /** Whether `text` from `at` starts with the lower-case `prefix`, without regard to ASCII case. */
 function startsWithFolded(text: string, at: number, prefix: string): boolean {

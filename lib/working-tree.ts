@@ -11,6 +11,7 @@ import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { GitObject, Plumbing, RefRecord, RepositoryLayout } from './git/plumbing.js';
 import { readGitlinks } from './git/index-file.js';
+import { OBJECT_ID, objectHash } from './git/object-format.js';
 import type { Gitlink } from './git/index-file.js';
 import { parseCommit } from './git/plumbing.js';
 
@@ -60,7 +61,7 @@ export function readStatus(out: string): StatusPlan | null {
     if (state === null) return null;
     states.set(path, state);
   }
-  if (head === null || !/^[0-9a-f]{40,64}$/.test(head)) return null;
+  if (head === null || !OBJECT_ID.test(head)) return null;
   return { head, states, untracked };
 }
 
@@ -198,7 +199,7 @@ export interface TreeInputs {
 export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; writes: TreeWrite[] } | null> {
   const { folders, leaves, head, objectFormat } = inputs;
   const memo = inputs.memo ?? NO_MEMO;
-  const hashBytes = objectFormat === 'sha256' ? 32 : 20;
+  const { algorithm, bytes: hashBytes } = objectHash(objectFormat);
   // Names are handled as latin1 strings of their UTF-8 bytes: one character a byte, so that
   // comparing two of them orders them as git orders tree entries.
   const byFolder = new Map<string, Map<string, Entry | null>>();
@@ -311,7 +312,7 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
     let oid: string | null = null;
     if (parts.length > 0) {
       const body = Buffer.concat(parts);
-      oid = createHash(objectFormat === 'sha256' ? 'sha256' : 'sha1').update(`tree ${body.length}\0`).update(body).digest('hex');
+      oid = createHash(algorithm).update(`tree ${body.length}\0`).update(body).digest('hex');
       if (tree === null || tree.oid !== oid) writes.push({ oid, body });
     }
     memo.set(key, oid);
@@ -447,7 +448,7 @@ function treeMemo(text: string, exists: (oid: string) => boolean): TreeMemo & { 
   const known = new Map<string, string>();
   for (const line of text.split('\n')) {
     const [key, oid] = line.split(' ');
-    if (key !== undefined && oid !== undefined && /^[0-9a-f]{40}$/.test(key) && /^(?:-|[0-9a-f]{40,64})$/.test(oid)) known.set(key, oid);
+    if (key !== undefined && oid !== undefined && /^[0-9a-f]{40}$/.test(key) && (oid === '-' || OBJECT_ID.test(oid))) known.set(key, oid);
   }
   const used = new Map<string, string | null>();
   return {

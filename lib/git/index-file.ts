@@ -2,6 +2,7 @@
 // another process: which entries are gitlinks (submodules and embedded repositories), whose
 // files a snapshot cannot hold. Read-only, versions 2 to 4 of the format.
 import { readFile } from 'node:fs/promises';
+import { objectHash } from './object-format.js';
 
 const GITLINK = 0o160000;
 
@@ -24,7 +25,7 @@ export interface Gitlink {
  */
 export async function readGitlinks(indexFile: string, objectFormat: string): Promise<Gitlink[]> {
   const data = await readFile(indexFile).catch(() => null);
-  return data === null ? [] : parseGitlinks(data, objectFormat === 'sha256' ? 32 : 20);
+  return data === null ? [] : parseGitlinks(data, objectHash(objectFormat).bytes);
 }
 
 // Runs on every save over every entry of the index (100,000 in a large checkout), so versions 2

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { deflateSync } from 'node:zlib';
 import { WipError } from '../errors.js';
+import { OBJECT_ID, objectHash } from './object-format.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -403,7 +404,6 @@ export class Plumbing {
 
 const LAYOUT_ARGS = ['--path-format=absolute', '--show-toplevel', '--git-dir', '--git-common-dir', '--git-path', 'index', '--git-path', 'objects', '--show-object-format'] as const;
 const LAYOUT_LINES = 6;
-const OBJECT_ID = /^[0-9a-f]{40,64}$/;
 
 function parseLayout(lines: readonly string[]): RepositoryLayout | null {
   const [top, gitDir, commonDir, indexFile, objectsDir, objectFormat] = lines;
@@ -472,7 +472,7 @@ function packOf(bodies: readonly Buffer[], type: number, objectFormat: string): 
     parts.push(Buffer.from(bytes), deflateSync(body, { level: 1 }));
   }
   const pack = Buffer.concat(parts);
-  return Buffer.concat([pack, createHash(objectFormat === 'sha256' ? 'sha256' : 'sha1').update(pack).digest()]);
+  return Buffer.concat([pack, createHash(objectHash(objectFormat).algorithm).update(pack).digest()]);
 }
 
 function splitParents(parents: string): string[] {

@@ -4,6 +4,7 @@
 import { compareBytes } from '../order.js';
 import type { RefClass } from '../documents/replication.js';
 import { redactCredentials } from '../errors.js';
+import { OBJECT_ID } from './object-format.js';
 import { asWipError } from './plumbing.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
@@ -234,7 +235,7 @@ export async function commitGraph(git: GitRunner, cwd: string, tips: readonly st
 export async function octopusBase(git: GitRunner, cwd: string, commits: readonly string[]): Promise<string | null> {
   const out = await run(git, cwd, ['merge-base', '--octopus', '--end-of-options', ...commits], { okExitCodes: [1] });
   const oid = out.trim();
-  return /^[0-9a-f]{40,64}$/.test(oid) ? oid : null;
+  return OBJECT_ID.test(oid) ? oid : null;
 }
 
 /**
