@@ -1,4 +1,4 @@
-import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles, parseDocument } from './helpers.js';
+import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles, parseDocument, stagedTree } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
@@ -30,14 +30,6 @@ function startBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv =
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
-}
-
-/** The tree git would write for the working tree as it is, computed with plain git. */
-function worktreeTree(dir: string): string {
-  const env = { GIT_INDEX_FILE: join(tempDir('chant-probe-'), 'index') };
-  git(dir, ['read-tree', 'HEAD'], { env });
-  git(dir, ['add', '--all'], { env });
-  return git(dir, ['write-tree'], { env }).trim();
 }
 
 /** Many files that differ between two states, so a mixture of them could not go unnoticed. */
@@ -79,7 +71,7 @@ describe('concurrent saves and restores', () => {
     const b = await store.save({ label: 'b' });
     const treeB = treeOf(dir);
     writeFiles(dir, { ...manyFiles('w'), 'only-b.txt': null, 'only-w.txt': 'w\n' });
-    const treeW = worktreeTree(dir);
+    const treeW = stagedTree(dir);
     // Held by this (live) process, so both restores wait and then race for the lock at once.
     const lock = join(dir, '.git', LOCK_NAME);
     writeFileSync(lock, `${process.pid}\n`);
@@ -105,7 +97,7 @@ describe('concurrent saves and restores', () => {
     const target = await store.save({ label: 'target' });
     const targetTree = treeOf(dir);
     writeFiles(dir, manyFiles('now'));
-    const nowTree = worktreeTree(dir);
+    const nowTree = stagedTree(dir);
     const lock = join(dir, '.git', LOCK_NAME);
     writeFileSync(lock, `${process.pid}\n`);
     const restoring = startBin(dir, ['workspace', 'wip', 'restore', target.snapshot.commit]);

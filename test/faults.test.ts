@@ -1,4 +1,4 @@
-import { BIN, git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
+import { BIN, git, makeRepo, tempDir, treeOf, writeFiles, stagedTree } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -92,14 +92,6 @@ function runBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv): P
   });
 }
 
-/** The tree git writes for the working tree as it is, by plain git through an index of its own. */
-function worktreeTree(dir: string): string {
-  const env = { GIT_INDEX_FILE: join(tempDir('chant-probe-'), 'index') };
-  git(dir, ['read-tree', 'HEAD'], { env });
-  git(dir, ['add', '--all'], { env });
-  return git(dir, ['write-tree'], { env }).trim();
-}
-
 function wipTip(dir: string): string | null {
   const out = git(dir, ['rev-parse', '-q', '--verify', 'refs/chant/wip/main'], { allowFail: true }).trim();
   return out.length > 0 ? out : null;
@@ -138,7 +130,7 @@ describe('a restore or save killed with SIGKILL', () => {
       // A working tree no snapshot holds yet, so that every restore writes a checkpoint of its own.
       writeFiles(dir, { 'point.txt': `${at} ${mode} ${smudge}\n` });
       const workTree = treeOf(dir);
-      const workHash = worktreeTree(dir);
+      const workHash = stagedTree(dir);
       const before = wipTip(dir);
       kill.arm(at, mode, smudge);
       const run = await runBin(dir, ['workspace', 'wip', 'restore', target.snapshot.commit], kill.env);
@@ -192,7 +184,7 @@ describe('a restore or save killed with SIGKILL', () => {
       for (const mode of ['before', 'after'] as const) {
         for (let at = 1; at <= 20; at += 1) {
           writeFiles(dir, { 'a.txt': `${mode} ${at}\n` });
-          const expected = worktreeTree(dir);
+          const expected = stagedTree(dir);
           const before = wipTip(dir);
           kill.arm(at, mode);
           // Staging from status is forced: the untracked executable sends it back to the index.

@@ -1,7 +1,7 @@
 // Fixtures for the tests: real repositories in temporary folders, built with plain git calls
 // independent of the SDK. Importing this module isolates git from the machine's own config.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,6 +69,28 @@ export function writeFiles(dir: string, files: Readonly<Record<string, string | 
     mkdirSync(dirname(full), { recursive: true });
     writeFileSync(full, content);
   }
+}
+
+/**
+ * The tree `git add --all` gives for the working tree as it is, staged by plain git into a copy
+ * of the checkout's index: the reference every save is held to.
+ */
+export function stagedTree(dir: string): string {
+  const gitDir = git(dir, ['rev-parse', '--absolute-git-dir']).trim();
+  const index = join(gitDir, 'reference.index');
+  rmSync(index, { force: true });
+  // A hard link, not a copy: a copy's new mtime would turn off git's racy-clean check, and a
+  // same-size edit in the second the index was written would be staged as the old content.
+  try {
+    linkSync(join(gitDir, 'index'), index);
+  } catch {
+    // No index yet: git add starts from an empty one.
+  }
+  const env = { GIT_INDEX_FILE: index };
+  git(dir, ['add', '--all', '--sparse'], { env });
+  const tree = git(dir, ['write-tree'], { env }).trim();
+  rmSync(index, { force: true });
+  return tree;
 }
 
 /** A repository on `main` with one commit holding `files` (a README by default). */

@@ -1,6 +1,6 @@
-import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { chmodSync, linkSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
@@ -15,25 +15,6 @@ import { WipStore } from '../lib/wip-store.js';
 // states, and check that the states it hands back to `git add` are the ones it cannot decide.
 const SEED = Number(process.env.CHANT_WORKTREE_SEED ?? 20261201);
 const RUNS = Number(process.env.CHANT_WORKTREE_RUNS ?? 120);
-
-/** The tree `git add --all` gives, staged into a copy of the index: the reference. */
-function stagedTree(dir: string): string {
-  const gitDir = git(dir, ['rev-parse', '--absolute-git-dir']).trim();
-  const index = join(gitDir, 'reference.index');
-  rmSync(index, { force: true });
-  // A hard link, not a copy: a copy's new mtime would turn off git's racy-clean check, and a
-  // same-size edit in the second the index was written would be staged as the old content.
-  try {
-    linkSync(join(gitDir, 'index'), index);
-  } catch {
-    // No index yet: git add starts from an empty one.
-  }
-  const env = { GIT_INDEX_FILE: index };
-  git(dir, ['add', '--all', '--sparse'], { env });
-  const tree = git(dir, ['write-tree'], { env }).trim();
-  rmSync(index, { force: true });
-  return tree;
-}
 
 async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir)): Promise<string | null> {
   const plumbing = new Plumbing(git_, dir);
