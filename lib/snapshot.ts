@@ -129,23 +129,52 @@ function isBlank(text: string, from: number, to: number): boolean {
   return true;
 }
 
+/** One commit of a chain: its snapshot (null: it is not one) and the commit the chain goes on to (null: it ends there). */
+export interface ChainLink {
+  snapshot: Snapshot | null;
+  next: string | null;
+}
+
+/**
+ * What a commit is on a chain: its snapshot, and the commit the chain goes on to. The first
+ * snapshot of a chain has HEAD as its only parent, and HEAD is no snapshot, so a chain goes on
+ * only from a snapshot with two parents.
+ */
+export function chainLink(record: CommitRecord): ChainLink {
+  const snapshot = readSnapshot(record);
+  return { snapshot, next: snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null };
+}
+
+/**
+ * The commits of a chain from `tip`, newest first, through `links` as far as they go: up to
+ * the first commit that is not a snapshot or ends the chain, or to the first one `links` does
+ * not hold.
+ * @returns the commits walked, and the commit the walk stopped at for want of its link (or null)
+ */
+export function walkChain(tip: string, links: ReadonlyMap<string, ChainLink>): { walked: string[]; unknown: string | null } {
+  const walked: string[] = [];
+  const seen = new Set<string>();
+  let next: string | null = tip;
+  while (next !== null && !seen.has(next)) {
+    const link = links.get(next);
+    if (link === undefined) return { walked, unknown: next };
+    seen.add(next);
+    walked.push(next);
+    next = link.snapshot === null ? null : link.next;
+  }
+  return { walked, unknown: null };
+}
+
 /**
  * A branch's checkpoint history: the first-parent chain from `tip`, newest first, ending at
- * the first commit that is not a snapshot (or that the walk did not reach).
+ * the first commit that is not a snapshot (or that `links` does not hold).
  */
-export function snapshotChain(tip: string, commits: ReadonlyMap<string, CommitRecord>, read: (record: CommitRecord) => Snapshot | null = readSnapshot): Snapshot[] {
+export function snapshotChain(tip: string, links: ReadonlyMap<string, ChainLink>): Snapshot[] {
   const chain: Snapshot[] = [];
-  const seen = new Set<string>();
-  let next: string | undefined = tip;
-  while (next !== undefined && !seen.has(next)) {
-    seen.add(next);
-    const record = commits.get(next);
-    if (!record) break;
-    const snapshot = read(record);
-    if (!snapshot) break;
+  for (const commit of walkChain(tip, links).walked) {
+    const snapshot = links.get(commit)?.snapshot;
+    if (snapshot === null || snapshot === undefined) break;
     chain.push(snapshot);
-    // The first snapshot of a chain has HEAD as its only parent, and HEAD is no snapshot.
-    next = record.parents.length > 1 ? record.parents[0] : undefined;
   }
   return chain;
 }

@@ -8,7 +8,7 @@ import { WipError } from './errors.js';
 import { readGitlinks } from './git/index-file.js';
 import type { Gitlink } from './git/index-file.js';
 import { Plumbing } from './git/plumbing.js';
-import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
+import type { CommitRecord, RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
 import { SimpleGitRunner } from './git/runner.js';
 import type { GitRunner } from './git/runner.js';
 import { checkPrincipal } from './identity.js';
@@ -16,7 +16,9 @@ import { processAlive, withWorktreeLock } from './lock.js';
 import { compareBytes } from './order.js';
 import { Policy } from './policy.js';
 import { Replicator } from './replicator.js';
-import { readSnapshot, snapshotChain, snapshotMessage, WIP_REF_PREFIX, wipRef } from './snapshot.js';
+import { chainLink, readSnapshot, snapshotChain, snapshotMessage, walkChain, WIP_REF_PREFIX, wipRef } from './snapshot.js';
+import type { ChainLink } from './snapshot.js';
+import { readSnapshotMemo, SNAPSHOT_MEMO_FILE, SNAPSHOT_MEMO_TEMPORARY, writeSnapshotMemo } from './snapshot-memo.js';
 import { checkText } from './text.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -266,23 +268,35 @@ export class WipStore {
     const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
     const head = branch === null ? null : headCommit;
     const only = options.branch ?? null;
-    const tips = await this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]);
-    // Each commit is read as a snapshot as git prints it, alongside git rather than after it; a
-    // chain goes on through a snapshot's first parent and ends at the first commit that is not one.
-    const snapshots = new Map<string, Snapshot | null>();
-    const commits = await this.#plumbing.readFirstParentChains(tips.map((tip) => tip.commit), (record) => {
-      const snapshot = readSnapshot(record);
-      snapshots.set(record.commit, snapshot);
-      return snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null;
-    });
+    // The memo (lib/snapshot-memo.ts) holds what earlier reads learned; git is asked only for
+    // the commits it does not know, each read as a snapshot as git prints it, and the walk
+    // stops where the memo takes over.
+    const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
+    const [tips, links] = await Promise.all([
+      this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
+      readSnapshotMemo(memoFile, layout.objectFormat),
+    ]);
+    const learned = new Map<string, ChainLink>();
+    const learn = (record: CommitRecord): ChainLink => {
+      const link = chainLink(record);
+      links.set(record.commit, link);
+      learned.set(record.commit, link);
+      return link;
+    };
+    for (const tip of tips) if (!links.has(tip.commit)) learn(tip);
+    const unknown = new Set(tips.map((tip) => walkChain(tip.commit, links).unknown).filter((commit) => commit !== null));
+    if (unknown.size > 0) {
+      await this.#plumbing.readFirstParentChains([...unknown], (record) => {
+        const { snapshot, next } = learn(record);
+        return snapshot !== null && next !== null && !links.has(next) ? next : null;
+      });
+    }
     const branches: BranchSnapshots[] = tips
-      .map((tip) => ({
-        branch: tip.ref.slice(WIP_REF_PREFIX.length),
-        ref: tip.ref,
-        tip: tip.commit,
-        snapshots: snapshotChain(tip.commit, commits, (record) => (snapshots.has(record.commit) ? snapshots.get(record.commit) ?? null : readSnapshot(record))),
-      }))
+      .map((tip) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(tip.commit, links) }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
+    // A read of every branch keeps only what the tips reach, so the memo forgets deleted
+    // branches and rewritten chains; a read of one branch keeps the others' links too.
+    if (learned.size > 0) await writeSnapshotMemo(memoFile, layout.objectFormat, only === null ? reachedLinks(tips, links) : links);
     const replication = policy === null ? null : await this.#replicator(policy).state();
     return { checkout: { branch, head }, branches, replication };
   }
@@ -361,7 +375,7 @@ export class WipStore {
 
   #locked<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
     return withWorktreeLock(layout.gitDir, async () => {
-      await removeStaleTemporaries(layout.gitDir);
+      await removeStaleTemporaries(layout);
       return work();
     }, this.#lockWaitMs === undefined ? {} : { waitMs: this.#lockWaitMs });
   }
@@ -459,18 +473,32 @@ async function seedIndex(original: string, copy: string): Promise<void> {
   await utimes(copy, seconds, seconds);
 }
 
+/** The links every tip's chain walks through. */
+function reachedLinks(tips: readonly RefRecord[], links: ReadonlyMap<string, ChainLink>): Map<string, ChainLink> {
+  const reached = new Map<string, ChainLink>();
+  for (const tip of tips) {
+    for (const commit of walkChain(tip.commit, links).walked) reached.set(commit, links.get(commit) as ChainLink);
+  }
+  return reached;
+}
+
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * tree memo's unfinished copies.
+ * memos' unfinished copies (the tree memo's there, the snapshot memo's in the common directory).
  */
-async function removeStaleTemporaries(gitDir: string): Promise<void> {
-  const names = await readdir(gitDir).catch(() => [] as string[]);
-  for (const name of names) {
-    const match = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/.exec(name) ?? /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/.exec(name);
-    if (match === null) continue;
-    const pid = Number(match[1]);
-    if (pid !== process.pid && !processAlive(pid)) await rm(join(gitDir, name), { force: true });
+async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
+  const left = [
+    { dir: layout.gitDir, names: [/^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/, /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/] },
+    { dir: layout.commonDir, names: [SNAPSHOT_MEMO_TEMPORARY] },
+  ];
+  for (const { dir, names } of left) {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);
+      if (match === undefined) continue;
+      const pid = Number(match[1]);
+      if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, name), { force: true });
+    }
   }
 }
 

@@ -1,0 +1,173 @@
+import assert from 'node:assert/strict';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { git, makeRepo, writeFiles } from './helpers.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
+import { SNAPSHOT_MEMO_FILE } from '../lib/snapshot-memo.js';
+import { WipStore } from '../lib/wip-store.js';
+import type { ListOptions } from '../lib/wip-store.js';
+
+/** A store whose git calls are counted by subcommand. */
+function countingStore(dir: string): { store: WipStore; calls: string[] } {
+  const calls: string[] = [];
+  const runner = new SimpleGitRunner(dir);
+  const counting: GitRunner = { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) };
+  return { store: new WipStore({ cwd: dir, policy: null, git: counting }), calls };
+}
+
+/** What the read says with no memo at all; the memo there before is put back afterwards. */
+async function withoutMemo(dir: string, options: ListOptions = {}): Promise<unknown> {
+  const memo = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+  const kept = `${memo}.kept`;
+  if (existsSync(memo)) cpSync(memo, kept);
+  rmSync(memo, { force: true });
+  try {
+    return await new WipStore({ cwd: dir, policy: null }).list(options);
+  } finally {
+    rmSync(memo, { force: true });
+    if (existsSync(kept)) {
+      cpSync(kept, memo);
+      rmSync(kept);
+    }
+  }
+}
+
+describe('the snapshot memo', () => {
+  it('gives the read the answer git gives, through saves, restores, branches and refs moved by hand', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const same = async (step: string, options: ListOptions = {}): Promise<void> => {
+      const fresh = await withoutMemo(dir, options);
+      assert.deepEqual(await store.list(options), fresh, step);
+      assert.deepEqual(await store.list(options), fresh, `${step}, read again`);
+    };
+    await same('no snapshot yet');
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { 'a.txt': `main ${i}\n` });
+      await store.save({ label: `main ${i}`, by: 'github:alex' });
+      await same(`save ${i}`);
+    }
+    const second = git(dir, ['rev-parse', 'refs/chant/wip/main~1']).trim();
+    await store.restore({ snapshot: second });
+    await same('a restore (its pre-restore snapshot on top)');
+    git(dir, ['checkout', '-q', '-b', 'side']);
+    writeFiles(dir, { 'b.txt': 'side\n' });
+    await store.save({ label: 'side 0' });
+    await same('a second branch');
+    await same('one branch read alone', { branch: 'side' });
+    git(dir, ['update-ref', 'refs/chant/wip/main', second]);
+    await same('a ref moved back by hand');
+    writeFiles(dir, { 'a.txt': 'side 1\n' });
+    await store.save({ label: 'side 1' });
+    git(dir, ['update-ref', 'refs/chant/wip/main', 'HEAD']);
+    await same('a tip that is no snapshot');
+    git(dir, ['update-ref', '-d', 'refs/chant/wip/side']);
+    await same('a branch deleted');
+    git(dir, ['update-ref', 'refs/chant/wip/main', second]);
+    await same('a ref moved back onto a chain the memo forgot');
+    writeFiles(dir, { 'a.txt': 'last\n' });
+    await store.save({ label: 'last' });
+    const listed = await store.list();
+    const memo = JSON.parse(readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8')) as { links: string[][] };
+    const walked = listed.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit));
+    assert.deepEqual(memo.links.map((entry) => entry[0]).sort(), walked.sort(), 'a read that learns keeps only what the tips reach: the deleted branch is forgotten');
+  });
+
+  it('spares the read its git log once the memo knows the chain, and asks git only for what is new', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const { store, calls } = countingStore(dir);
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { 'a.txt': `${i}\n` });
+      await store.save({ label: `${i}` });
+    }
+    calls.length = 0;
+    await store.list();
+    assert.ok(calls.includes('log'), 'the first read walks the chain with git log');
+    calls.length = 0;
+    const warm = await store.list();
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref'], 'a read the memo answers asks git for the checkout and the tips only');
+    assert.deepEqual(warm.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['2', '1', '0']);
+    writeFiles(dir, { 'a.txt': '3\n' });
+    await store.save({ label: '3' });
+    calls.length = 0;
+    const after = await store.list();
+    // The new tip comes with the refs, read in full; its parent is in the memo, so git log is not needed either.
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref']);
+    assert.deepEqual(after.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['3', '2', '1', '0']);
+    const memo = JSON.parse(readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8')) as { links: string[][] };
+    assert.deepEqual(memo.links.map((entry) => entry[7 - 1]), ['3', '2', '1', '0'], 'the memo holds the new tip too');
+  });
+
+  it('asks git log only from the first commit the memo does not know', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const { store, calls } = countingStore(dir);
+    writeFiles(dir, { 'a.txt': '1\n' });
+    await store.save({ label: '1' });
+    await store.list();
+    const log: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const watching = new WipStore({ cwd: dir, policy: null, git: { run: (args, options) => (args[0] === 'log' && log.push([...args]), runner.run(args, options)) } });
+    for (const label of ['2', '3', '4']) {
+      writeFiles(dir, { 'a.txt': `${label}\n` });
+      await store.save({ label });
+    }
+    calls.length = 0;
+    const read = await watching.list();
+    assert.deepEqual(read.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['4', '3', '2', '1']);
+    assert.equal(log.length, 1);
+    assert.ok(log[0]?.includes(git(dir, ['rev-parse', 'refs/chant/wip/main~1']).trim()), 'git log starts below the tip the refs gave');
+  });
+
+  it('is not trusted unless whole, and a memo that cannot be written costs only time', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { 'a.txt': `${i}\n` });
+      await store.save({ label: `${i}` });
+    }
+    const expected = await withoutMemo(dir);
+    const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+    await store.list();
+    const good = readFileSync(file, 'utf8');
+    const parsed = JSON.parse(good) as { chant: string; objectFormat: string; links: unknown[][] };
+    const forged = (change: (memo: typeof parsed) => void): string => {
+      const copy = JSON.parse(good) as typeof parsed;
+      change(copy);
+      return JSON.stringify(copy);
+    };
+    const bad: Record<string, string> = {
+      'garbage': 'not json at all',
+      'cut short': good.slice(0, good.length / 2),
+      'another chant version': forged((memo) => (memo.chant = '0.0.0-other')),
+      'another object format': forged((memo) => (memo.objectFormat = 'sha256')),
+      'a label that is not text': forged((memo) => ((memo.links[1] as unknown[])[6] = 7)),
+      'an unknown kind': forged((memo) => ((memo.links[1] as unknown[])[5] = 'merge')),
+      'an entry of the wrong length': forged((memo) => (memo.links[2] as unknown[]).push('extra')),
+      'a next that is no id': forged((memo) => ((memo.links[0] as unknown[])[1] = '../../HEAD')),
+    };
+    for (const [name, text] of Object.entries(bad)) {
+      writeFileSync(file, text);
+      assert.deepEqual(await store.list(), expected, name);
+      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), JSON.parse(good), `${name}: the read wrote the memo anew`);
+    }
+    rmSync(file);
+    mkdirSync(file);
+    assert.deepEqual(await store.list(), expected, 'a memo path that cannot be written');
+    assert.deepEqual(await store.list(), expected, 'and again');
+  });
+
+  it("is cleaned of a killed read's unfinished copy by the next save", async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const left = join(dir, '.git', `${SNAPSHOT_MEMO_FILE}.999999999-0a1b2c3d.tmp`);
+    const mine = join(dir, '.git', `${SNAPSHOT_MEMO_FILE}.${process.pid}-0a1b2c3d.tmp`);
+    writeFileSync(left, '{');
+    writeFileSync(mine, '{');
+    writeFiles(dir, { 'a.txt': '1\n' });
+    await store.save();
+    assert.equal(existsSync(left), false, 'the copy of a process that is gone is removed');
+    assert.equal(existsSync(mine), true, "a live process's copy is left alone");
+  });
+});
