@@ -144,6 +144,15 @@ export function snapshotChain(dir, count) {
   run('git', ['fast-import', '--quiet', '--force'], { cwd: dir, input: stream });
 }
 
+/** One more snapshot on top of refs/chant/wip/main, committed as a save would (its tree HEAD's). */
+export function addSnapshot(dir, label) {
+  const head = git(dir, 'rev-parse', 'HEAD').trim();
+  const tip = git(dir, 'rev-parse', 'refs/chant/wip/main').trim();
+  const message = `chant wip: main (${label})\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: ${label}\nChant-Wip-By: github:bench\n`;
+  const commit = run('git', ['commit-tree', `${head}^{tree}`, '-p', tip, '-p', head], { cwd: dir, input: message }).stdout.trim();
+  git(dir, 'update-ref', 'refs/chant/wip/main', commit, tip);
+}
+
 /** Writes `count` kept refs on distinct commits (one fast-import, one update-ref). */
 export function keptRefs(dir, count, prefix = 'refs/chant/kept/W-001') {
   const head = git(dir, 'rev-parse', 'HEAD').trim();
