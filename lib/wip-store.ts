@@ -5,7 +5,7 @@ import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
 import type { RestoreResult, SaveResult } from './documents/wip-write.js';
 import { WipError } from './errors.js';
-import { readGitlinks } from './git/index-file.js';
+import { indexHoldsTree, readGitlinks } from './git/index-file.js';
 import type { Gitlink } from './git/index-file.js';
 import { Plumbing } from './git/plumbing.js';
 import type { CommitRecord, RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
@@ -239,8 +239,14 @@ export class WipStore {
         }
         await indexNotLocked(layout);
         const checkpoint = await this.#record(checkout, current, { kind: 'pre-restore', label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
-        if (changes.length > 0) await this.#plumbing.switchTree(layout.top, indexFile, current, target.tree);
-        await this.#plumbing.resetIndex(layout.top, checkout.head);
+        // The checkout's index is reset to HEAD unless it holds HEAD's tree already (the usual
+        // case: nothing staged), when the reset would leave it as it is. It is read while git
+        // writes the working tree, which leaves that index alone.
+        const [, reset] = await Promise.all([
+          changes.length > 0 ? this.#plumbing.switchTree(layout.top, indexFile, current, target.tree) : null,
+          opened.headTree === null ? true : indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree).then((holds) => !holds),
+        ]);
+        if (reset) await this.#plumbing.resetIndex(layout.top, checkout.head);
         return {
           branch: checkout.branch,
           ref: checkout.ref,

@@ -129,6 +129,9 @@ describe('a restore or save killed with SIGKILL', () => {
       if (finished.has(mode) && smudge === 0) continue;
       // A working tree no snapshot holds yet, so that every restore writes a checkpoint of its own.
       writeFiles(dir, { 'point.txt': `${at} ${mode} ${smudge}\n` });
+      // Staged, so that the index differs from HEAD and the restore's last call, the index
+      // reset, runs and is killed too.
+      git(dir, ['add', 'point.txt']);
       const workTree = treeOf(dir);
       const workHash = stagedTree(dir);
       const before = wipTip(dir);
@@ -165,7 +168,7 @@ describe('a restore or save killed with SIGKILL', () => {
       assert.deepEqual(leftovers(dir), [], `killed ${where}: no lock or temporary index is left once the next write ran`);
       assert.equal(existsSync(join(dir, '.git', 'index.lock')), false);
     }
-    assert.equal(callsOfARestore, 11, 'a restore that writes a checkpoint makes 11 git calls');
+    assert.equal(callsOfARestore, 11, 'a restore that writes a checkpoint and resets the index makes 11 git calls');
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
   });
 

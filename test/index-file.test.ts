@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { readGitlinks } from '../lib/git/index-file.js';
+import { indexHoldsTree, readGitlinks } from '../lib/git/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
 function repoWithGitlinks(): { dir: string; commit: string } {
@@ -40,3 +40,60 @@ describe('reading gitlinks from an index file', () => {
     assert.deepEqual(await readGitlinks(join(dir, 'missing'), 'sha1'), []);
   });
 });
+
+describe('whether an index holds a tree exactly', () => {
+  const holds = (dir: string, tree = git(dir, ['rev-parse', 'HEAD^{tree}']).trim()): Promise<boolean> => indexHoldsTree(join(dir, '.git', 'index'), 'sha1', tree);
+
+  for (const version of [2, 3, 4]) {
+    it(`says yes for the index a commit leaves, in version ${version}, and no for another tree`, async () => {
+      const dir = makeRepo({ 'README.md': 'x\n', 'a/b.txt': 'b\n', 'a/c/d.txt': 'd\n', 'z.txt': 'z\n' });
+      git(dir, ['update-index', '--index-version', String(version)]);
+      git(dir, ['read-tree', '--reset', 'HEAD']);
+      assert.equal(await holds(dir), true);
+      assert.equal(await holds(dir, git(dir, ['rev-parse', 'HEAD:a']).trim()), false);
+    });
+  }
+
+  it('says no for anything a reset to HEAD would change or that it cannot vouch for', async () => {
+    const cases: Record<string, (dir: string) => void> = {
+      'a staged change': (dir) => {
+        writeFiles(dir, { 'a/b.txt': 'staged\n' });
+        git(dir, ['add', 'a/b.txt']);
+      },
+      'a staged new file': (dir) => {
+        writeFiles(dir, { 'new.txt': 'n\n' });
+        git(dir, ['add', 'new.txt']);
+      },
+      'an intent-to-add entry': (dir) => {
+        writeFiles(dir, { 'new.txt': 'n\n' });
+        git(dir, ['add', '-N', 'new.txt']);
+      },
+      'an entry marked assume-unchanged': (dir) => git(dir, ['update-index', '--assume-unchanged', 'z.txt']),
+      'an entry marked skip-worktree': (dir) => git(dir, ['update-index', '--skip-worktree', 'z.txt']),
+      'a split index': (dir) => git(dir, ['update-index', '--split-index']),
+      'an unmerged entry': (dir) => {
+        const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'theirs\n' }).trim();
+        git(dir, ['update-index', '--index-info'], { input: `0 ${'0'.repeat(40)}\tz.txt\n100644 ${blob} 1\tz.txt\n100644 ${blob} 3\tz.txt\n` });
+      },
+    };
+    for (const [name, change] of Object.entries(cases)) {
+      const dir = makeRepo({ 'README.md': 'x\n', 'a/b.txt': 'b\n', 'z.txt': 'z\n' });
+      assert.equal(await holds(dir), true, `${name}: before`);
+      change(dir);
+      assert.equal(await holds(dir), false, name);
+    }
+    const dir = makeRepo();
+    assert.equal(await indexHoldsTree(join(dir, 'README.md'), 'sha1', git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'a file that is no index');
+    assert.equal(await indexHoldsTree(join(dir, 'missing'), 'sha1', git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'no file');
+  });
+
+  it('still says yes with an untracked cache, and for an index git has refreshed', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'a/b.txt': 'b\n' });
+    git(dir, ['update-index', '--untracked-cache']);
+    writeFiles(dir, { 'untracked.txt': 'u\n', 'a/b.txt': 'unstaged\n' });
+    git(dir, ['status', '--porcelain']);
+    assert.match(git(dir, ['ls-files', '--debug']), /a\/b\.txt/);
+    assert.equal(await holds(dir), true);
+  });
+});
+

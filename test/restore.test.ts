@@ -3,6 +3,7 @@ import { chmodSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
 import { WipStore } from '../lib/wip-store.js';
 import { isWipError } from '../lib/errors.js';
 
@@ -79,6 +80,32 @@ describe('wip restore', () => {
     assert.equal(readFileSync(join(dir, '.git', 'HEAD'), 'utf8'), headFile);
     assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'nothing is staged');
     assert.equal(git(dir, ['status', '--porcelain']), ' M a.txt\n?? staged.txt\n');
+  });
+
+  it('leaves an index that holds HEAD already as it is, since the reset would leave it so, and resets one with anything staged', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'a.txt': 'a\n', 'deep/b.txt': 'b\n' });
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, git: { run: (args, options) => (calls.push(args.slice(0, 2).join(' ')), runner.run(args, options)) } });
+    writeFiles(dir, { 'a.txt': 'changed\n', 'deep/b.txt': null, 'new.txt': 'new\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': 'a\n', 'deep/b.txt': 'b\n', 'new.txt': null });
+    git(dir, ['status', '--porcelain']);
+    const index = readFileSync(join(dir, '.git', 'index'));
+    calls.length = 0;
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(calls.includes('read-tree --reset'), false, 'no reset of an index that holds HEAD');
+    assert.deepEqual(readFileSync(join(dir, '.git', 'index')), index, 'the index file is not written');
+    const after = { stage: git(dir, ['ls-files', '--stage']), status: git(dir, ['status', '--porcelain']) };
+    assert.equal(after.status, ' M a.txt\n D deep/b.txt\n?? new.txt\n');
+    git(dir, ['read-tree', '--reset', 'HEAD']);
+    assert.deepEqual({ stage: git(dir, ['ls-files', '--stage']), status: git(dir, ['status', '--porcelain']) }, after, 'a reset now changes nothing');
+
+    git(dir, ['add', 'new.txt']);
+    calls.length = 0;
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(calls.includes('read-tree --reset'), true, 'an index with something staged is reset');
+    assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'nothing is staged');
   });
 
   it('takes a pre-restore checkpoint first, and restoring it undoes the restore', async () => {

@@ -84,3 +84,80 @@ function readOffsetVarint(data: Buffer, at: number): [number, number] {
   }
   return [value, position];
 }
+
+/**
+ * Whether an index file holds exactly `tree` and nothing more: every entry at stage 0 with no
+ * flag beyond git's plain ones (no intent-to-add, skip-worktree or assume-unchanged), and a
+ * cache tree (git's own record of the tree its entries make) whose root is valid, covers every
+ * entry and names `tree`. The index then equals what `git read-tree --reset` of a commit with
+ * that tree would leave, stat data included, so a restore need not write it again. Any
+ * extension beyond those git keeps across such a reset (the cache tree, the untracked cache and
+ * the index of entry offsets), or anything this reader does not know, answers false.
+ * @param indexFile - the index file
+ * @param objectFormat - `sha1` or `sha256`
+ * @param tree - the tree it should hold
+ * @returns true only when all of the above holds
+ * @internal
+ */
+export async function indexHoldsTree(indexFile: string, objectFormat: string, tree: string): Promise<boolean> {
+  const data = await readFile(indexFile).catch(() => null);
+  return data !== null && holdsTree(data, objectHash(objectFormat).bytes, tree);
+}
+
+const PLAIN_EXTENSIONS = new Set(['TREE', 'UNTR', 'EOIE', 'IEOT']);
+
+function holdsTree(data: Buffer, hashBytes: number, tree: string): boolean {
+  if (data.length < 12 + hashBytes || data.toString('latin1', 0, 4) !== 'DIRC') return false;
+  const version = data.readUInt32BE(4);
+  const count = data.readUInt32BE(8);
+  if (version < 2 || version > 4) return false;
+  const fixed = 40 + hashBytes;
+  let offset = 12;
+  for (let entry = 0; entry < count; entry += 1) {
+    const start = offset;
+    if (start + fixed + 2 > data.length) return false;
+    const flags = data.readUInt16BE(start + fixed);
+    // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
+    if ((flags & 0xf000) !== 0) return false;
+    const nameStart = start + fixed + 2;
+    if (version === 4) {
+      const [, after] = readOffsetVarint(data, nameStart);
+      const end = data.indexOf(0, after);
+      if (end < 0) return false;
+      offset = end + 1;
+      continue;
+    }
+    let length = flags & 0xfff;
+    if (length === 0xfff) {
+      const end = data.indexOf(0, nameStart);
+      if (end < 0) return false;
+      length = end - nameStart;
+    }
+    offset = start + ((nameStart - start + length + 8) & ~7);
+  }
+  let root: string | null = null;
+  const end = data.length - hashBytes;
+  while (offset + 8 <= end) {
+    const signature = data.toString('latin1', offset, offset + 4);
+    const size = data.readUInt32BE(offset + 4);
+    const body = offset + 8;
+    if (!PLAIN_EXTENSIONS.has(signature) || body + size > end) return false;
+    if (signature === 'TREE') root = cacheTreeRoot(data.subarray(body, body + size), hashBytes, count);
+    offset = body + size;
+  }
+  return offset === end && root === tree;
+}
+
+/**
+ * The tree the cache tree's root names, or null when it is not valid or does not cover all
+ * `count` entries. Each node is its path and a NUL, then `<entries> <subtrees>\n` in ASCII, then
+ * the tree id when `<entries>` is not -1; the root comes first, with an empty path.
+ */
+function cacheTreeRoot(extension: Buffer, hashBytes: number, count: number): string | null {
+  if (extension[0] !== 0) return null;
+  const newline = extension.indexOf(0x0a, 1);
+  if (newline < 0) return null;
+  const match = /^(-?\d+) (\d+)$/.exec(extension.toString('latin1', 1, newline));
+  if (match === null || Number(match[1]) !== count || newline + 1 + hashBytes > extension.length) return null;
+  return extension.toString('hex', newline + 1, newline + 1 + hashBytes);
+}

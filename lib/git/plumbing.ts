@@ -115,22 +115,24 @@ export class Plumbing {
    * save, restore and read starts with. `headRef` is null for a detached HEAD; `head` is null
    * when HEAD names no commit (a branch with no commit yet).
    */
-  async checkout(): Promise<{ layout: RepositoryLayout; headRef: string | null; head: string | null }> {
-    // HEAD before --symbolic-full-name prints its commit, HEAD after it the full refname it
-    // points at ("HEAD" when detached). An unborn HEAD fails the call after the layout lines.
-    const { stdout, exitCode } = await this.#tolerant(['rev-parse', ...LAYOUT_ARGS, 'HEAD', '--symbolic-full-name', 'HEAD']);
+  async checkout(): Promise<{ layout: RepositoryLayout; headRef: string | null; head: string | null; headTree: string | null }> {
+    // HEAD and HEAD^{tree} before --symbolic-full-name print the commit and its tree, HEAD after
+    // it the full refname HEAD points at ("HEAD" when detached). An unborn HEAD fails the call
+    // after the layout lines.
+    const { stdout, exitCode } = await this.#tolerant(['rev-parse', ...LAYOUT_ARGS, 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD']);
     const lines = stdout.split('\n');
     const layout = parseLayout(lines);
     if (layout === null) {
       await this.layout();
       throw new WipError('git-failed', `git rev-parse printed no layout for ${this.cwd}`);
     }
-    if (exitCode !== 0) return { layout, headRef: await this.symbolicHead(), head: null };
-    const [head = '', symbolic = ''] = lines.slice(LAYOUT_LINES);
-    if (!OBJECT_ID.test(head)) return { layout, headRef: await this.symbolicHead(), head: null };
-    if (symbolic === 'HEAD') return { layout, headRef: null, head };
+    const unborn = { layout, head: null, headTree: null };
+    if (exitCode !== 0) return { ...unborn, headRef: await this.symbolicHead() };
+    const [head = '', headTree = '', symbolic = ''] = lines.slice(LAYOUT_LINES);
+    if (!OBJECT_ID.test(head) || !OBJECT_ID.test(headTree)) return { ...unborn, headRef: await this.symbolicHead() };
+    if (symbolic === 'HEAD') return { layout, headRef: null, head, headTree };
     // A branch named HEAD makes the name ambiguous and git prints no refname: ask HEAD itself.
-    return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head };
+    return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head, headTree };
   }
 
   async #tolerant(args: readonly string[]): Promise<{ stdout: string; exitCode: number }> {
