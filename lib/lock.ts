@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rm, stat } from 'node:fs/promises';
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WipError } from './errors.js';
 
@@ -44,22 +45,31 @@ async function readHolder(path: string): Promise<{ content: string; pid: number 
   return { content, pid: null, stale: Date.now() - stats.mtimeMs > ORPHAN_MS };
 }
 
-async function createExclusive(path: string, content: string): Promise<boolean> {
-  let handle;
+/**
+ * Creates `path` holding `content`, or answers false when it exists. Synchronous: it is three
+ * system calls on every save and restore, each of which would otherwise wait its turn on the
+ * thread pool.
+ */
+function createExclusive(path: string, content: string): boolean {
+  let fd: number;
   try {
-    handle = await open(path, 'wx');
+    fd = openSync(path, 'wx');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw new WipError('git-failed', `cannot create ${path}: ${(error as Error).message}`, { cause: error });
   }
   try {
-    await handle.writeFile(content);
-    await handle.close();
+    writeFileSync(fd, content);
+    closeSync(fd);
     return true;
   } catch (error) {
     // A full disk takes the file but not its content: an empty lock left here would hold others up.
-    await handle.close().catch(() => undefined);
-    await rm(path, { force: true });
+    try {
+      closeSync(fd);
+    } catch {
+      // Closed already, or never to be: the file goes either way.
+    }
+    rmSync(path, { force: true });
     throw new WipError('git-failed', `cannot write ${path}: ${(error as Error).message}`, { cause: error });
   }
 }
@@ -72,7 +82,7 @@ async function createExclusive(path: string, content: string): Promise<boolean> 
  */
 async function breakStale(path: string): Promise<void> {
   const breaker = `${path}.break`;
-  if (!(await createExclusive(breaker, `${process.pid}\n`))) {
+  if (!createExclusive(breaker, `${process.pid}\n`)) {
     const age = Date.now() - ((await stat(breaker).catch(() => null))?.mtimeMs ?? Date.now());
     if (age > ORPHAN_MS) await rm(breaker, { force: true });
     else await new Promise((resolve) => setTimeout(resolve, 2));
@@ -96,7 +106,7 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
   const deadline = Date.now() + (options.waitMs ?? 30_000);
   const token = `${process.pid}\n${randomBytes(8).toString('hex')}\n`;
   for (;;) {
-    if (await createExclusive(path, token)) break;
+    if (createExclusive(path, token)) break;
     const holder = await readHolder(path);
     if (holder === null) continue;
     if (holder.stale) {
@@ -112,6 +122,16 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
     return await work();
   } finally {
     // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
-    if ((await readFile(path, 'utf8').catch(() => null)) === token) await rm(path, { force: true });
+    if (readOwn(path) === token) rmSync(path, { force: true });
   }
 }
+
+/** The lock file's content as its holder reads it back on release, or null when it is gone. */
+function readOwn(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return null;
+  }
+}
+

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { copyFile, link, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
+import { linkSync, rmSync, statSync } from 'node:fs';
+import { copyFile, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
@@ -172,7 +173,7 @@ export class WipStore {
     const checkout = this.#branchOf(opened);
     await this.#checkIdentity(layout, by);
     const { created, snapshot, unsaved } = await this.#locked(layout, async () => {
-      const fast = await this.#viaStatus(layout) ? await workingTreeByStatus(this.#plumbing, layout, checkout.head, checkout.ref) : null;
+      const fast = this.#viaStatus(layout) ? await workingTreeByStatus(this.#plumbing, layout, checkout.head, checkout.ref) : null;
       if (fast !== null) {
         checkout.tip = fast.tip;
         return { ...(await this.#record(checkout, fast.tree, { kind: 'save', label, by }, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
@@ -192,7 +193,7 @@ export class WipStore {
         ]);
         return { ...recorded, unsaved };
       } finally {
-        await rm(indexFile, { force: true });
+        rmSync(indexFile, { force: true });
       }
     });
     // The snapshot is safe on disk by now: a push that fails is reported, never a failed save.
@@ -257,7 +258,7 @@ export class WipStore {
           paths: sortPaths(changes.map((change) => change.path)),
         };
       } finally {
-        await rm(indexFile, { force: true });
+        rmSync(indexFile, { force: true });
       }
     });
   }
@@ -308,10 +309,13 @@ export class WipStore {
   }
 
   /** Whether a save builds its tree from `git status` (see {@link WipStoreOptions.staging}). */
-  async #viaStatus(layout: RepositoryLayout): Promise<boolean> {
+  #viaStatus(layout: RepositoryLayout): boolean {
     if (this.#staging !== 'auto') return this.#staging === 'status';
-    const size = await stat(layout.indexFile).then((stats) => stats.size, () => 0);
-    return size >= STATUS_STAGING_MIN_INDEX_BYTES;
+    try {
+      return (statSync(layout.indexFile, { throwIfNoEntry: false })?.size ?? 0) >= STATUS_STAGING_MIN_INDEX_BYTES;
+    } catch {
+      return false;
+    }
   }
 
   #replicator(policy: Policy): Replicator {
@@ -381,8 +385,13 @@ export class WipStore {
 
   #locked<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
     return withWorktreeLock(layout.gitDir, async () => {
-      await removeStaleTemporaries(layout);
-      return work();
+      // What killed processes left is removed while this one works: it is never this one's own.
+      const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
+      try {
+        return await work();
+      } finally {
+        await cleaning;
+      }
     }, this.#lockWaitMs === undefined ? {} : { waitMs: this.#lockWaitMs });
   }
 
@@ -468,7 +477,8 @@ export class WipStore {
  */
 async function seedIndex(original: string, copy: string): Promise<void> {
   try {
-    await link(original, copy);
+    // Synchronous, as the save waits on it before its first git call.
+    linkSync(original, copy);
     return;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw error;
@@ -494,10 +504,10 @@ function reachedLinks(tips: readonly RefRecord[], links: ReadonlyMap<string, Cha
  * memos' unfinished copies (the tree memo's there, the snapshot memo's in the common directory).
  */
 async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const left = [
-    { dir: layout.gitDir, names: [/^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/, /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/] },
-    { dir: layout.commonDir, names: [SNAPSHOT_MEMO_TEMPORARY] },
-  ];
+  const own = [/^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/, /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/];
+  const left = layout.commonDir === layout.gitDir
+    ? [{ dir: layout.gitDir, names: [...own, SNAPSHOT_MEMO_TEMPORARY] }]
+    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: [SNAPSHOT_MEMO_TEMPORARY] }];
   for (const { dir, names } of left) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);
