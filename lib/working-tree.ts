@@ -121,8 +121,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   const folders = foldersOf(plan.states.keys());
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
-  const hashed = await plumbing.hashFiles(top, toHash).catch(() => null);
-  if (hashed === null || hashed.length !== toHash.length) return null;
+  // While git hashes the changed files, one cat-file reads the wip tip and HEAD's tree of every
+  // folder on the way to a change: the memo may spare building some of them, and the tip is
+  // needed whatever the memo knows.
+  const names = [tipRef, ...folders.map((folder) => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`))];
+  const [hashed, objects] = await Promise.all([plumbing.hashFiles(top, toHash).catch(() => null), plumbing.readObjects(names)]);
+  if (hashed === null || hashed.length !== toHash.length || objects === null) return null;
   const leaves = new Map<string, Entry | null>();
   for (const [path, state] of plan.states) {
     if (state.kind === 'absent') leaves.set(path, null);
@@ -130,24 +134,18 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   toHash.forEach((path, index) => leaves.set(path, { mode: (plan.states.get(path) as { mode: string }).mode, oid: hashed[index] as string }));
   const memo = treeMemo(remembered, (oid) => plumbing.hasLooseObject(objectsDir, oid));
-  // The wip tip is read in the same git call as HEAD's trees of the folders to build.
-  let tipObject: GitObject | null = null;
+  const headTrees = new Map(folders.map((folder, index) => [folder, objects[index + 1] ?? null]));
   const built = await buildTrees({
     folders, leaves, head, objectFormat, memo,
-    read: async (needed) => {
-      const objects = await plumbing.readObjects([tipRef, ...needed.map((folder) => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`))]);
-      if (objects === null) return null;
-      tipObject = objects[0] ?? null;
-      return objects.slice(1);
-    },
+    read: async (needed) => needed.map((folder) => headTrees.get(folder) ?? null),
   });
   if (built === null) return null;
-  // A tree an earlier save wrote is on disk already: only the others are handed to git.
+  // A tree an earlier save wrote is on disk already: only the others are handed to git. The
+  // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  await plumbing.writeTrees(missing.map((write) => write.body), objectFormat);
-  await saveMemo(memoFile, memo.used);
-  const tipCommit = tipObject as GitObject | null;
-  const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
+  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used)]);
+  const tipObject = objects[0] ?? null;
+  const tip = tipObject?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipObject.oid, tipObject.content.toString('utf8')) } : null;
   return { tree: built.root, tip, gitlinks };
 }
 

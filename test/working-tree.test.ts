@@ -263,6 +263,12 @@ describe('the working tree built from git status', () => {
     const { snapshot } = await store.save({ label: 'from status' });
     assert.equal(snapshot.tree, stagedTree(dir));
     assert.ok(calls.includes('status') && !calls.includes('add') && !calls.includes('write-tree'), calls.join(' '));
+    // Nothing changed since: the memo knows every folder, and the tip read alongside holds the tree.
+    calls.length = 0;
+    const again = await store.save({ label: 'from status' });
+    assert.equal(again.created, false);
+    assert.deepEqual(again.snapshot, snapshot);
+    assert.deepEqual(calls, ['rev-parse', 'status', 'hash-object', 'cat-file'], 'no tree, commit or ref is written');
   });
 });
 
