@@ -2,9 +2,10 @@ import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Plumbing } from '../lib/git/plumbing.js';
+import { Plumbing, zlibStored } from '../lib/git/plumbing.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
 import { readStatus, workingTreeByStatus } from '../lib/working-tree.js';
@@ -340,3 +341,36 @@ describe('choosing how a save stages', () => {
     assert.equal(second.snapshot.tree, stagedTree(large));
   });
 });
+
+describe('the pack a save from status hands to git', () => {
+  it('holds each object as stored zlib blocks that inflate to it, across the 64 KiB block size', () => {
+    for (const size of [0, 1, 100, 65_535, 65_536, 65_537, 200_000]) {
+      const body = Buffer.from(Array.from({ length: size }, (_, i) => (i * 7919 + (i >> 8)) & 0xff));
+      const stored = zlibStored(body);
+      assert.deepEqual(inflateSync(stored), body, `${size} bytes`);
+      assert.equal(stored.readUInt32BE(stored.length - 4), adler32Reference(body), `${size} bytes: the checksum`);
+    }
+  });
+
+  it('writes a folder whose tree is larger than a stored block', async () => {
+    const files = Object.fromEntries(Array.from({ length: 2_500 }, (_, i) => [`big/${'n'.repeat(20)}-${i}.txt`, `${i}\n`]));
+    const dir = makeRepo({ 'README.md': 'x\n', ...files });
+    writeFiles(dir, { 'big/added.txt': 'added\n', 'big/nnnnnnnnnnnnnnnnnnnn-7.txt': 'changed\n' });
+    assert.ok(Number(git(dir, ['cat-file', '-s', 'HEAD:big']).trim()) > 65_535);
+    const tree = await byStatus(dir);
+    assert.equal(tree, stagedTree(dir));
+    git(dir, ['ls-tree', '-r', tree as string]);
+  });
+});
+
+/** Adler-32 as RFC 1950 defines it, byte by byte. */
+function adler32Reference(data: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (const byte of data) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  return (b * 65536 + a) >>> 0;
+}
+
