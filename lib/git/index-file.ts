@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { objectHash } from './object-format.js';
 
-const GITLINK = 0o160000;
+/** The type nibble of a gitlink's mode (0o160000), as the mode's third byte holds it. */
+const GITLINK_TYPE = 0o160000 >> 8;
 
 /**
  * One gitlink entry of an index.
@@ -43,11 +44,13 @@ function parseGitlinks(data: Buffer, hashBytes: number): Gitlink[] {
   for (let entry = 0; entry < count; entry += 1) {
     const start = offset;
     if (start + fixed + 2 > data.length) return found;
-    const mode = data.readUInt32BE(start + 24);
-    const flags = data.readUInt16BE(start + fixed);
+    // Bytes read by index, not through Buffer's read methods: this loop runs in a process that
+    // has just started, and each method call costs more there than the arithmetic.
+    const flags = ((data[start + fixed] as number) << 8) | (data[start + fixed + 1] as number);
     let nameStart = start + fixed + 2;
     if (version >= 3 && (flags & 0x4000) !== 0) nameStart += 2;
-    const gitlink = (mode & 0o170000) === GITLINK;
+    // The object type is the top four bits of the mode's low 16: its third byte's high nibble.
+    const gitlink = ((data[start + 26] as number) & 0xf0) === GITLINK_TYPE;
     if (version === 4) {
       // Prefix compression: drop that many bytes of the previous name, then a NUL-terminated suffix.
       const [strip, after] = readOffsetVarint(data, nameStart);
@@ -116,7 +119,7 @@ function holdsTree(data: Buffer, hashBytes: number, tree: string): boolean {
   for (let entry = 0; entry < count; entry += 1) {
     const start = offset;
     if (start + fixed + 2 > data.length) return false;
-    const flags = data.readUInt16BE(start + fixed);
+    const flags = ((data[start + fixed] as number) << 8) | (data[start + fixed + 1] as number);
     // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
     if ((flags & 0xf000) !== 0) return false;
     const nameStart = start + fixed + 2;
