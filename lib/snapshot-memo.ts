@@ -4,7 +4,7 @@
 // only the tips move, and those are read from the refs on every read. Git is asked only for the
 // commits the memo does not know: after a save, that is the new tip alone.
 import { randomBytes } from 'node:crypto';
-import { readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { OBJECT_ID } from './git/object-format.js';
 import { VERSION } from './version.js';
 import type { ChainLink } from './snapshot.js';
@@ -15,42 +15,86 @@ export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';
 /** What the file says it is: a memo written by another chant version is not read, since reading rules may have changed. */
 const FORMAT = 'chant-snapshot-memo';
 
+/** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
+const SLACK = 16;
+
 /**
- * The links the memo holds, or none when the file is missing, unreadable, written by another
- * version or for another object format, or holds anything that is not a link a read could
- * have written (a memo that cannot be trusted whole is not used at all).
+ * The memo as a read found it. The file is a header line, then one line per read that learned
+ * something, each the JSON array of what it learned and each begun with its own newline, so
+ * that a line a killed read left unfinished ends where the next begins.
  */
-export async function readSnapshotMemo(file: string, objectFormat: string): Promise<Map<string, ChainLink>> {
-  const links = new Map<string, ChainLink>();
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(file, 'utf8'));
-  } catch {
-    return links;
-  }
-  if (!isRecord(parsed) || parsed.format !== FORMAT || parsed.chant !== VERSION || parsed.objectFormat !== objectFormat || !Array.isArray(parsed.links)) return links;
-  for (const entry of parsed.links as unknown[]) {
-    const link = Array.isArray(entry) ? linkOf(entry) : null;
-    if (link === null) return new Map();
-    links.set((entry as string[])[0] as string, link);
-  }
-  return links;
+export interface SnapshotMemo {
+  /** What the file holds; empty when it is missing or cannot be trusted. */
+  links: Map<string, ChainLink>;
+  /** How many entries the file holds, repeated ones counted: what a read weighs a rewrite by. */
+  stored: number;
+  /** Whether the next links may be appended: the file is there, of this version, and trusted. */
+  appendable: boolean;
 }
 
 /**
- * Replaces the memo with `links`, whole or not at all: a memo that cannot be written costs the
- * next read its time, never its answer.
+ * The links the memo holds. None when the file is missing, unreadable, written by another
+ * version or for another object format, or holds anything that is not a link a read could
+ * have written (a memo that cannot be trusted whole is not used at all); a line that is not
+ * JSON is a read killed while appending, and only that line is left out.
  */
-export async function writeSnapshotMemo(file: string, objectFormat: string, links: ReadonlyMap<string, ChainLink>): Promise<void> {
+export async function readSnapshotMemo(file: string, objectFormat: string): Promise<SnapshotMemo> {
+  const untrusted: SnapshotMemo = { links: new Map(), stored: 0, appendable: false };
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return untrusted;
+  const lines = text.split('\n');
+  const header = parseJson(lines[0] as string);
+  if (!isRecord(header) || header.format !== FORMAT || header.chant !== VERSION || header.objectFormat !== objectFormat) return untrusted;
+  const memo: SnapshotMemo = { links: new Map(), stored: 0, appendable: true };
+  for (const line of lines.slice(1)) {
+    if (line === '') continue;
+    const batch = parseJson(line);
+    if (batch === undefined) continue;
+    if (!Array.isArray(batch)) return untrusted;
+    for (const entry of batch as unknown[]) {
+      const link = Array.isArray(entry) ? linkOf(entry) : null;
+      if (link === null) return untrusted;
+      memo.links.set((entry as string[])[0] as string, link);
+      memo.stored += 1;
+    }
+  }
+  return memo;
+}
+
+/**
+ * Records what a read learned: appended as one line when the file can take it, or else the file
+ * is replaced, whole or not at all, by `keep` (what the read's tips reach, or everything when
+ * it read one branch): when it is missing or untrusted, or would hold more than twice `keep`
+ * and a little. A memo that cannot be written costs the next read its time, never its answer.
+ */
+export async function recordSnapshotMemo(file: string, objectFormat: string, memo: SnapshotMemo, learned: ReadonlyMap<string, ChainLink>, keep: ReadonlyMap<string, ChainLink>): Promise<void> {
+  if (learned.size === 0) return;
+  if (memo.appendable && memo.stored + learned.size <= 2 * keep.size + SLACK) {
+    // One write of one line, opened for appending: a concurrent read's line goes before or after it.
+    await appendFile(file, `\n${JSON.stringify(entriesOf(learned))}`).catch(() => undefined);
+    return;
+  }
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  const entries = [...links].map(([commit, { snapshot, next }]) => (snapshot === null
-    ? [commit]
-    : [commit, next, snapshot.tree, snapshot.branch, snapshot.head, snapshot.kind, snapshot.label, snapshot.by, snapshot.at]));
   try {
-    await writeFile(temporary, JSON.stringify({ format: FORMAT, chant: VERSION, objectFormat, links: entries }));
+    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, chant: VERSION, objectFormat })}\n${JSON.stringify(entriesOf(keep))}`);
     await rename(temporary, file);
   } catch {
     await rm(temporary, { force: true }).catch(() => undefined);
+  }
+}
+
+/** Links as the file's entries: `[commit]` for a commit that is not a snapshot, else `[commit, next, tree, branch, head, kind, label, by, at]`. */
+function entriesOf(links: ReadonlyMap<string, ChainLink>): unknown[] {
+  return [...links].map(([commit, { snapshot, next }]) => (snapshot === null
+    ? [commit]
+    : [commit, next, snapshot.tree, snapshot.branch, snapshot.head, snapshot.kind, snapshot.label, snapshot.by, snapshot.at]));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
   }
 }
 

@@ -19,7 +19,7 @@ import { Policy } from './policy.js';
 import { Replicator } from './replicator.js';
 import { chainLink, readSnapshot, snapshotChain, snapshotMessage, walkChain, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import type { ChainLink } from './snapshot.js';
-import { readSnapshotMemo, SNAPSHOT_MEMO_FILE, SNAPSHOT_MEMO_TEMPORARY, writeSnapshotMemo } from './snapshot-memo.js';
+import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE, SNAPSHOT_MEMO_TEMPORARY } from './snapshot-memo.js';
 import { checkText } from './text.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -279,10 +279,11 @@ export class WipStore {
     // the commits it does not know, each read as a snapshot as git prints it, and the walk
     // stops where the memo takes over.
     const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
-    const [tips, links] = await Promise.all([
+    const [tips, memo] = await Promise.all([
       this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
       readSnapshotMemo(memoFile, layout.objectFormat),
     ]);
+    const links = memo.links;
     const learned = new Map<string, ChainLink>();
     const learn = (record: CommitRecord): ChainLink => {
       const link = chainLink(record);
@@ -301,9 +302,9 @@ export class WipStore {
     const branches: BranchSnapshots[] = tips
       .map((tip) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(tip.commit, links) }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
-    // A read of every branch keeps only what the tips reach, so the memo forgets deleted
-    // branches and rewritten chains; a read of one branch keeps the others' links too.
-    if (learned.size > 0) await writeSnapshotMemo(memoFile, layout.objectFormat, only === null ? reachedLinks(tips, links) : links);
+    // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
+    // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
+    if (learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(tips, links) : links);
     const replication = policy === null ? null : await this.#replicator(policy).state();
     return { checkout: { branch, head }, branches, replication };
   }

@@ -8,6 +8,7 @@ import type { GitRunner } from '../lib/git/runner.js';
 import { SNAPSHOT_MEMO_FILE } from '../lib/snapshot-memo.js';
 import { WipStore } from '../lib/wip-store.js';
 import type { ListOptions } from '../lib/wip-store.js';
+import type { ListResult } from '../lib/documents/wip-read.js';
 
 /** A store whose git calls are counted by subcommand. */
 function countingStore(dir: string): { store: WipStore; calls: string[] } {
@@ -18,7 +19,7 @@ function countingStore(dir: string): { store: WipStore; calls: string[] } {
 }
 
 /** What the read says with no memo at all; the memo there before is put back afterwards. */
-async function withoutMemo(dir: string, options: ListOptions = {}): Promise<unknown> {
+async function withoutMemo(dir: string, options: ListOptions = {}): Promise<ListResult> {
   const memo = join(dir, '.git', SNAPSHOT_MEMO_FILE);
   const kept = `${memo}.kept`;
   if (existsSync(memo)) cpSync(memo, kept);
@@ -32,6 +33,18 @@ async function withoutMemo(dir: string, options: ListOptions = {}): Promise<unkn
       rmSync(kept);
     }
   }
+}
+
+/** Every entry the memo file holds, line by line, a line that is not JSON (an unfinished append) left out. */
+function memoEntries(dir: string): string[][] {
+  const [, ...lines] = readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8').split('\n');
+  return lines.flatMap((line) => {
+    try {
+      return JSON.parse(line) as string[][];
+    } catch {
+      return [];
+    }
+  });
 }
 
 describe('the snapshot memo', () => {
@@ -67,12 +80,37 @@ describe('the snapshot memo', () => {
     await same('a branch deleted');
     git(dir, ['update-ref', 'refs/chant/wip/main', second]);
     await same('a ref moved back onto a chain the memo forgot');
-    writeFiles(dir, { 'a.txt': 'last\n' });
-    await store.save({ label: 'last' });
+  });
+
+  it('is appended to by each read that learns, and written anew, with only what the tips reach, once it holds more than twice that', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    for (let i = 0; i < 2; i += 1) {
+      writeFiles(dir, { 'a.txt': `main ${i}\n` });
+      await store.save({ label: `main ${i}` });
+    }
+    git(dir, ['checkout', '-q', '-b', 'side']);
+    for (let i = 0; i < 30; i += 1) {
+      writeFiles(dir, { 'a.txt': `side ${i}\n` });
+      await store.save({ label: `side ${i}` });
+    }
+    await store.list();
+    const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+    assert.equal(readFileSync(file, 'utf8').split('\n').length, 2, 'a header and the first read\'s line');
+    writeFiles(dir, { 'a.txt': 'side 30\n' });
+    await store.save({ label: 'side 30' });
+    await store.list();
+    assert.equal(readFileSync(file, 'utf8').split('\n').length, 3, 'the next read appended a line');
+    assert.equal(memoEntries(dir).length, 33);
+    git(dir, ['checkout', '-q', 'main']);
+    git(dir, ['update-ref', '-d', 'refs/chant/wip/side']);
+    writeFiles(dir, { 'a.txt': 'main 2\n' });
+    await store.save({ label: 'main 2' });
     const listed = await store.list();
-    const memo = JSON.parse(readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8')) as { links: string[][] };
     const walked = listed.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit));
-    assert.deepEqual(memo.links.map((entry) => entry[0]).sort(), walked.sort(), 'a read that learns keeps only what the tips reach: the deleted branch is forgotten');
+    assert.equal(walked.length, 3);
+    assert.deepEqual(memoEntries(dir).map((entry) => entry[0]).sort(), walked.sort(), 'the deleted branch is forgotten');
+    assert.equal(readFileSync(file, 'utf8').split('\n').length, 2);
   });
 
   it('spares the read its git log once the memo knows the chain, and asks git only for what is new', async () => {
@@ -96,8 +134,7 @@ describe('the snapshot memo', () => {
     // The new tip comes with the refs, read in full; its parent is in the memo, so git log is not needed either.
     assert.deepEqual(calls, ['rev-parse', 'for-each-ref']);
     assert.deepEqual(after.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['3', '2', '1', '0']);
-    const memo = JSON.parse(readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8')) as { links: string[][] };
-    assert.deepEqual(memo.links.map((entry) => entry[7 - 1]), ['3', '2', '1', '0'], 'the memo holds the new tip too');
+    assert.deepEqual(memoEntries(dir).map((entry) => entry[6]).sort(), ['0', '1', '2', '3'], 'the memo holds the new tip too');
   });
 
   it('asks git log only from the first commit the memo does not know', async () => {
@@ -131,31 +168,47 @@ describe('the snapshot memo', () => {
     const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
     await store.list();
     const good = readFileSync(file, 'utf8');
-    const parsed = JSON.parse(good) as { chant: string; objectFormat: string; links: unknown[][] };
-    const forged = (change: (memo: typeof parsed) => void): string => {
-      const copy = JSON.parse(good) as typeof parsed;
-      change(copy);
-      return JSON.stringify(copy);
+    const [header, batch, ...more] = good.split('\n') as [string, string];
+    assert.equal(more.length, 0);
+    const forged = (change: (memo: { chant: string; objectFormat: string }, links: unknown[][]) => void): string => {
+      const [memo, links] = [JSON.parse(header), JSON.parse(batch)];
+      change(memo, links);
+      return `${JSON.stringify(memo)}\n${JSON.stringify(links)}`;
     };
     const bad: Record<string, string> = {
       'garbage': 'not json at all',
-      'cut short': good.slice(0, good.length / 2),
       'another chant version': forged((memo) => (memo.chant = '0.0.0-other')),
       'another object format': forged((memo) => (memo.objectFormat = 'sha256')),
-      'a label that is not text': forged((memo) => ((memo.links[1] as unknown[])[6] = 7)),
-      'an unknown kind': forged((memo) => ((memo.links[1] as unknown[])[5] = 'merge')),
-      'an entry of the wrong length': forged((memo) => (memo.links[2] as unknown[]).push('extra')),
-      'a next that is no id': forged((memo) => ((memo.links[0] as unknown[])[1] = '../../HEAD')),
+      'a line that is JSON but no list': forged(() => undefined).replace(batch, '{"links":[]}'),
+      'a label that is not text': forged((_, links) => ((links[1] as unknown[])[6] = 7)),
+      'an unknown kind': forged((_, links) => ((links[1] as unknown[])[5] = 'merge')),
+      'an entry of the wrong length': forged((_, links) => (links[2] as unknown[]).push('extra')),
+      'a next that is no id': forged((_, links) => ((links[0] as unknown[])[1] = '../../HEAD')),
     };
     for (const [name, text] of Object.entries(bad)) {
       writeFileSync(file, text);
       assert.deepEqual(await store.list(), expected, name);
-      assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), JSON.parse(good), `${name}: the read wrote the memo anew`);
+      assert.equal(readFileSync(file, 'utf8'), good, `${name}: the read wrote the memo anew`);
     }
+    // A read killed while appending leaves an unfinished line: only that line is left out.
+    const { store: counted, calls } = countingStore(dir);
+    writeFileSync(file, `${good}\n[["${'a'.repeat(40)}",nu`);
+    assert.deepEqual(await counted.list(), expected, 'an unfinished last line');
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref'], 'the lines before it are used');
+    writeFiles(dir, { 'a.txt': 'after\n' });
+    await store.save({ label: 'after' });
+    const after = await withoutMemo(dir);
+    assert.deepEqual(await store.list(), after);
+    calls.length = 0;
+    assert.deepEqual(await counted.list(), after, 'the line appended after the unfinished one');
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref']);
+    writeFileSync(file, `${header}\n${batch.slice(0, batch.length / 2)}`);
+    assert.deepEqual(await store.list(), after, 'a memo whose only line is cut short');
+    assert.deepEqual(memoEntries(dir).map((entry) => entry[0]).sort(), after.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit)).sort());
     rmSync(file);
     mkdirSync(file);
-    assert.deepEqual(await store.list(), expected, 'a memo path that cannot be written');
-    assert.deepEqual(await store.list(), expected, 'and again');
+    assert.deepEqual(await store.list(), after, 'a memo path that cannot be written');
+    assert.deepEqual(await store.list(), after, 'and again');
   });
 
   it("is cleaned of a killed read's unfinished copy by the next save", async () => {
