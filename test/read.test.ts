@@ -37,4 +37,33 @@ describe('the read', () => {
     const other = (await store.list({ branch: 'other' })).branches;
     assert.deepEqual(other.map((entry) => [entry.branch, entry.snapshots.length]), [['other', 0]]);
   });
+
+  it('reads a chain whole when clocks were out of step and git prints a commit of it before the commit that leads to it', async () => {
+    const dir = makeRepo();
+    const h0 = git(dir, ['rev-parse', 'HEAD']).trim();
+    const commit = (tree: string, parents: string[], date: number, message: string): string => git(dir, ['commit-tree', tree, ...parents.flatMap((parent) => ['-p', parent])], {
+      input: message,
+      env: { ...process.env, GIT_COMMITTER_DATE: `${date} +0000`, GIT_AUTHOR_DATE: `${date} +0000` },
+    }).trim();
+    const tree = git(dir, ['rev-parse', 'HEAD^{tree}']).trim();
+    const snapshot = (branch: string, head: string, label: string): string => `chant wip: ${branch} (${label})\n\nChant-Wip-Branch: ${branch}\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: ${label}\n`;
+    // Chain a: a1 -> a2 -> a3 -> first, where a2's clock ran behind a3's.
+    const first = commit(tree, [h0], 1_800_001_000, snapshot('a', h0, 'first'));
+    const a3 = commit(tree, [first, h0], 1_800_002_000, snapshot('a', h0, 'a3'));
+    const a2 = commit(tree, [a3, h0], 1_800_001_500, snapshot('a', h0, 'a2'));
+    const a1 = commit(tree, [a2, h0], 1_800_003_000, snapshot('a', h0, 'a1'));
+    // Branch b was started on a3, so git reaches a3 from b's chain before it reaches a2.
+    const b1 = commit(tree, [a3], 1_800_002_500, 'work on b\n');
+    const bFirst = commit(tree, [b1], 1_800_002_600, snapshot('b', b1, 'b first'));
+    const bTip = commit(tree, [bFirst, b1], 1_800_002_700, snapshot('b', b1, 'b tip'));
+    git(dir, ['update-ref', 'refs/chant/wip/a', a1]);
+    git(dir, ['update-ref', 'refs/chant/wip/b', bTip]);
+    const order = git(dir, ['log', '--first-parent', '--format=%H', a1, bTip]).trim().split('\n');
+    assert.ok(order.indexOf(a3) < order.indexOf(a2), 'git prints a3 before a2');
+    const { branches } = await new WipStore({ cwd: dir, policy: null }).list();
+    assert.deepEqual(branches.map((entry) => [entry.branch, entry.snapshots.map((one) => one.label)]), [
+      ['a', ['a1', 'a2', 'a3', 'first']],
+      ['b', ['b tip', 'b first']],
+    ]);
+  });
 });

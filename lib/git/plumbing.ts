@@ -189,10 +189,24 @@ export class Plumbing {
    * (null: it ends there). git is stopped as soon as every chain has ended, so the walk never
    * descends into the history the chains started from.
    */
-  async readFirstParentChains(tips: readonly string[], next: (record: CommitRecord) => string | null): Promise<Map<string, CommitRecord>> {
-    const commits = new Map<string, CommitRecord>();
-    if (tips.length === 0) return commits;
+  async readFirstParentChains(tips: readonly string[], next: (record: CommitRecord) => string | null): Promise<void> {
+    if (tips.length === 0) return;
     const awaited = new Set(tips);
+    // Of the commits git printed, only the ids are kept, and whole only those no chain had
+    // reached yet: git prints by date, so with clocks out of step a commit a chain goes on to
+    // can come before the commit that leads to it, on the way from another tip.
+    const printed = new Set<string>();
+    const early = new Map<string, CommitRecord>();
+    const reach = (first: CommitRecord): void => {
+      for (let record: CommitRecord | undefined = first; record !== undefined;) {
+        const following = next(record);
+        record = undefined;
+        if (following === null) return;
+        record = early.get(following);
+        if (record !== undefined) early.delete(following);
+        else if (!printed.has(following)) awaited.add(following);
+      }
+    };
     const stop = new AbortController();
     // Each commit is five NUL-terminated fields and -z's NUL after them. They are parsed as the
     // output arrives, so that ten thousand snapshots are read while git still writes them.
@@ -209,11 +223,13 @@ export class Plumbing {
         const [commit, tree, parents, committedAt, message] = fields as [string, string, string, string, string];
         fields.length = 0;
         if (commit === '') continue;
+        printed.add(commit);
         const record: CommitRecord = { commit, tree, parents: splitParents(parents), committedAt: Number(committedAt), message };
-        commits.set(commit, record);
-        if (!awaited.delete(commit)) continue;
-        const following = next(record);
-        if (following !== null && !commits.has(following)) awaited.add(following);
+        if (!awaited.delete(commit)) {
+          early.set(commit, record);
+          continue;
+        }
+        reach(record);
         if (awaited.size === 0) {
           stop.abort();
           return;
@@ -235,7 +251,6 @@ export class Plumbing {
     }
     // A runner that does not stream (onStdout is optional) still hands over the whole output.
     take(streamed ? decoder.end() : stdout, true);
-    return commits;
   }
 
   /**
