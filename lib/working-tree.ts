@@ -121,12 +121,15 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   const folders = foldersOf(plan.states.keys());
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
-  // While git hashes the changed files, one cat-file reads the wip tip and HEAD's tree of every
-  // folder on the way to a change: the memo may spare building some of them, and the tip is
-  // needed whatever the memo knows.
-  const names = [tipRef, ...folders.map((folder) => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`))];
-  const [hashed, objects] = await Promise.all([plumbing.hashFiles(top, toHash).catch(() => null), plumbing.readObjects(names)]);
-  if (hashed === null || hashed.length !== toHash.length || objects === null) return null;
+  // One cat-file reads the wip tip and HEAD's trees of the folders to build. With few folders
+  // on the way to the changes it reads them all while git hashes the files, before the memo can
+  // say which it spares; with many, reading them all would cost more than waiting, so it reads
+  // after the memo has spoken, only the trees still to build. The tip is read either way.
+  const treeName = (folder: string): string => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`);
+  const hashing = plumbing.hashFiles(top, toHash).catch(() => null);
+  const early: Promise<Array<GitObject | null> | null | undefined> = folders.length <= PREFETCH_FOLDERS ? plumbing.readObjects([tipRef, ...folders.map(treeName)]) : Promise.resolve(undefined);
+  const [hashed, prefetched] = await Promise.all([hashing, early]);
+  if (hashed === null || hashed.length !== toHash.length || prefetched === null) return null;
   const leaves = new Map<string, Entry | null>();
   for (const [path, state] of plan.states) {
     if (state.kind === 'absent') leaves.set(path, null);
@@ -134,20 +137,36 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   toHash.forEach((path, index) => leaves.set(path, { mode: (plan.states.get(path) as { mode: string }).mode, oid: hashed[index] as string }));
   const memo = treeMemo(remembered, (oid) => plumbing.hasLooseObject(objectsDir, oid));
-  const headTrees = new Map(folders.map((folder, index) => [folder, objects[index + 1] ?? null]));
+  let tipObject: GitObject | null | undefined = prefetched === undefined ? undefined : (prefetched[0] ?? null);
+  const headTrees = prefetched === undefined ? null : new Map(folders.map((folder, index) => [folder, prefetched[index + 1] ?? null]));
   const built = await buildTrees({
     folders, leaves, head, objectFormat, memo,
-    read: async (needed) => needed.map((folder) => headTrees.get(folder) ?? null),
+    read: async (needed) => {
+      if (headTrees !== null) return needed.map((folder) => headTrees.get(folder) ?? null);
+      const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]);
+      if (objects === null) return null;
+      tipObject = objects[0] ?? null;
+      return objects.slice(1);
+    },
   });
   if (built === null) return null;
+  if (tipObject === undefined) {
+    // Nothing to build, and nothing read yet: the cat-file reads the tip alone.
+    const objects = await plumbing.readObjects([tipRef]);
+    if (objects === null) return null;
+    tipObject = objects[0] ?? null;
+  }
   // A tree an earlier save wrote is on disk already: only the others are handed to git. The
   // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
   await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used)]);
-  const tipObject = objects[0] ?? null;
-  const tip = tipObject?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipObject.oid, tipObject.content.toString('utf8')) } : null;
+  const tipCommit = tipObject as GitObject | null;
+  const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
   return { tree: built.root, tip, gitlinks };
 }
+
+/** Up to this many folders on the way to the changes, their trees are read while git hashes the files. */
+const PREFETCH_FOLDERS = 64;
 
 /** Every folder on the way to one of `paths`, the top ('') first, parents before children. */
 function foldersOf(paths: Iterable<string>): string[] {

@@ -273,6 +273,32 @@ describe('the working tree built from git status', () => {
   });
 });
 
+describe('a save from status with changes in many folders', () => {
+  it('reads HEAD\'s trees after the memo, only those to build, and the tip even when none is', async () => {
+    const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 20}/e${i % 100}/file-${i}.txt`, `${i}\n`]));
+    const dir = makeRepo(files);
+    const calls: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status', git: { run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) } });
+    const catFileNames = (): string[] => (calls.find((call) => call[0] === 'cat-file')?.at(-1) ?? '').split('\n').filter((line) => line.length > 0);
+    // 100 folders on the way to the changes: more than are read alongside the hashing.
+    writeFiles(dir, Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`d${i % 20}/e${i}/file-${i}.txt`, `changed ${i}\n`])));
+    const first = await store.save({ label: 'many' });
+    assert.equal(first.snapshot.tree, stagedTree(dir));
+    assert.equal(catFileNames().length, 1 + 121, 'the tip and every folder: the memo knew none');
+    calls.length = 0;
+    writeFiles(dir, { 'd3/e3/file-3.txt': 'again\n' });
+    const second = await store.save({ label: 'one more' });
+    assert.equal(second.snapshot.tree, stagedTree(dir));
+    assert.deepEqual(catFileNames().length, 1 + 3, 'the tip and the three folders on the way to the one change');
+    calls.length = 0;
+    const third = await store.save({ label: 'one more' });
+    assert.equal(third.created, false);
+    assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status', 'hash-object', 'cat-file']);
+    assert.deepEqual(catFileNames(), ['refs/chant/wip/main'], 'nothing to build: the tip alone');
+  });
+});
+
 describe('the folder memo', () => {
   it('builds again what a save built before, and the same tree, across edits, a memo gone stale and a memo that is garbage', async () => {
     const dir = makeRepo(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i % 3}/g${i % 5}/file-${i}.txt`, `${i}\n`])));
