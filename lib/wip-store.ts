@@ -275,28 +275,28 @@ export class WipStore {
     const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
     const head = branch === null ? null : headCommit;
     const only = options.branch ?? null;
-    // The memo (lib/snapshot-memo.ts) holds what earlier reads learned; git is asked only for
-    // the commits it does not know, each read as a snapshot as git prints it, and the walk
-    // stops where the memo takes over.
+    // The memo (lib/snapshot-memo.ts) holds what earlier reads learned; git log is asked only
+    // for the commits it does not know, the tips included (for-each-ref prints a message as
+    // stored, git log in UTF-8), and the walk stops where the memo takes over. A shallow
+    // repository, grafts or replace refs make git read a commit's parents other than the
+    // commit says, and can change their minds: then the memo is neither read nor written.
     const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
-    const [tips, memo] = await Promise.all([
-      this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
+    const [refs, memo, grafted] = await Promise.all([
+      this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), REPLACE_REF_PREFIX]),
       readSnapshotMemo(memoFile, layout.objectFormat),
+      historyRewritten(layout.commonDir),
     ]);
-    const links = memo.links;
+    const tips = refs.filter((ref) => !ref.ref.startsWith(REPLACE_REF_PREFIX));
+    const trusted = !grafted && tips.length === refs.length;
+    const links = trusted ? memo.links : new Map<string, ChainLink>();
     const learned = new Map<string, ChainLink>();
-    const learn = (record: CommitRecord): ChainLink => {
-      const link = chainLink(record);
-      links.set(record.commit, link);
-      learned.set(record.commit, link);
-      return link;
-    };
-    for (const tip of tips) if (!links.has(tip.commit)) learn(tip);
     const unknown = new Set(tips.map((tip) => walkChain(tip.commit, links).unknown).filter((commit) => commit !== null));
     if (unknown.size > 0) {
       await this.#plumbing.readFirstParentChains([...unknown], (record) => {
-        const { snapshot, next } = learn(record);
-        return snapshot !== null && next !== null && !links.has(next) ? next : null;
+        const link = chainLink(record);
+        links.set(record.commit, link);
+        learned.set(record.commit, link);
+        return link.snapshot !== null && link.next !== null && !links.has(link.next) ? link.next : null;
       });
     }
     const branches: BranchSnapshots[] = tips
@@ -304,7 +304,7 @@ export class WipStore {
       .sort((a, b) => compareBytes(a.branch, b.branch));
     // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
     // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
-    if (learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(tips, links) : links);
+    if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(tips, links) : links);
     const replication = policy === null ? null : await this.#replicator(policy).state();
     return { checkout: { branch, head }, branches, replication };
   }
@@ -488,6 +488,15 @@ async function seedIndex(original: string, copy: string): Promise<void> {
   await copyFile(original, copy);
   const seconds = Math.floor(stats.mtimeMs / 1000);
   await utimes(copy, seconds, seconds);
+}
+
+/** Where replace refs live: a commit git is told to read as another. */
+const REPLACE_REF_PREFIX = 'refs/replace/';
+
+/** Whether git reads some commits' parents other than they are stored: a shallow repository, or grafts. */
+async function historyRewritten(commonDir: string): Promise<boolean> {
+  const present = await Promise.all(['shallow', join('info', 'grafts')].map((name) => lstat(join(commonDir, name)).then(() => true, () => false)));
+  return present.some((one) => one);
 }
 
 /** The links every tip's chain walks through. */

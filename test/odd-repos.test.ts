@@ -1,7 +1,7 @@
 import { assertValidDocument, git, makeRepo, runBin, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
@@ -191,5 +191,16 @@ describe('odd repositories', () => {
     const run = await runCli(dir, ['workspace', 'wip', 'save']);
     assert.equal(run.code, 1);
     assert.equal(run.doc.error.code, 'not-a-git-repository');
+  });
+
+  it('answers git-failed, not wip-no-branch, when the commit HEAD names is missing', async () => {
+    const dir = makeRepo();
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    rmSync(join(dir, '.git', 'objects', head.slice(0, 2), head.slice(2)));
+    writeFiles(dir, { 'README.md': 'changed\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    await assert.rejects(store.save({}), (error: unknown) => isWipError(error) && error.code === 'git-failed');
+    await assert.rejects(store.restore({}), (error: unknown) => isWipError(error) && error.code === 'wip-none');
+    assert.deepEqual((await store.list()).checkout, { branch: 'main', head });
   });
 });

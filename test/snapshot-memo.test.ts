@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { git, makeRepo, writeFiles } from './helpers.js';
+import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { SNAPSHOT_MEMO_FILE } from '../lib/snapshot-memo.js';
@@ -131,13 +131,13 @@ describe('the snapshot memo', () => {
     await store.save({ label: '3' });
     calls.length = 0;
     const after = await store.list();
-    // The new tip comes with the refs, read in full; its parent is in the memo, so git log is not needed either.
-    assert.deepEqual(calls, ['rev-parse', 'for-each-ref']);
+    // git log reads the new tip, in UTF-8, and is stopped at its parent, which the memo knows.
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref', 'log']);
     assert.deepEqual(after.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['3', '2', '1', '0']);
     assert.deepEqual(memoEntries(dir).map((entry) => entry[6]).sort(), ['0', '1', '2', '3'], 'the memo holds the new tip too');
   });
 
-  it('asks git log only from the first commit the memo does not know', async () => {
+  it('asks git log only for the commits the memo does not know', async () => {
     const dir = makeRepo({ 'a.txt': '0\n' });
     const { store, calls } = countingStore(dir);
     writeFiles(dir, { 'a.txt': '1\n' });
@@ -154,7 +154,10 @@ describe('the snapshot memo', () => {
     const read = await watching.list();
     assert.deepEqual(read.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['4', '3', '2', '1']);
     assert.equal(log.length, 1);
-    assert.ok(log[0]?.includes(git(dir, ['rev-parse', 'refs/chant/wip/main~1']).trim()), 'git log starts below the tip the refs gave');
+    assert.ok(log[0]?.includes(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim()), 'git log starts at the tip');
+    calls.length = 0;
+    await watching.list();
+    assert.equal(log.length, 1, 'and the read after it needs none');
   });
 
   it('is not trusted unless whole, and a memo that cannot be written costs only time', async () => {
@@ -209,6 +212,61 @@ describe('the snapshot memo', () => {
     mkdirSync(file);
     assert.deepEqual(await store.list(), after, 'a memo path that cannot be written');
     assert.deepEqual(await store.list(), after, 'and again');
+  });
+
+  it('reads every message in UTF-8, whatever the commit declares or the user set for git log', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    git(dir, ['config', 'i18n.logOutputEncoding', 'ISO-8859-1']);
+    git(dir, ['config', 'i18n.commitEncoding', 'ISO-8859-1']);
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': '1\n' });
+    await store.save({ label: 'café' });
+    assert.doesNotMatch(git(dir, ['cat-file', 'commit', 'refs/chant/wip/main']), /^encoding /m, 'chant writes UTF-8 and declares nothing else');
+    // A snapshot another tool wrote in Latin-1, saying so.
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const body = Buffer.concat([
+      Buffer.from(`tree ${git(dir, ['rev-parse', `${tip}^{tree}`]).trim()}\nparent ${tip}\nparent ${head}\nauthor A <a@example.com> 1800000000 +0000\ncommitter A <a@example.com> 1800000000 +0000\nencoding ISO-8859-1\n\nchant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: na`),
+      Buffer.from([0xef]),
+      Buffer.from('ve\n'),
+    ]);
+    const latin = git(dir, ['hash-object', '-t', 'commit', '-w', '--stdin'], { input: body as unknown as string }).trim();
+    git(dir, ['update-ref', 'refs/chant/wip/main', latin]);
+    const labels = async (): Promise<Array<string | null>> => ((await store.list()).branches[0]?.snapshots ?? []).map((snapshot) => snapshot.label);
+    assert.deepEqual(await labels(), ['naïve', 'café'], 'the tip');
+    writeFiles(dir, { 'a.txt': '2\n' });
+    await store.save({ label: 'après' });
+    assert.deepEqual(await labels(), ['après', 'naïve', 'café'], 'with the memo');
+    assert.deepEqual((await withoutMemo(dir)).branches[0]?.snapshots.map((snapshot) => snapshot.label), ['après', 'naïve', 'café'], 'without it');
+  });
+
+  it('is left alone while git reads parents other than the commits hold: shallow, grafts, replace refs', async () => {
+    const up = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: up, policy: null });
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(up, { 'a.txt': `${i}\n` });
+      await store.save({ label: `l${i}` });
+    }
+    const down = tempDir();
+    git(down, ['clone', '-q', '--depth', '1', `file://${up}`, '.']);
+    git(down, ['fetch', '-q', '--depth', '1', 'origin', 'refs/chant/wip/main:refs/chant/wip/main']);
+    const labels = async (dir: string): Promise<Array<string | null>> => ((await new WipStore({ cwd: dir, policy: null }).list()).branches[0]?.snapshots ?? []).map((snapshot) => snapshot.label);
+    assert.deepEqual(await labels(down), ['l2'], 'shallow: the chain ends where the history does');
+    assert.equal(existsSync(join(down, '.git', SNAPSHOT_MEMO_FILE)), false, 'and nothing is remembered');
+    git(down, ['fetch', '-q', '--unshallow', 'origin', 'refs/chant/wip/main:refs/chant/wip/main']);
+    assert.deepEqual(await labels(down), ['l2', 'l1', 'l0'], 'unshallowed: the whole chain');
+
+    assert.deepEqual(await labels(up), ['l2', 'l1', 'l0']);
+    const middle = git(up, ['rev-parse', 'refs/chant/wip/main~1']).trim();
+    git(up, ['replace', '--graft', middle]);
+    assert.deepEqual(await labels(up), ['l2', 'l1'], 'a replace ref: git reads l1 with no parent');
+    git(up, ['replace', '-d', middle]);
+    assert.deepEqual(await labels(up), ['l2', 'l1', 'l0'], 'and again without it');
+    mkdirSync(join(up, '.git', 'info'), { recursive: true });
+    writeFileSync(join(up, '.git', 'info', 'grafts'), `${middle}\n`);
+    assert.deepEqual(await labels(up), ['l2', 'l1'], 'grafts');
+    rmSync(join(up, '.git', 'info', 'grafts'));
+    assert.deepEqual(await labels(up), ['l2', 'l1', 'l0']);
   });
 
   it("is cleaned of a killed read's unfinished copy by the next save", async () => {

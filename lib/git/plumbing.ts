@@ -125,10 +125,11 @@ export class Plumbing {
       await this.layout();
       throw new WipError('git-failed', `git rev-parse printed no layout for ${this.cwd}`);
     }
-    const unborn = { layout, head: null, headTree: null };
-    if (exitCode !== 0) return { ...unborn, headRef: await this.symbolicHead() };
     const [head = '', headTree = '', symbolic = ''] = lines.slice(LAYOUT_LINES);
-    if (!OBJECT_ID.test(head) || !OBJECT_ID.test(headTree)) return { ...unborn, headRef: await this.symbolicHead() };
+    // HEAD names a commit whose tree git cannot read (a broken repository): the commit is
+    // still HEAD's, and the call that needs its content fails as it would have.
+    if (OBJECT_ID.test(head) && (exitCode !== 0 || !OBJECT_ID.test(headTree))) return { layout, head, headTree: null, headRef: await this.symbolicHead() };
+    if (exitCode !== 0 || !OBJECT_ID.test(head)) return { layout, head: null, headTree: null, headRef: await this.symbolicHead() };
     if (symbolic === 'HEAD') return { layout, headRef: null, head, headTree };
     // A branch named HEAD makes the name ambiguous and git prints no refname: ask HEAD itself.
     return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head, headTree };
@@ -239,7 +240,8 @@ export class Plumbing {
     let streamed = false;
     let stdout = '';
     try {
-      stdout = await this.run(['log', '--first-parent', '-z', `--format=${LOG_FIELDS}`, ...tips, '--'], {
+      // --encoding: each message in UTF-8 whatever the commit declares and i18n.logOutputEncoding says.
+      stdout = await this.run(['log', '--first-parent', '-z', '--encoding=UTF-8', `--format=${LOG_FIELDS}`, ...tips, '--'], {
         signal: stop.signal,
         onStdout: (chunk) => {
           streamed = true;
@@ -345,12 +347,15 @@ export class Plumbing {
    */
   async commitTree(tree: string, parents: readonly string[], message: string, env: Readonly<Record<string, string>> = {}): Promise<string> {
     const args = ['commit-tree', '--no-gpg-sign', ...parents.flatMap((parent) => ['-p', parent]), '-F', '-', tree];
+    // The message is UTF-8, and says so by having no encoding header, whatever
+    // i18n.commitEncoding the user set (git would otherwise label these bytes with it).
+    const utf8 = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'i18n.commitEncoding', GIT_CONFIG_VALUE_0: 'UTF-8', ...env };
     try {
-      return (await this.git.run(args, { cwd: this.cwd, input: message, env })).stdout.trim();
+      return (await this.git.run(args, { cwd: this.cwd, input: message, env: utf8 })).stdout.trim();
     } catch (error) {
       if (!(await this.identityMissing(env))) throw asWipError(error);
     }
-    return (await this.run(args, { input: message, env: { ...FALLBACK_IDENTITY, ...env } })).trim();
+    return (await this.run(args, { input: message, env: { ...FALLBACK_IDENTITY, ...utf8 } })).trim();
   }
 
   private async identityMissing(env: Readonly<Record<string, string>>): Promise<boolean> {

@@ -218,7 +218,8 @@ export class SimpleGitRunner implements GitRunner {
       // Settle on 'close' alone: the 'exit' fallback timer otherwise holds a CLI's exit back 50 ms.
       completion: { onClose: true, onExit: false },
       allowEnvironment: Object.keys(env).filter((key) => /^git_/i.test(key) || key === 'SSH_ASKPASS'),
-      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true },
+      // The environment is the runner's own (ambient GIT_* never reaches git), so what it sets is chant's choice.
+      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
       errors: (error, result) => {
         exitCode = result.exitCode;
         stderr = withoutTrace(Buffer.concat(result.stdErr).toString('utf8'));
