@@ -15,6 +15,12 @@ export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';
 /** What the file says it is: a memo written by another chant version is not read, since reading rules may have changed. */
 const FORMAT = 'chant-snapshot-memo';
 
+/**
+ * Raised whenever what a read learns, or how, changes within a version: 2 since tips are read
+ * in UTF-8 through git log and nothing is learned of a shallow, grafted or replaced history.
+ */
+const REVISION = 2;
+
 /** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
 const SLACK = 16;
 
@@ -44,7 +50,7 @@ export async function readSnapshotMemo(file: string, objectFormat: string): Prom
   if (text === null) return untrusted;
   const lines = text.split('\n');
   const header = parseJson(lines[0] as string);
-  if (!isRecord(header) || header.format !== FORMAT || header.chant !== VERSION || header.objectFormat !== objectFormat) return untrusted;
+  if (!isRecord(header) || header.format !== FORMAT || header.revision !== REVISION || header.chant !== VERSION || header.objectFormat !== objectFormat) return untrusted;
   const memo: SnapshotMemo = { links: new Map(), stored: 0, appendable: true };
   for (const line of lines.slice(1)) {
     if (line === '') continue;
@@ -76,7 +82,7 @@ export async function recordSnapshotMemo(file: string, objectFormat: string, mem
   }
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, chant: VERSION, objectFormat })}\n${JSON.stringify(entriesOf(keep))}`);
+    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${JSON.stringify(entriesOf(keep))}`);
     await rename(temporary, file);
   } catch {
     await rm(temporary, { force: true }).catch(() => undefined);

@@ -270,7 +270,7 @@ export class WipStore {
    * @throws {@link WipError} `not-a-git-repository`, a declaration code or `git-failed`
    */
   async list(options: ListOptions = {}): Promise<ListResult> {
-    const { layout, headRef, head: headCommit } = await this.#plumbing.checkout();
+    const { layout, headRef, head: headCommit, replaced } = await this.#plumbing.checkout();
     const policy = await this.#loadPolicy(layout);
     const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
     const head = branch === null ? null : headCommit;
@@ -281,13 +281,12 @@ export class WipStore {
     // repository, grafts or replace refs make git read a commit's parents other than the
     // commit says, and can change their minds: then the memo is neither read nor written.
     const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
-    const [refs, memo, grafted] = await Promise.all([
-      this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), REPLACE_REF_PREFIX]),
+    const [tips, memo, grafted] = await Promise.all([
+      this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
       readSnapshotMemo(memoFile, layout.objectFormat),
       historyRewritten(layout.commonDir),
     ]);
-    const tips = refs.filter((ref) => !ref.ref.startsWith(REPLACE_REF_PREFIX));
-    const trusted = !grafted && tips.length === refs.length;
+    const trusted = !grafted && !replaced;
     const links = trusted ? memo.links : new Map<string, ChainLink>();
     const learned = new Map<string, ChainLink>();
     const unknown = new Set(tips.map((tip) => walkChain(tip.commit, links).unknown).filter((commit) => commit !== null));
@@ -489,9 +488,6 @@ async function seedIndex(original: string, copy: string): Promise<void> {
   const seconds = Math.floor(stats.mtimeMs / 1000);
   await utimes(copy, seconds, seconds);
 }
-
-/** Where replace refs live: a commit git is told to read as another. */
-const REPLACE_REF_PREFIX = 'refs/replace/';
 
 /** Whether git reads some commits' parents other than they are stored: a shallow repository, or grafts. */
 async function historyRewritten(commonDir: string): Promise<boolean> {

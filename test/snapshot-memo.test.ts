@@ -173,7 +173,7 @@ describe('the snapshot memo', () => {
     const good = readFileSync(file, 'utf8');
     const [header, batch, ...more] = good.split('\n') as [string, string];
     assert.equal(more.length, 0);
-    const forged = (change: (memo: { chant: string; objectFormat: string }, links: unknown[][]) => void): string => {
+    const forged = (change: (memo: { chant: string; revision: number; objectFormat: string }, links: unknown[][]) => void): string => {
       const [memo, links] = [JSON.parse(header), JSON.parse(batch)];
       change(memo, links);
       return `${JSON.stringify(memo)}\n${JSON.stringify(links)}`;
@@ -181,6 +181,7 @@ describe('the snapshot memo', () => {
     const bad: Record<string, string> = {
       'garbage': 'not json at all',
       'another chant version': forged((memo) => (memo.chant = '0.0.0-other')),
+      'an earlier revision': forged((memo) => (memo.revision = 1)),
       'another object format': forged((memo) => (memo.objectFormat = 'sha256')),
       'a line that is JSON but no list': forged(() => undefined).replace(batch, '{"links":[]}'),
       'a label that is not text': forged((_, links) => ((links[1] as unknown[])[6] = 7)),
@@ -267,6 +268,9 @@ describe('the snapshot memo', () => {
     assert.deepEqual(await labels(up), ['l2', 'l1'], 'grafts');
     rmSync(join(up, '.git', 'info', 'grafts'));
     assert.deepEqual(await labels(up), ['l2', 'l1', 'l0']);
+    // A replace ref whose object is gone has nothing to do with the chains: the read still answers.
+    writeFileSync(join(up, '.git', 'packed-refs'), `${'d'.repeat(40)} refs/replace/${'1'.repeat(40)}\n`, { flag: 'a' });
+    assert.deepEqual(await labels(up), ['l2', 'l1', 'l0'], 'a broken replace ref');
   });
 
   it("is cleaned of a killed read's unfinished copy by the next save", async () => {

@@ -33,6 +33,19 @@ export interface CommitRecord {
   message: string;
 }
 
+/** What a save, restore or read starts from: see {@link Plumbing.checkout}. */
+export interface Checkout {
+  layout: RepositoryLayout;
+  /** The full refname HEAD points at; null when detached. */
+  headRef: string | null;
+  /** The commit HEAD names; null when it names none yet. */
+  head: string | null;
+  /** That commit's tree; null when there is no commit or git cannot read it. */
+  headTree: string | null;
+  /** Whether any replace ref exists (git then reads those commits as others). */
+  replaced: boolean;
+}
+
 /** One ref, with the commit it names read in full. */
 export interface RefRecord extends CommitRecord {
   ref: string;
@@ -114,25 +127,28 @@ export class Plumbing {
    * save, restore and read starts with. `headRef` is null for a detached HEAD; `head` is null
    * when HEAD names no commit (a branch with no commit yet).
    */
-  async checkout(): Promise<{ layout: RepositoryLayout; headRef: string | null; head: string | null; headTree: string | null }> {
-    // HEAD and HEAD^{tree} before --symbolic-full-name print the commit and its tree, HEAD after
-    // it the full refname HEAD points at ("HEAD" when detached). An unborn HEAD fails the call
-    // after the layout lines.
-    const { stdout, exitCode } = await this.#tolerant(['rev-parse', ...LAYOUT_ARGS, 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD']);
+  async checkout(): Promise<Checkout> {
+    // After the layout, the ids of the replace refs (--glob), ended by the top folder again, then
+    // HEAD and HEAD^{tree} (before --symbolic-full-name: the commit and its tree) and HEAD after
+    // it (the full refname HEAD points at, "HEAD" when detached). An unborn HEAD fails the call
+    // after the replace refs.
+    const { stdout, exitCode } = await this.#tolerant(['rev-parse', ...LAYOUT_ARGS, '--glob=refs/replace/*', '--show-toplevel', 'HEAD', 'HEAD^{tree}', '--symbolic-full-name', 'HEAD']);
     const lines = stdout.split('\n');
     const layout = parseLayout(lines);
-    if (layout === null) {
+    const end = layout === null ? -1 : lines.indexOf(layout.top, LAYOUT_LINES);
+    if (layout === null || end < 0) {
       await this.layout();
       throw new WipError('git-failed', `git rev-parse printed no layout for ${this.cwd}`);
     }
-    const [head = '', headTree = '', symbolic = ''] = lines.slice(LAYOUT_LINES);
+    const replaced = end > LAYOUT_LINES;
+    const [head = '', headTree = '', symbolic = ''] = lines.slice(end + 1);
     // HEAD names a commit whose tree git cannot read (a broken repository): the commit is
     // still HEAD's, and the call that needs its content fails as it would have.
-    if (OBJECT_ID.test(head) && (exitCode !== 0 || !OBJECT_ID.test(headTree))) return { layout, head, headTree: null, headRef: await this.symbolicHead() };
-    if (exitCode !== 0 || !OBJECT_ID.test(head)) return { layout, head: null, headTree: null, headRef: await this.symbolicHead() };
-    if (symbolic === 'HEAD') return { layout, headRef: null, head, headTree };
+    if (OBJECT_ID.test(head) && (exitCode !== 0 || !OBJECT_ID.test(headTree))) return { layout, head, headTree: null, headRef: await this.symbolicHead(), replaced };
+    if (exitCode !== 0 || !OBJECT_ID.test(head)) return { layout, head: null, headTree: null, headRef: await this.symbolicHead(), replaced };
+    if (symbolic === 'HEAD') return { layout, headRef: null, head, headTree, replaced };
     // A branch named HEAD makes the name ambiguous and git prints no refname: ask HEAD itself.
-    return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head, headTree };
+    return { layout, headRef: symbolic.startsWith('refs/') ? symbolic : await this.symbolicHead(), head, headTree, replaced };
   }
 
   async #tolerant(args: readonly string[]): Promise<{ stdout: string; exitCode: number }> {
