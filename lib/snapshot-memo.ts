@@ -16,10 +16,11 @@ export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';
 const FORMAT = 'chant-snapshot-memo';
 
 /**
- * Raised whenever what a read learns, or how, changes within a version: 2 since tips are read
- * in UTF-8 through git log and nothing is learned of a shallow, grafted or replaced history.
+ * Raised whenever what a read learns, or how it is written, changes within a version: 2 since
+ * tips are read in UTF-8 through git log and nothing is learned of a shallow, grafted or
+ * replaced history; 3 since a line names repeated strings once.
  */
-const REVISION = 2;
+const REVISION = 3;
 
 /** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
 const SLACK = 16;
@@ -56,13 +57,10 @@ export async function readSnapshotMemo(file: string, objectFormat: string): Prom
     if (line === '') continue;
     const batch = parseJson(line);
     if (batch === undefined) continue;
-    if (!Array.isArray(batch)) return untrusted;
-    for (const entry of batch as unknown[]) {
-      const link = Array.isArray(entry) ? linkOf(entry) : null;
-      if (link === null) return untrusted;
-      memo.links.set((entry as string[])[0] as string, link);
-      memo.stored += 1;
-    }
+    const read = linksOf(batch);
+    if (read === null) return untrusted;
+    for (const [commit, link] of read) memo.links.set(commit, link);
+    memo.stored += read.length;
   }
   return memo;
 }
@@ -77,23 +75,86 @@ export async function recordSnapshotMemo(file: string, objectFormat: string, mem
   if (learned.size === 0) return;
   if (memo.appendable && memo.stored + learned.size <= 2 * keep.size + SLACK) {
     // One write of one line, opened for appending: a concurrent read's line goes before or after it.
-    await appendFile(file, `\n${JSON.stringify(entriesOf(learned))}`).catch(() => undefined);
+    await appendFile(file, `\n${lineOf(learned)}`).catch(() => undefined);
     return;
   }
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
-    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${JSON.stringify(entriesOf(keep))}`);
+    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${lineOf(keep)}`);
     await rename(temporary, file);
   } catch {
     await rm(temporary, { force: true }).catch(() => undefined);
   }
 }
 
-/** Links as the file's entries: `[commit]` for a commit that is not a snapshot, else `[commit, next, tree, branch, head, kind, label, by, at]`. */
-function entriesOf(links: ReadonlyMap<string, ChainLink>): unknown[] {
-  return [...links].map(([commit, { snapshot, next }]) => (snapshot === null
+/**
+ * Links as one line of the file: `[strings, entries]`. Each entry is `[commit]` for a commit
+ * that is not a snapshot, else `[commit, next, tree, branch, head, kind, label, by, at]`: `next`
+ * the position in this line of the entry it goes on to (or the commit's id, or null), the tree,
+ * branch, head, label and principal positions in `strings` (which a chain repeats), `kind` 0 for
+ * save and 1 for pre-restore, `at` as the snapshot says it.
+ */
+function lineOf(links: ReadonlyMap<string, ChainLink>): string {
+  const strings: string[] = [];
+  const positions = new Map<string, number>();
+  const text = (value: string): number => {
+    let at = positions.get(value);
+    if (at === undefined) {
+      at = strings.length;
+      strings.push(value);
+      positions.set(value, at);
+    }
+    return at;
+  };
+  const order = new Map([...links.keys()].map((commit, index) => [commit, index]));
+  const entries = [...links].map(([commit, { snapshot, next }]) => (snapshot === null
     ? [commit]
-    : [commit, next, snapshot.tree, snapshot.branch, snapshot.head, snapshot.kind, snapshot.label, snapshot.by, snapshot.at]));
+    : [commit, next === null ? null : order.get(next) ?? next, text(snapshot.tree), text(snapshot.branch), text(snapshot.head),
+      snapshot.kind === 'save' ? 0 : 1, snapshot.label === null ? null : text(snapshot.label), snapshot.by === null ? null : text(snapshot.by), snapshot.at]));
+  return JSON.stringify([strings, entries]);
+}
+
+/** The links a line holds, or null when it is not a line a read could have written (see {@link lineOf}). */
+function linksOf(batch: unknown): Array<[string, ChainLink]> | null {
+  if (!Array.isArray(batch) || batch.length !== 2 || !Array.isArray(batch[0]) || !Array.isArray(batch[1])) return null;
+  const [strings, entries] = batch as [unknown[], unknown[]];
+  if (!strings.every((value) => typeof value === 'string')) return null;
+  const commits = entries.map((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' && OBJECT_ID.test(entry[0]) ? entry[0] : null));
+  // Each string is checked once however many entries name it.
+  const checked = new Map<number, boolean>();
+  const string = (at: unknown, id: boolean): string | null => {
+    if (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at >= strings.length) return null;
+    const value = strings[at] as string;
+    if (id) {
+      let ok = checked.get(at);
+      if (ok === undefined) checked.set(at, (ok = OBJECT_ID.test(value)));
+      if (!ok) return null;
+    }
+    return value;
+  };
+  const read: Array<[string, ChainLink]> = [];
+  for (const [index, entry] of entries.entries()) {
+    const commit = commits[index];
+    if (commit === null || commit === undefined || !Array.isArray(entry)) return null;
+    if (entry.length === 1) {
+      read.push([commit, { snapshot: null, next: null }]);
+      continue;
+    }
+    if (entry.length !== 9) return null;
+    const [, nextAt, treeAt, branchAt, headAt, kindAt, labelAt, byAt, at] = entry as unknown[];
+    const next = nextAt === null ? null
+      : typeof nextAt === 'number' ? (Number.isInteger(nextAt) ? commits[nextAt] ?? null : null)
+        : typeof nextAt === 'string' && OBJECT_ID.test(nextAt) ? nextAt : undefined;
+    const tree = string(treeAt, true);
+    const branch = string(branchAt, false);
+    const head = string(headAt, true);
+    const label = labelAt === null ? null : string(labelAt, false);
+    const by = byAt === null ? null : string(byAt, false);
+    if (next === undefined || (nextAt !== null && next === null) || tree === null || branch === null || branch === '' || head === null
+      || (kindAt !== 0 && kindAt !== 1) || (labelAt !== null && label === null) || (byAt !== null && by === null) || typeof at !== 'string') return null;
+    read.push([commit, { snapshot: { commit, tree, branch, head, kind: kindAt === 0 ? 'save' : 'pre-restore', label, by, at }, next }]);
+  }
+  return read;
 }
 
 function parseJson(text: string): unknown {
@@ -111,23 +172,3 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/**
- * The link an entry of the file holds, or null when it is not one a read could have written:
- * `[commit]` for a commit that is not a snapshot, `[commit, next, tree, branch, head, kind,
- * label, by, at]` for one that is (the snapshot's fields in their order, less its commit).
- */
-function linkOf(entry: readonly unknown[]): ChainLink | null {
-  const [commit, next, tree, branch, head, kind, label, by, at] = entry;
-  if (typeof commit !== 'string' || !OBJECT_ID.test(commit)) return null;
-  if (entry.length === 1) return { snapshot: null, next: null };
-  const valid = entry.length === 9
-    && (next === null || (typeof next === 'string' && OBJECT_ID.test(next)))
-    && typeof tree === 'string' && OBJECT_ID.test(tree)
-    && typeof branch === 'string' && branch !== ''
-    && typeof head === 'string' && OBJECT_ID.test(head)
-    && (kind === 'save' || kind === 'pre-restore')
-    && (label === null || typeof label === 'string')
-    && (by === null || typeof by === 'string')
-    && typeof at === 'string';
-  return valid ? { snapshot: { commit, tree, branch, head, kind, label, by, at }, next } : null;
-}

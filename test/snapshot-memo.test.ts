@@ -35,12 +35,16 @@ async function withoutMemo(dir: string, options: ListOptions = {}): Promise<List
   }
 }
 
-/** Every entry the memo file holds, line by line, a line that is not JSON (an unfinished append) left out. */
-function memoEntries(dir: string): string[][] {
+/**
+ * Every entry the memo file holds, line by line, a line that is not JSON (an unfinished append)
+ * left out, as `{commit, label}` (a line names its strings by position in its first list).
+ */
+function memoEntries(dir: string): Array<{ commit: string; label: string | null }> {
   const [, ...lines] = readFileSync(join(dir, '.git', SNAPSHOT_MEMO_FILE), 'utf8').split('\n');
   return lines.flatMap((line) => {
     try {
-      return JSON.parse(line) as string[][];
+      const [strings, entries] = JSON.parse(line) as [string[], unknown[][]];
+      return entries.map((entry) => ({ commit: entry[0] as string, label: typeof entry[6] === 'number' ? (strings[entry[6]] as string) : null }));
     } catch {
       return [];
     }
@@ -109,7 +113,7 @@ describe('the snapshot memo', () => {
     const listed = await store.list();
     const walked = listed.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit));
     assert.equal(walked.length, 3);
-    assert.deepEqual(memoEntries(dir).map((entry) => entry[0]).sort(), walked.sort(), 'the deleted branch is forgotten');
+    assert.deepEqual(memoEntries(dir).map((entry) => entry.commit).sort(), walked.sort(), 'the deleted branch is forgotten');
     assert.equal(readFileSync(file, 'utf8').split('\n').length, 2);
   });
 
@@ -134,7 +138,7 @@ describe('the snapshot memo', () => {
     // git log reads the new tip, in UTF-8, and is stopped at its parent, which the memo knows.
     assert.deepEqual(calls, ['rev-parse', 'for-each-ref', 'log']);
     assert.deepEqual(after.branches[0]?.snapshots.map((snapshot) => snapshot.label), ['3', '2', '1', '0']);
-    assert.deepEqual(memoEntries(dir).map((entry) => entry[6]).sort(), ['0', '1', '2', '3'], 'the memo holds the new tip too');
+    assert.deepEqual(memoEntries(dir).map((entry) => entry.label).sort(), ['0', '1', '2', '3'], 'the memo holds the new tip too');
   });
 
   it('asks git log only for the commits the memo does not know', async () => {
@@ -173,10 +177,10 @@ describe('the snapshot memo', () => {
     const good = readFileSync(file, 'utf8');
     const [header, batch, ...more] = good.split('\n') as [string, string];
     assert.equal(more.length, 0);
-    const forged = (change: (memo: { chant: string; revision: number; objectFormat: string }, links: unknown[][]) => void): string => {
-      const [memo, links] = [JSON.parse(header), JSON.parse(batch)];
-      change(memo, links);
-      return `${JSON.stringify(memo)}\n${JSON.stringify(links)}`;
+    const forged = (change: (memo: { chant: string; revision: number; objectFormat: string }, links: unknown[][], strings: unknown[]) => void): string => {
+      const [memo, [strings, links]] = [JSON.parse(header), JSON.parse(batch)];
+      change(memo, links, strings);
+      return `${JSON.stringify(memo)}\n${JSON.stringify([strings, links])}`;
     };
     const bad: Record<string, string> = {
       'garbage': 'not json at all',
@@ -184,7 +188,10 @@ describe('the snapshot memo', () => {
       'an earlier revision': forged((memo) => (memo.revision = 1)),
       'another object format': forged((memo) => (memo.objectFormat = 'sha256')),
       'a line that is JSON but no list': forged(() => undefined).replace(batch, '{"links":[]}'),
-      'a label that is not text': forged((_, links) => ((links[1] as unknown[])[6] = 7)),
+      'a label that is not text': forged((_, links, strings) => ((links[1] as unknown[])[6] = strings.push(7) - 1)),
+      'a string named past the list': forged((_, links, strings) => ((links[1] as unknown[])[2] = strings.length)),
+      'a tree that is no id': forged((_, links, strings) => ((links[1] as unknown[])[2] = strings.push('../HEAD') - 1)),
+      'a next past the line': forged((_, links) => ((links[0] as unknown[])[1] = links.length)),
       'an unknown kind': forged((_, links) => ((links[1] as unknown[])[5] = 'merge')),
       'an entry of the wrong length': forged((_, links) => (links[2] as unknown[]).push('extra')),
       'a next that is no id': forged((_, links) => ((links[0] as unknown[])[1] = '../../HEAD')),
@@ -208,7 +215,7 @@ describe('the snapshot memo', () => {
     assert.deepEqual(calls, ['rev-parse', 'for-each-ref']);
     writeFileSync(file, `${header}\n${batch.slice(0, batch.length / 2)}`);
     assert.deepEqual(await store.list(), after, 'a memo whose only line is cut short');
-    assert.deepEqual(memoEntries(dir).map((entry) => entry[0]).sort(), after.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit)).sort());
+    assert.deepEqual(memoEntries(dir).map((entry) => entry.commit).sort(), after.branches.flatMap((entry) => entry.snapshots.map((snapshot) => snapshot.commit)).sort());
     rmSync(file);
     mkdirSync(file);
     assert.deepEqual(await store.list(), after, 'a memo path that cannot be written');
