@@ -283,7 +283,7 @@ export class WipStore {
     const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
     const [tips, memo, grafted] = await Promise.all([
       this.#plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
-      readSnapshotMemo(memoFile, layout.objectFormat),
+      replaced ? { links: new Map<string, ChainLink>(), stored: 0, appendable: false } : readSnapshotMemo(memoFile, layout.objectFormat),
       historyRewritten(layout.commonDir),
     ]);
     const trusted = !grafted && !replaced;
