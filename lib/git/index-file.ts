@@ -29,49 +29,83 @@ export async function readGitlinks(indexFile: string, objectFormat: string): Pro
   return data === null ? [] : parseGitlinks(data, objectHash(objectFormat).bytes);
 }
 
-// Runs on every save over every entry of the index (100,000 in a large checkout), so versions 2
-// and 3 step from entry to entry by arithmetic on the name length git stores in each entry's
-// flags, and decode a name only for a gitlink.
-function parseGitlinks(data: Buffer, hashBytes: number): Gitlink[] {
-  if (data.length < 12 || data.toString('latin1', 0, 4) !== 'DIRC') return [];
+/** Where a walk through an index's entries is: the entry's offset, its flags, and its path's bytes. */
+interface EntryCursor {
+  start: number;
+  flags: number;
+  /** The path's bytes in the data (versions 2 and 3). */
+  nameStart: number;
+  nameEnd: number;
+  /** The path rebuilt from the previous one (version 4, when asked for), else null. */
+  path: Buffer | null;
+}
+
+/**
+ * Steps through the entries of an index, handing each to `visit` in one reused cursor (false
+ * from `visit` stops the walk). It runs on every save over every entry (100,000 in a large
+ * checkout), so versions 2 and 3 step from entry to entry by arithmetic on the name length git
+ * stores in each entry's flags, bytes are read by index rather than through Buffer's methods
+ * (each call costs more than the arithmetic in a process that has just started), and version
+ * 4's prefix-compressed paths are rebuilt only when `paths` asks for them.
+ * @returns the offset just past the entries, where the extensions begin; -1 when the data is
+ *   not an index of version 2 to 4, the entries run past it, or the walk was stopped
+ */
+function walkEntries(data: Buffer, hashBytes: number, paths: boolean, visit: (entry: EntryCursor) => boolean): number {
+  if (data.length < 12 || data.toString('latin1', 0, 4) !== 'DIRC') return -1;
   const version = data.readUInt32BE(4);
   const count = data.readUInt32BE(8);
-  if (version < 2 || version > 4) return [];
-  const found: Gitlink[] = [];
+  if (version < 2 || version > 4) return -1;
   const fixed = 40 + hashBytes;
+  const cursor: EntryCursor = { start: 0, flags: 0, nameStart: 0, nameEnd: 0, path: null };
   let offset = 12;
   let previous: Buffer = Buffer.alloc(0);
   for (let entry = 0; entry < count; entry += 1) {
     const start = offset;
-    if (start + fixed + 2 > data.length) return found;
-    // Bytes read by index, not through Buffer's read methods: this loop runs in a process that
-    // has just started, and each method call costs more there than the arithmetic.
+    if (start + fixed + 2 > data.length) return -1;
     const flags = ((data[start + fixed] as number) << 8) | (data[start + fixed + 1] as number);
     let nameStart = start + fixed + 2;
     if (version >= 3 && (flags & 0x4000) !== 0) nameStart += 2;
-    // The object type is the top four bits of the mode's low 16: its third byte's high nibble.
-    const gitlink = ((data[start + 26] as number) & 0xf0) === GITLINK_TYPE;
+    cursor.start = start;
+    cursor.flags = flags;
     if (version === 4) {
-      // Prefix compression: drop that many bytes of the previous name, then a NUL-terminated suffix.
+      // Prefix compression: drop that many bytes of the previous path, then a NUL-terminated suffix.
       const [strip, after] = readOffsetVarint(data, nameStart);
       const end = data.indexOf(0, after);
-      if (end < 0 || strip > previous.length) return found;
-      previous = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(after, end)]);
+      if (end < 0) return -1;
+      if (paths) {
+        if (strip > previous.length) return -1;
+        previous = Buffer.concat([previous.subarray(0, previous.length - strip), data.subarray(after, end)]);
+        cursor.path = previous;
+      }
       offset = end + 1;
-      if (gitlink) found.push({ path: previous.toString('utf8'), commit: data.toString('hex', start + 40, start + 40 + hashBytes) });
-      continue;
+    } else {
+      // A name of 0xFFF bytes or more is stored with that length and found by its NUL.
+      let length = flags & 0xfff;
+      if (length === 0xfff) {
+        const end = data.indexOf(0, nameStart);
+        if (end < 0) return -1;
+        length = end - nameStart;
+      }
+      cursor.nameStart = nameStart;
+      cursor.nameEnd = nameStart + length;
+      // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+      offset = start + ((nameStart - start + length + 8) & ~7);
     }
-    // A name of 0xFFF bytes or more is stored with that length and found by its NUL.
-    let length = flags & 0xfff;
-    if (length === 0xfff) {
-      const end = data.indexOf(0, nameStart);
-      if (end < 0) return found;
-      length = end - nameStart;
-    }
-    // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
-    offset = start + ((nameStart - start + length + 8) & ~7);
-    if (gitlink) found.push({ path: data.toString('utf8', nameStart, nameStart + length), commit: data.toString('hex', start + 40, start + 40 + hashBytes) });
+    if (!visit(cursor)) return -1;
   }
+  return offset;
+}
+
+function parseGitlinks(data: Buffer, hashBytes: number): Gitlink[] {
+  const found: Gitlink[] = [];
+  walkEntries(data, hashBytes, true, (entry) => {
+    // The object type is the top four bits of the mode's low 16: its third byte's high nibble.
+    if (((data[entry.start + 26] as number) & 0xf0) === GITLINK_TYPE) {
+      const path = entry.path === null ? data.toString('utf8', entry.nameStart, entry.nameEnd) : entry.path.toString('utf8');
+      found.push({ path, commit: data.toString('hex', entry.start + 40, entry.start + 40 + hashBytes) });
+    }
+    return true;
+  });
   return found;
 }
 
@@ -110,34 +144,11 @@ export async function indexHoldsTree(indexFile: string, objectFormat: string, tr
 const PLAIN_EXTENSIONS = new Set(['TREE', 'UNTR', 'EOIE', 'IEOT']);
 
 function holdsTree(data: Buffer, hashBytes: number, tree: string): boolean {
-  if (data.length < 12 + hashBytes || data.toString('latin1', 0, 4) !== 'DIRC') return false;
-  const version = data.readUInt32BE(4);
+  if (data.length < 12 + hashBytes) return false;
+  // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
+  let offset = walkEntries(data, hashBytes, false, (entry) => (entry.flags & 0xf000) === 0);
+  if (offset < 0) return false;
   const count = data.readUInt32BE(8);
-  if (version < 2 || version > 4) return false;
-  const fixed = 40 + hashBytes;
-  let offset = 12;
-  for (let entry = 0; entry < count; entry += 1) {
-    const start = offset;
-    if (start + fixed + 2 > data.length) return false;
-    const flags = ((data[start + fixed] as number) << 8) | (data[start + fixed + 1] as number);
-    // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
-    if ((flags & 0xf000) !== 0) return false;
-    const nameStart = start + fixed + 2;
-    if (version === 4) {
-      const [, after] = readOffsetVarint(data, nameStart);
-      const end = data.indexOf(0, after);
-      if (end < 0) return false;
-      offset = end + 1;
-      continue;
-    }
-    let length = flags & 0xfff;
-    if (length === 0xfff) {
-      const end = data.indexOf(0, nameStart);
-      if (end < 0) return false;
-      length = end - nameStart;
-    }
-    offset = start + ((nameStart - start + length + 8) & ~7);
-  }
   let root: string | null = null;
   const end = data.length - hashBytes;
   while (offset + 8 <= end) {
