@@ -1,6 +1,7 @@
-// Reads the one thing a save needs from an index file that git itself does not print without
-// another process: which entries are gitlinks (submodules and embedded repositories), whose
-// files a snapshot cannot hold. Read-only, versions 2 to 4 of the format.
+// Reads from an index file what git itself does not print without another process: which
+// entries are gitlinks (submodules and embedded repositories), whose files a snapshot cannot
+// hold, and, for a restore, whether the index holds exactly a given tree. Read-only, versions 2
+// to 4 of the format.
 import { readFile } from 'node:fs/promises';
 import { objectHash } from './object-format.js';
 
