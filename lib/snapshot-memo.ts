@@ -3,8 +3,8 @@
 // content, so what it reads as (a snapshot or not) and where its chain goes on never change;
 // only the tips move, and those are read from the refs on every read. Git is asked only for the
 // commits the memo does not know: after a save, that is the new tip alone.
-import { randomBytes } from 'node:crypto';
-import { appendFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
+import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from './git/object-format.js';
 import { VERSION } from './version.js';
 import type { ChainLink } from './snapshot.js';
@@ -78,13 +78,7 @@ export async function recordSnapshotMemo(file: string, objectFormat: string, mem
     await appendFile(file, `\n${lineOf(learned)}`).catch(() => undefined);
     return;
   }
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${lineOf(keep)}`);
-    await rename(temporary, file);
-  } catch {
-    await rm(temporary, { force: true }).catch(() => undefined);
-  }
+  await replaceCacheFile(file, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${lineOf(keep)}`);
 }
 
 /**
@@ -164,9 +158,6 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
-
-/** A temporary file a memo write left behind: `chant-snapshot-memo.<pid>-<hex>.tmp`, its writer's pid captured. */
-export const SNAPSHOT_MEMO_TEMPORARY = /^chant-snapshot-memo\.(\d+)-[0-9a-f]+\.tmp$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -19,10 +19,11 @@ import { Policy } from './policy.js';
 import { Replicator } from './replicator.js';
 import { chainLink, readSnapshot, snapshotChain, snapshotMessage, walkChain, WIP_REF_PREFIX, wipRef } from './snapshot.js';
 import type { ChainLink } from './snapshot.js';
-import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE, SNAPSHOT_MEMO_TEMPORARY } from './snapshot-memo.js';
+import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
+import { cacheTemporaries } from './cache-file.js';
 import { checkText } from './text.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
-import { workingTreeByStatus } from './working-tree.js';
+import { MEMO_FILE, workingTreeByStatus } from './working-tree.js';
 
 /**
  * What a {@link WipStore} works on and with.
@@ -510,10 +511,11 @@ function reachedLinks(tips: readonly RefRecord[], links: ReadonlyMap<string, Cha
  * memos' unfinished copies (the tree memo's there, the snapshot memo's in the common directory).
  */
 async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [/^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/, /^chant-tree-memo\.(\d+)-[0-9a-f]+\.tmp$/];
+  const own = [/^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/, cacheTemporaries(MEMO_FILE)];
+  const shared = cacheTemporaries(SNAPSHOT_MEMO_FILE);
   const left = layout.commonDir === layout.gitDir
-    ? [{ dir: layout.gitDir, names: [...own, SNAPSHOT_MEMO_TEMPORARY] }]
-    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: [SNAPSHOT_MEMO_TEMPORARY] }];
+    ? [{ dir: layout.gitDir, names: [...own, shared] }]
+    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: [shared] }];
   for (const { dir, names } of left) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);

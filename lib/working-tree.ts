@@ -6,9 +6,10 @@
 // git as one pack. What this cannot decide the way `git add --all` would (submodules that moved,
 // conflicts, symlinks and executables it would have to classify, names it cannot pass through a
 // line) makes it answer null: the caller then stages through a temporary index.
-import { createHash, randomBytes } from 'node:crypto';
-import { lstat, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { replaceCacheFile } from './cache-file.js';
 import type { GitObject, Plumbing, RefRecord, RepositoryLayout } from './git/plumbing.js';
 import { readGitlinks } from './git/index-file.js';
 import { OBJECT_ID, objectHash } from './git/object-format.js';
@@ -483,13 +484,7 @@ function treeMemo(text: string, exists: (oid: string) => boolean): TreeMemo & { 
   };
 }
 
-/** Replaces the memo with what this save used, whole or not at all; a memo that cannot be written is only a slower next save. */
+/** Replaces the memo with what this save used; a memo that cannot be written is only a slower next save. */
 async function saveMemo(file: string, used: ReadonlyMap<string, string | null>): Promise<void> {
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    await writeFile(temporary, [...used].map(([key, oid]) => `${key} ${oid ?? '-'}\n`).join(''), 'latin1');
-    await rename(temporary, file);
-  } catch {
-    await rm(temporary, { force: true }).catch(() => undefined);
-  }
+  await replaceCacheFile(file, [...used].map(([key, oid]) => `${key} ${oid ?? '-'}\n`).join(''), 'latin1');
 }
