@@ -166,12 +166,12 @@ export function walkChain(tip: string, links: ReadonlyMap<string, ChainLink>): {
 }
 
 /**
- * A branch's checkpoint history: the first-parent chain from `tip`, newest first, ending at
- * the first commit that is not a snapshot (or that `links` does not hold).
+ * A branch's checkpoint history from the commits a walk from its tip went through (see
+ * {@link walkChain}), newest first, ending at the first commit that is not a snapshot.
  */
-export function snapshotChain(tip: string, links: ReadonlyMap<string, ChainLink>): Snapshot[] {
+export function snapshotChain(walked: readonly string[], links: ReadonlyMap<string, ChainLink>): Snapshot[] {
   const chain: Snapshot[] = [];
-  for (const commit of walkChain(tip, links).walked) {
+  for (const commit of walked) {
     const snapshot = links.get(commit)?.snapshot;
     if (snapshot === null || snapshot === undefined) break;
     chain.push(snapshot);

@@ -9,7 +9,7 @@ import { WipError } from './errors.js';
 import { indexHoldsTree, readGitlinks } from './git/index-file.js';
 import type { Gitlink } from './git/index-file.js';
 import { Plumbing } from './git/plumbing.js';
-import type { CommitRecord, RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
+import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
 import { SimpleGitRunner } from './git/runner.js';
 import type { GitRunner } from './git/runner.js';
 import { checkPrincipal } from './identity.js';
@@ -299,12 +299,15 @@ export class WipStore {
         return link.snapshot !== null && link.next !== null && !links.has(link.next) ? link.next : null;
       });
     }
+    // Each chain is walked once, now that every link is known: for its snapshots, and for what
+    // the memo keeps.
+    const walks = tips.map((tip) => walkChain(tip.commit, links).walked);
     const branches: BranchSnapshots[] = tips
-      .map((tip) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(tip.commit, links) }))
+      .map((tip, index) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(walks[index] as string[], links) }))
       .sort((a, b) => compareBytes(a.branch, b.branch));
     // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
     // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
-    if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(tips, links) : links);
+    if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(walks, links) : links);
     const replication = policy === null ? null : await this.#replicator(policy).state();
     return { checkout: { branch, head }, branches, replication };
   }
@@ -496,11 +499,11 @@ async function historyRewritten(commonDir: string): Promise<boolean> {
   return present.some((one) => one);
 }
 
-/** The links every tip's chain walks through. */
-function reachedLinks(tips: readonly RefRecord[], links: ReadonlyMap<string, ChainLink>): Map<string, ChainLink> {
+/** The links of the commits the walks went through. */
+function reachedLinks(walks: ReadonlyArray<readonly string[]>, links: ReadonlyMap<string, ChainLink>): Map<string, ChainLink> {
   const reached = new Map<string, ChainLink>();
-  for (const tip of tips) {
-    for (const commit of walkChain(tip.commit, links).walked) reached.set(commit, links.get(commit) as ChainLink);
+  for (const walked of walks) {
+    for (const commit of walked) reached.set(commit, links.get(commit) as ChainLink);
   }
   return reached;
 }
