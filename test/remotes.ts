@@ -1,11 +1,15 @@
 // Real remotes on 127.0.0.1 for the replication tests: a bare repository by path, `git daemon`
-// over git://, and smart HTTP through `git http-backend` behind Basic auth. Every server started
-// here is stopped when the test file ends. Also the document checks both replication test files
+// over git://, smart HTTP through `git http-backend` behind a Node server with Basic auth and
+// behind lighttpd (with or without Basic auth, over TLS), sshd with a key account and a
+// password-only account, a listener that never answers, a proxy that is slow or dies midway, a
+// secret-scanning pre-receive hook. Every server started here is stopped when the test file ends.
+// In-process servers (the proxy, the listener) only run while the test awaits: drive git through
+// the SDK or an asynchronous spawn past them, never spawnSync. Also the document checks both replication test files
 // share: this project's schemas and the reference's.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
@@ -234,4 +238,311 @@ export function assertDocument(document: { $schema: string }): void {
   assert.deepEqual(validateDocument(document), [], `follows this project's schema: ${JSON.stringify(document)}`);
   const validate = referenceValidator(document.$schema.includes('/wip-write/') ? 'wip-write.schema.json' : 'wip.schema.json');
   assert.ok(validate(document), `follows the reference schema: ${JSON.stringify(validate.errors)}`);
+}
+
+/**
+ * Why a program the tests need is not on this machine, or null when it is. `.ci/run` installs
+ * them; a clone without those installs skips the tests that need them, saying why.
+ */
+export function missingProgram(program: string): string | null {
+  const found = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', program], { encoding: 'utf8', env: { PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` } });
+  return found.status === 0 && found.stdout.trim().length > 0 ? null : `${program} is not installed (.ci/run installs it)`;
+}
+
+/** The full path of a program on PATH or in the sbin folders. */
+function programPath(program: string): string {
+  const found = spawnSync('sh', ['-c', 'command -v "$1"', 'sh', program], { encoding: 'utf8', env: { PATH: `${process.env.PATH ?? ''}:/usr/sbin:/sbin` } });
+  return found.stdout.trim();
+}
+
+/** Whether git-lfs is installed; its reason when not. */
+export function missingLfs(): string | null {
+  const found = spawnSync('git', ['lfs', 'version'], { encoding: 'utf8', env: FIXTURE_ENV });
+  return found.status === 0 ? null : 'git-lfs is not installed (.ci/run installs it)';
+}
+
+/** A web server with TLS: what a client needs to trust it. */
+export interface TlsServer extends RepositoryServer {
+  /** The self-signed certificate, for GIT_SSL_CAINFO or http.sslCAInfo. */
+  caFile: string | null;
+}
+
+/**
+ * Smart HTTP through `git http-backend` run as a CGI by lighttpd, a real web server, on
+ * 127.0.0.1: with Basic auth when `auth` is given (every request, reads included), over TLS with
+ * a self-signed certificate for 127.0.0.1 when `tls` is set.
+ */
+export async function startLighttpd(options: { auth?: { user: string; password: string }; tls?: boolean } = {}): Promise<TlsServer> {
+  const base = tempDir('chant-lighttpd-');
+  const repos = join(base, 'repos');
+  mkdirSync(repos);
+  const port = await freePort();
+  const modules = ['mod_alias', 'mod_setenv'];
+  const lines: string[] = [];
+  if (options.auth !== undefined) {
+    modules.push('mod_auth', 'mod_authn_file');
+    writeFileSync(join(base, 'users'), `${options.auth.user}:${options.auth.password}\n`);
+    lines.push(
+      'auth.backend = "plain"',
+      `auth.backend.plain.userfile = "${join(base, 'users')}"`,
+      'auth.require = ( "/" => ( "method" => "basic", "realm" => "chant-test", "require" => "valid-user" ) )',
+    );
+  }
+  modules.push('mod_cgi');
+  let caFile: string | null = null;
+  if (options.tls === true) {
+    modules.push('mod_openssl');
+    caFile = join(base, 'cert.pem');
+    const key = join(base, 'key.pem');
+    const made = spawnSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', caFile,
+    ], { encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`openssl could not make a certificate: ${made.stderr}`);
+    lines.push('ssl.engine = "enable"', `ssl.pemfile = "${caFile}"`, `ssl.privkey = "${key}"`);
+  }
+  const config = [
+    `server.modules = ( ${modules.map((name) => `"${name}"`).join(', ')} )`,
+    `server.document-root = "${base}"`,
+    `server.port = ${port}`,
+    'server.bind = "127.0.0.1"',
+    `server.errorlog = "${join(base, 'error.log')}"`,
+    'server.max-request-size = 1048576',
+    `alias.url = ( "/" => "${join(EXEC_PATH, 'git-http-backend')}/" )`,
+    'cgi.assign = ( "" => "" )',
+    `setenv.add-environment = ( "GIT_PROJECT_ROOT" => "${repos}", "GIT_HTTP_EXPORT_ALL" => "1", "GIT_CONFIG_NOSYSTEM" => "1", "HOME" => "${FIXTURE_ENV.HOME}" )`,
+    ...lines,
+    '',
+  ].join('\n');
+  writeFileSync(join(base, 'lighttpd.conf'), config);
+  const child = spawn(programPath('lighttpd'), ['-D', '-f', join(base, 'lighttpd.conf')], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const stop = () => stopChild(child);
+  stops.push(stop);
+  await acceptsConnections(port, child);
+  const scheme = options.tls === true ? 'https' : 'http';
+  const url = (name: string, credentials?: string) => `${scheme}://${credentials === undefined ? '' : `${credentials}@`}127.0.0.1:${port}/${name}`;
+  return {
+    base: repos,
+    port,
+    url,
+    caFile,
+    repository(name) {
+      const dir = bareRemote(join(repos, name));
+      git(dir, ['config', 'http.receivepack', 'true']);
+      return url(name);
+    },
+    stop,
+  };
+}
+
+/** sshd on 127.0.0.1 with two accounts: root by key only, and `nobody` by password only. */
+export interface SshServer extends RepositoryServer {
+  /** The ssh command a host would configure (`core.sshCommand`) for root's key, without batch mode. */
+  sshCommand: string;
+  /** The same without the key: what the password-only account can use. */
+  sshCommandWithoutKey: string;
+  /** The private key of root's account. */
+  key: string;
+  /** A known_hosts file holding the server's host key. */
+  knownHosts: string;
+}
+
+/**
+ * OpenSSH's sshd on 127.0.0.1 (run as root, which the tests are): root logs in by key only,
+ * `nobody` by password only, so a client in batch mode is refused at once. Repository URLs are
+ * `ssh://<user>@127.0.0.1:<port>/<absolute path>`.
+ */
+export async function startSshd(): Promise<SshServer> {
+  const base = tempDir('chant-sshd-');
+  const repos = join(base, 'repos');
+  mkdirSync(repos);
+  mkdirSync(join(base, 'keys'));
+  const keygen = (file: string) => {
+    const made = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'chant-test', '-f', file], { encoding: 'utf8' });
+    if (made.status !== 0) throw new Error(`ssh-keygen failed: ${made.stderr}`);
+  };
+  keygen(join(base, 'host'));
+  keygen(join(base, 'id'));
+  writeFileSync(join(base, 'keys', 'root'), readFileSync(join(base, 'id.pub')));
+  const port = await freePort();
+  writeFileSync(join(base, 'sshd_config'), [
+    `Port ${port}`,
+    'ListenAddress 127.0.0.1',
+    `HostKey ${join(base, 'host')}`,
+    `PidFile ${join(base, 'sshd.pid')}`,
+    `AuthorizedKeysFile ${join(base, 'keys')}/%u`,
+    'StrictModes no',
+    'UsePAM no',
+    'PermitRootLogin prohibit-password',
+    'PasswordAuthentication yes',
+    'KbdInteractiveAuthentication no',
+    'AllowUsers root nobody',
+    'Match User nobody',
+    '  AuthenticationMethods password',
+    '',
+  ].join('\n'));
+  // sshd wants its privilege separation folder.
+  mkdirSync('/run/sshd', { recursive: true });
+  const child = spawn(programPath('sshd'), ['-D', '-e', '-f', join(base, 'sshd_config')], { stdio: ['ignore', 'ignore', 'ignore'] });
+  const stop = () => stopChild(child);
+  stops.push(stop);
+  await acceptsConnections(port, child);
+  const knownHosts = join(base, 'known_hosts');
+  writeFileSync(knownHosts, `[127.0.0.1]:${port} ${readFileSync(join(base, 'host.pub'), 'utf8')}`);
+  // -F /dev/null: never the machine's own ~/.ssh/config, which ssh finds through the passwd entry.
+  const common = `ssh -F /dev/null -o UserKnownHostsFile=${knownHosts} -o StrictHostKeyChecking=yes`;
+  const url = (name: string, credentials?: string) => `ssh://${credentials ?? 'root'}@127.0.0.1:${port}${join(repos, name)}`;
+  return {
+    base: repos,
+    port,
+    url,
+    key: join(base, 'id'),
+    knownHosts,
+    sshCommand: `${common} -o IdentitiesOnly=yes -i ${join(base, 'id')}`,
+    sshCommandWithoutKey: `${common} -o IdentitiesOnly=yes -o PubkeyAuthentication=no`,
+    repository(name) {
+      bareRemote(join(repos, name));
+      return url(name);
+    },
+    stop,
+  };
+}
+
+/** A TCP listener on 127.0.0.1 that accepts every connection and never says a word. */
+export async function startSilentListener(): Promise<{ port: number; stop(): Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createNetServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  const stop = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  stops.push(stop);
+  return { port: address.port, stop };
+}
+
+/**
+ * A TCP proxy on 127.0.0.1 in front of `target`: with `bytesPerSecond`, a slow but healthy link
+ * (every byte arrives, paced in both directions); with `cutAfterBytes`, a server that dies
+ * mid-transfer (both ends are closed once that many bytes went from client to server).
+ */
+export async function startProxy(target: number, options: { bytesPerSecond?: number; cutAfterBytes?: number } = {}): Promise<{ port: number; stop(): Promise<void> }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const TICK_MS = 50;
+  const pipePaced = (from: import('node:net').Socket, to: import('node:net').Socket, onBytes: (count: number) => void) => {
+    const rate = options.bytesPerSecond;
+    if (rate === undefined) {
+      from.on('data', (chunk: Buffer) => {
+        onBytes(chunk.length);
+        if (!to.destroyed) to.write(chunk);
+      });
+      from.once('end', () => to.end());
+      return;
+    }
+    const queue: Buffer[] = [];
+    let ended = false;
+    const budget = Math.max(1, Math.floor((rate * TICK_MS) / 1000));
+    const timer = setInterval(() => {
+      let left = budget;
+      while (left > 0 && queue.length > 0) {
+        const head = queue[0] as Buffer;
+        const part = head.subarray(0, left);
+        if (part.length === head.length) queue.shift();
+        else queue[0] = head.subarray(left);
+        left -= part.length;
+        onBytes(part.length);
+        if (!to.destroyed) to.write(part);
+      }
+      if (queue.length < 16 && from.isPaused()) from.resume();
+      if (queue.length === 0 && ended) {
+        clearInterval(timer);
+        to.end();
+      }
+    }, TICK_MS);
+    from.on('data', (chunk: Buffer) => {
+      queue.push(chunk);
+      if (queue.length >= 16) from.pause();
+    });
+    from.once('end', () => {
+      ended = true;
+    });
+    from.once('close', () => {
+      if (queue.length === 0) clearInterval(timer);
+    });
+    to.once('close', () => clearInterval(timer));
+  };
+  const server = createNetServer((client) => {
+    const upstream = connect(target, '127.0.0.1');
+    sockets.add(client);
+    sockets.add(upstream);
+    let sent = 0;
+    const cut = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', cut);
+    upstream.on('error', cut);
+    client.once('close', () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.once('close', () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
+    pipePaced(client, upstream, (count) => {
+      sent += count;
+      if (options.cutAfterBytes !== undefined && sent >= options.cutAfterBytes) cut();
+    });
+    pipePaced(upstream, client, () => undefined);
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  const stop = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  stops.push(stop);
+  return { port: address.port, stop };
+}
+
+/**
+ * Installs a pre-receive hook in a bare repository that refuses any push updating a ref whose
+ * tree holds a file named `SECRET`, printing the hook's own reason first, as a secret scanner does.
+ */
+export function refuseSecrets(bare: string): void {
+  const hook = join(bare, 'hooks', 'pre-receive');
+  writeFileSync(hook, [
+    '#!/bin/sh',
+    'status=0',
+    'while read old new ref; do',
+    '  case "$new" in 0000000000000000000000000000000000000000) continue ;; esac',
+    '  if git ls-tree -r --name-only "$new" | grep -qx SECRET; then',
+    '    echo "secret-scanner: $ref adds the file SECRET, which holds a credential" >&2',
+    '    status=1',
+    '  fi',
+    'done',
+    'exit $status',
+    '',
+  ].join('\n'));
+  chmodSync(hook, 0o755);
+}
+
+/** Deletes a bare repository and makes an empty one in its place, as a host recreating a remote does. */
+export function recreateEmpty(bare: string): void {
+  rmSync(bare, { recursive: true, force: true });
+  bareRemote(bare);
 }
