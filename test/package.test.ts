@@ -2,9 +2,9 @@ import { git, makeRepo, readJson, ROOT, tempDir } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { SpawnSyncOptions } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { validateDocument } from '../lib/validate.js';
@@ -43,11 +43,11 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
   });
 
   it('packs dist, the schemas, README.md, LICENSE and package.json, and nothing of the sources or tests', () => {
-    for (const path of ['package.json', 'README.md', 'LICENSE', 'dist/lib/index.js', 'dist/lib/index.d.ts', pkg.bin.chant.replace(/^\.\//, ''), ...publishedSchemas().map((schema) => schema.path)]) {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/cjs/index.cjs', 'dist/cjs/index.d.cts', pkg.bin.chant.replace(/^\.\//, ''), ...publishedSchemas().map((schema) => schema.path)]) {
       assert.ok(files.includes(path), `the package holds ${path}`);
     }
-    const stray = files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !/^(dist\/lib|dist\/bin|schemas)\//.test(path));
-    assert.deepEqual(stray, [], 'only dist/lib, dist/bin and schemas beside the three files');
+    const stray = files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !/^(dist\/lib|dist\/cjs|dist\/bin|schemas)\//.test(path));
+    assert.deepEqual(stray, [], 'only dist/lib, dist/cjs, dist/bin and schemas beside the three files');
     assert.deepEqual(files.filter((path) => /(^|\/)test\//.test(path) || path.endsWith('.map') || (path.endsWith('.ts') && !path.endsWith('.d.ts'))), [], 'no tests, sources or source maps');
   });
 
@@ -88,6 +88,88 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.deepEqual(answer.problems, []);
     assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), answer.commit, 'the installed SDK saved the snapshot');
     assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from the package\n');
+  });
+
+  it('requires the package from a CommonJS project, on any Node 20, and saves', () => {
+    const cjs = join(project, 'cjs');
+    mkdirSync(cjs, { recursive: true });
+    writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ name: 'extension', private: true, type: 'commonjs' }, null, 2)}\n`);
+    writeFileSync(join(cjs, 'check.js'), [
+      "const { WipStore, isWipError, WIP_ERROR_CODES } = require('chant-wip');",
+      "const resolved = require.resolve('chant-wip');",
+      'async function main() {',
+      '  const store = new WipStore({ cwd: process.argv[2], policy: null });',
+      "  const saved = await store.save({ label: 'turn:cjs' });",
+      "  let refused = null;",
+      "  try { await store.restore({ snapshot: 'no-such-name' }); } catch (error) { refused = isWipError(error) ? error.code : String(error); }",
+      '  console.log(JSON.stringify({ resolved, commit: saved.snapshot.commit, refused, codes: WIP_ERROR_CODES.length }));',
+      '}',
+      'main().catch((error) => { console.error(error); process.exitCode = 1; });',
+      '',
+    ].join('\n'));
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'draft.md'), 'from CommonJS\n');
+    // No require(esm) here: the require condition must be CommonJS itself, as Node 20 before 20.19 needs.
+    const result = run(process.execPath, ['--no-experimental-require-module', 'check.js', repo], { cwd: cjs });
+    assert.equal(result.code, 0, result.stderr);
+    assert.doesNotMatch(result.stderr, /ExperimentalWarning/);
+    const answer = JSON.parse(result.stdout);
+    assert.equal(answer.resolved, join(project, 'node_modules', 'chant-wip', 'dist', 'cjs', 'index.cjs'));
+    assert.equal(answer.refused, 'wip-snapshot-unknown', 'a refusal is a WipError there too');
+    assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), answer.commit);
+    assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from CommonJS\n');
+  });
+
+  it('type-checks a CommonJS TypeScript consumer (module node16 and nodenext) against the require condition\'s declarations', () => {
+    const cjs = join(project, 'cjs-ts');
+    mkdirSync(cjs, { recursive: true });
+    writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ name: 'extension-ts', private: true, type: 'commonjs' }, null, 2)}\n`);
+    writeFileSync(join(cjs, 'extension.ts'), [
+      "import { WipStore } from 'chant-wip';",
+      "import type { SaveResult } from 'chant-wip';",
+      'export async function turn(cwd: string): Promise<string> {',
+      "  const result: SaveResult = await new WipStore({ cwd }).save({ label: 'turn:1' });",
+      '  return result.snapshot.commit;',
+      '}',
+      // A wrong type is still caught: the declarations were found, not taken as any.
+      '// @ts-expect-error a commit is a string',
+      'export const wrong: SaveResult["snapshot"]["commit"] = 1;',
+      '',
+    ].join('\n'));
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    for (const module of ['node16', 'nodenext']) {
+      const result = run(process.execPath, [tsc, '--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', module, '--moduleResolution', module,
+        '--typeRoots', join(ROOT, 'node_modules', '@types'), '--types', 'node', '--skipLibCheck', 'extension.ts'], { cwd: cjs });
+      assert.equal(result.code, 0, `--module ${module}: ${result.stdout}${result.stderr}`);
+    }
+  });
+
+  it('loads from a default esbuild bundle (--platform=node --format=cjs) of an import and of a require, run away from node_modules, and saves', () => {
+    const source = join(project, 'bundled');
+    mkdirSync(source, { recursive: true });
+    writeFileSync(join(source, 'extension.ts'), [
+      "import { WipStore } from 'chant-wip';",
+      "const required = require('chant-wip') as typeof import('chant-wip');",
+      'export async function activate(cwd: string): Promise<void> {',
+      "  const saved = await new WipStore({ cwd, policy: null }).save({ label: 'turn:bundled' });",
+      "  const again = await new required.WipStore({ cwd, policy: null }).save({ label: 'turn:bundled' });",
+      '  console.log(JSON.stringify({ commit: saved.snapshot.commit, created: again.created }));',
+      '}',
+      'activate(process.argv[2] as string).catch((error) => { console.error(error); process.exitCode = 1; });',
+      '',
+    ].join('\n'));
+    const out = join(tempDir('chant-bundled-'), 'extension.cjs');
+    // esbuild's defaults for Node, as VS Code's guide has them: only these three options.
+    const build = `require(${JSON.stringify(join(ROOT, 'node_modules', 'esbuild'))}).buildSync({ entryPoints: ['extension.ts'], bundle: true, platform: 'node', format: 'cjs', outfile: ${JSON.stringify(out)}, logLevel: 'warning' })`;
+    const bundled = run(process.execPath, ['-e', build], { cwd: source });
+    assert.equal(bundled.code, 0, bundled.stdout + bundled.stderr);
+    const repo = makeRepo();
+    writeFileSync(join(repo, 'draft.md'), 'from a bundle\n');
+    const result = run(process.execPath, [out, repo], { cwd: dirname(out) });
+    assert.equal(result.code, 0, result.stderr);
+    const answer = JSON.parse(result.stdout);
+    assert.equal(answer.created, false, 'both copies read the same snapshot');
+    assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from a bundle\n');
   });
 
   it('type-checks a TypeScript consumer against the installed declarations', () => {
