@@ -142,7 +142,7 @@ function rows(size) {
       });
     },
   });
-  // The read's rows share one chain. The memo of snapshot chains (lib/snapshot-memo.ts) is what
+  // The read's rows share one chain. The memo of snapshot chains (lib/managers/snapshot-memo.ts) is what
   // a read leaves for the next, so the row with the target reads as Studio does after an agent's
   // turn: the memo knows the chain but for the one snapshot saved since. The first read, with
   // no memo, is shown beside it.

@@ -5,8 +5,8 @@ import { existsSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
-import { LOCK_NAME, withWorktreeLock } from '../lib/lock.js';
-import { WipStore } from '../lib/wip-store.js';
+import { LOCK_NAME, withWorktreeLock } from '../lib/managers/lock.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 interface BinRun { code: number | null; signal: string | null; stdout: string; stderr: string; doc: any }
 

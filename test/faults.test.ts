@@ -4,8 +4,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { LOCK_NAME } from '../lib/lock.js';
-import { WipStore } from '../lib/wip-store.js';
+import { LOCK_NAME } from '../lib/managers/lock.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 // SIGKILL at every git call a save or restore makes, and in the middle of the checkout itself.
 // A `git` first on PATH counts its calls and, on the armed one, kills the chant process that

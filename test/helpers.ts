@@ -185,7 +185,7 @@ export function readJson(path: string): any {
  * reference's closed list are the one allowed difference.
  */
 export async function schemaProblems(document: unknown): Promise<{ ours: string[]; reference: string[] }> {
-  const { validateDocument } = await import('../lib/validate.js');
+  const { validateDocument } = await import('../lib/documents/validate.js');
   const { Ajv2020 } = await import('ajv/dist/2020.js');
   if (referenceAjv === undefined) {
     referenceAjv = new Ajv2020({ allErrors: true, strict: false });

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 // Arguments as an attacker or a confused script passes them: option-like names, control and
 // bidirectional characters, huge values, branches named like options or like tags. Each must be

@@ -5,7 +5,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 import { bareRemote } from './remotes.js';
 
 // Snapshots made by hand, as an attacker would: trees holding `..`, `.git`, names too long,

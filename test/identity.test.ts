@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
-import { checkPrincipal, isForgeIdentity, normalizePrincipal } from '../lib/identity.js';
+import { checkPrincipal, isForgeIdentity, normalizePrincipal } from '../lib/workspace/identity.js';
 
 const IDENTIFIED = JSON.stringify({
   identity: { attribution: 'identified' },

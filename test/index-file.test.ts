@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { indexHoldsTree, readGitlinks } from '../lib/git/index-file.js';
+import { indexHoldsTree, readGitlinks } from '../lib/git/formats/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
 function repoWithGitlinks(): { dir: string; commit: string } {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertValidDocument, git, makeRepo, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
-import { Replicator } from '../lib/replicator.js';
-import { Policy } from '../lib/policy.js';
+import { Replicator } from '../lib/replication/replicator.js';
+import { Policy } from '../lib/replication/policy.js';
 
 function declare(replicate: Record<string, unknown>): string {
   return `${JSON.stringify({ members: [{ name: 'app', box: { replicate } }] }, null, 2)}\n`;

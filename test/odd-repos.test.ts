@@ -5,7 +5,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 /** save, edit, restore, and check the working tree came back exactly. */
 async function roundTrip(dir: string, edit: Readonly<Record<string, string | null>> = { 'edited.txt': 'edited\n' }): Promise<void> {

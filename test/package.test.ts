@@ -7,7 +7,7 @@ import { userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { publishedSchemas } from '../lib/documents/schemas.js';
-import { validateDocument } from '../lib/validate.js';
+import { validateDocument } from '../lib/documents/validate.js';
 
 const pkg = readJson('package.json') as { name: string; version: string; bin: { chant: string } };
 

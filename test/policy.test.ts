@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { declaredReplicate, findDeclaration, parseDeclaration, readDeclaration } from '../lib/declaration.js';
+import { declaredReplicate, findDeclaration, parseDeclaration, readDeclaration } from '../lib/workspace/declaration.js';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { isWipError } from '../lib/errors.js';
-import { Policy } from '../lib/policy.js';
+import { Policy } from '../lib/replication/policy.js';
 
 const ALL = { remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };
 

@@ -7,7 +7,7 @@ import { main } from '../cli/main.js';
 import type { PolicyDocument } from '../lib/documents/replication.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
-import { Replicator } from '../lib/replicator.js';
+import { Replicator } from '../lib/replication/replicator.js';
 import { bareRemote, freePort } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: [], every: null };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 describe('the read', () => {
   it("lists each branch's chain exactly, however long the history it started from", async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, tempDir, writeFiles } from './helpers.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 import { isWipError } from '../lib/errors.js';
 import type { WipErrorCode } from '../lib/errors.js';
 

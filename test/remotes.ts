@@ -18,7 +18,7 @@ import { after } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { FIXTURE_ENV, git, ROOT, tempDir } from './helpers.js';
-import { validateDocument } from '../lib/validate.js';
+import { validateDocument } from '../lib/documents/validate.js';
 
 const stops: Array<() => Promise<void>> = [];
 after(async () => {

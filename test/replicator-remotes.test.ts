@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
 import type { PolicyDocument } from '../lib/documents/replication.js';
-import { Replicator } from '../lib/replicator.js';
+import { Replicator } from '../lib/replication/replicator.js';
 import { assertDocument, freePort, startGitDaemon, startHttpRemote } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };

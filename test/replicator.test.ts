@@ -8,7 +8,7 @@ import { isWipError } from '../lib/errors.js';
 import type { WipError } from '../lib/errors.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
-import { Replicator } from '../lib/replicator.js';
+import { Replicator } from '../lib/replication/replicator.js';
 import { assertDocument, bareRemote } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: '10m' };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 import { isWipError } from '../lib/errors.js';
 
 /** The index entries (path -> stat data) of `git ls-files --debug`. */

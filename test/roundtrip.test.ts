@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { isWipError } from '../lib/errors.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 // Round trips on random trees: save, edit, restore, then restore the checkpoint. A repository
 // serves many cases (each case writes its whole tree over the last one's), so 300 cases fit in

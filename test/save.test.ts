@@ -3,7 +3,7 @@ import { writeFileSync, chmodSync, existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, tempDir, writeFiles } from './helpers.js';
-import { WipStore } from '../lib/wip-store.js';
+import { WipStore } from '../lib/store/wip-store.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { isWipError } from '../lib/errors.js';

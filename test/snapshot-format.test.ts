@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readSnapshot, snapshotMessage } from '../lib/snapshot.js';
+import { readSnapshot, snapshotMessage } from '../lib/snapshot/format.js';
 
 const HEAD = 'a'.repeat(40);
 const record = (message: string) => ({ commit: 'c'.repeat(40), tree: 't'.repeat(40), parents: [HEAD], committedAt: 1791028800, message });

@@ -5,9 +5,9 @@ import { describe, it } from 'node:test';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
-import { SNAPSHOT_MEMO_FILE } from '../lib/snapshot-memo.js';
-import { WipStore } from '../lib/wip-store.js';
-import type { ListOptions } from '../lib/wip-store.js';
+import { SNAPSHOT_MEMO_FILE } from '../lib/managers/snapshot-memo.js';
+import { WipStore } from '../lib/store/wip-store.js';
+import type { ListOptions } from '../lib/store/wip-store.js';
 import type { ListResult } from '../lib/documents/wip-read.js';
 
 /** A store whose git calls are counted by subcommand. */

@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { Plumbing, zlibStored } from '../lib/git/plumbing.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
-import { readStatus, workingTreeByStatus } from '../lib/working-tree.js';
-import { WipStore } from '../lib/wip-store.js';
+import { readStatus, workingTreeByStatus } from '../lib/store/working-tree.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 // A save builds the working tree's tree from `git status` instead of `git add --all` into a
 // temporary index. These tests hold the two to the same tree on random index and working tree

@@ -1,5 +1,5 @@
 // Kept apart from the TypeBox types so that reading a declaration on the save path never loads
-// TypeBox: the hand validation in lib/declaration.ts and the published schema share these.
+// TypeBox: the hand validation in lib/workspace/declaration.ts and the published schema share these.
 
 /**
  * The ref classes a replicate policy can name, in their canonical order.

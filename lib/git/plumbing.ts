@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { WipError } from '../errors.js';
-import { OBJECT_ID, objectHash } from './object-format.js';
+import { OBJECT_ID, objectHash } from './formats/object-format.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 

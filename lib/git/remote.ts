@@ -4,7 +4,7 @@
 import { compareBytes } from '../order.js';
 import type { RefClass } from '../documents/replication.js';
 import { redactCredentials } from '../errors.js';
-import { OBJECT_ID } from './object-format.js';
+import { OBJECT_ID } from './formats/object-format.js';
 import { asWipError } from './plumbing.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';

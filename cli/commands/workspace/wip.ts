@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import { readDocument, readFailureDocument } from '../../../lib/documents/document.js';
 import { asWipError } from '../../../lib/git/plumbing.js';
-import { WipStore } from '../../../lib/wip-store.js';
+import { WipStore } from '../../../lib/store/wip-store.js';
 import { printDocument } from '../../base-command.js';
 import type { ChantContext } from '../../base-command.js';
 import { formatListing } from '../../listing.js';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { WipError } from './errors.js';
+import { WipError } from '../errors.js';
 
 /** How a lock waits. */
 export interface LockOptions {

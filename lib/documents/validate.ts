@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { publishedSchemas } from './documents/schemas.js';
+import { publishedSchemas } from './schemas.js';
 
 /**
  * Why a document does not follow its schema.

@@ -1,6 +1,6 @@
-import { OBJECT_ID } from './git/object-format.js';
-import type { CommitRecord } from './git/plumbing.js';
-import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
+import { OBJECT_ID } from '../git/formats/object-format.js';
+import type { CommitRecord } from '../git/plumbing.js';
+import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
 
 /** The ref namespace snapshots live under. */
 export const WIP_REF_PREFIX = 'refs/chant/wip/';

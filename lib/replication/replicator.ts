@@ -1,16 +1,16 @@
-import type { FetchOutcome, FetchRef, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from './documents/replication.js';
-import type { FetchResult, PushOutcome } from './documents/wip-write.js';
-import { WipError } from './errors.js';
-import { compareBytes } from './order.js';
-import { asWipError } from './git/plumbing.js';
+import type { FetchOutcome, FetchRef, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
+import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
+import { WipError } from '../errors.js';
+import { compareBytes } from '../order.js';
+import { asWipError } from '../git/plumbing.js';
 import {
   checkedOutBranches, classOf, classPatterns, commitGraph, fetchReplicas, moveRefs, octopusBase, pushRefs,
   readRefTips, readRemoteConfig, recordRefs, replicaPrefix, replicaRef,
-} from './git/remote.js';
-import type { RefMove, RefTip } from './git/remote.js';
-import { Plumbing } from './git/plumbing.js';
-import { SimpleGitRunner } from './git/runner.js';
-import type { GitRunner } from './git/runner.js';
+} from '../git/remote.js';
+import type { RefMove, RefTip } from '../git/remote.js';
+import { Plumbing } from '../git/plumbing.js';
+import { SimpleGitRunner } from '../git/runner.js';
+import type { GitRunner } from '../git/runner.js';
 import { Policy } from './policy.js';
 
 /**

@@ -9,12 +9,12 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { replaceCacheFile } from './cache-file.js';
-import type { GitObject, Plumbing, RefRecord, RepositoryLayout } from './git/plumbing.js';
-import { readGitlinks } from './git/index-file.js';
-import { OBJECT_ID, objectHash } from './git/object-format.js';
-import type { Gitlink } from './git/index-file.js';
-import { parseCommit } from './git/plumbing.js';
+import { replaceCacheFile } from '../managers/cache-file.js';
+import type { GitObject, Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
+import { readGitlinks } from '../git/formats/index-file.js';
+import { OBJECT_ID, objectHash } from '../git/formats/object-format.js';
+import type { Gitlink } from '../git/formats/index-file.js';
+import { parseCommit } from '../git/plumbing.js';
 
 /** What a path holds in the working tree's tree: an object, a file to hash, or nothing. */
 type PathState =

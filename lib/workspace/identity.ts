@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DECLARATION_FILE_NAMES, declarationFolders, nearestDeclaration, parseDeclaration, readDeclaration } from './declaration.js';
 import type { Declaration } from './declaration.js';
-import { WipError } from './errors.js';
-import { findBlobs, readBlob, resolveBase } from './git/objects.js';
-import type { BaseCommit } from './git/objects.js';
-import type { GitRunner } from './git/runner.js';
+import { WipError } from '../errors.js';
+import { findBlobs, readBlob, resolveBase } from '../git/objects.js';
+import type { BaseCommit } from '../git/objects.js';
+import type { GitRunner } from '../git/runner.js';
 
 /**
  * The forges a `<forge>@<host>:<login>` identity may name.

@@ -5,9 +5,9 @@
 // commits the memo does not know: after a save, that is the new tip alone.
 import { appendFile, readFile } from 'node:fs/promises';
 import { replaceCacheFile } from './cache-file.js';
-import { OBJECT_ID } from './git/object-format.js';
-import { VERSION } from './version.js';
-import type { ChainLink } from './snapshot.js';
+import { OBJECT_ID } from '../git/formats/object-format.js';
+import { VERSION } from '../version.js';
+import type { ChainLink } from '../snapshot/format.js';
 
 /** The memo's file, in the git directory every worktree shares (the refs it follows are shared too). */
 export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';

@@ -1,10 +1,10 @@
-import type { PolicyDocument, RefClass, Trigger } from './documents/replication.js';
-import { checkReplicate, declaredReplicate, readDeclaration } from './declaration.js';
-import type { ReplicateSettings } from './declaration.js';
-import { WipError } from './errors.js';
-import { asWipError } from './git/plumbing.js';
-import { GitCommandError, SimpleGitRunner } from './git/runner.js';
-import type { GitRunner } from './git/runner.js';
+import type { PolicyDocument, RefClass, Trigger } from '../documents/replication.js';
+import { checkReplicate, declaredReplicate, readDeclaration } from '../workspace/declaration.js';
+import type { ReplicateSettings } from '../workspace/declaration.js';
+import { WipError } from '../errors.js';
+import { asWipError } from '../git/plumbing.js';
+import { GitCommandError, SimpleGitRunner } from '../git/runner.js';
+import type { GitRunner } from '../git/runner.js';
 
 /**
  * Where {@link Policy.load} looks.

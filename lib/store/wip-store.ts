@@ -2,26 +2,26 @@ import { randomBytes } from 'node:crypto';
 import { linkSync, rmSync, statSync } from 'node:fs';
 import { copyFile, lstat, readdir, rm, stat, statfs, utimes } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import type { Snapshot, SnapshotKind } from './documents/snapshot.js';
-import type { BranchSnapshots, ListResult } from './documents/wip-read.js';
-import type { RestoreResult, SaveResult } from './documents/wip-write.js';
-import { WipError } from './errors.js';
-import { indexHoldsTree, readGitlinks } from './git/index-file.js';
-import type { Gitlink } from './git/index-file.js';
-import { Plumbing } from './git/plumbing.js';
-import type { RefRecord, RepositoryLayout, TreeChange } from './git/plumbing.js';
-import { SimpleGitRunner } from './git/runner.js';
-import type { GitRunner } from './git/runner.js';
-import { checkPrincipal } from './identity.js';
-import { processAlive, withWorktreeLock } from './lock.js';
-import { compareBytes } from './order.js';
-import { Policy } from './policy.js';
-import { Replicator } from './replicator.js';
-import { chainLink, readSnapshot, snapshotChain, snapshotMessage, walkChain, WIP_REF_PREFIX, wipRef } from './snapshot.js';
-import type { ChainLink } from './snapshot.js';
-import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
-import { cacheTemporaries } from './cache-file.js';
-import { checkText } from './text.js';
+import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
+import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
+import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
+import { WipError } from '../errors.js';
+import { indexHoldsTree, readGitlinks } from '../git/formats/index-file.js';
+import type { Gitlink } from '../git/formats/index-file.js';
+import { Plumbing } from '../git/plumbing.js';
+import type { RefRecord, RepositoryLayout, TreeChange } from '../git/plumbing.js';
+import { SimpleGitRunner } from '../git/runner.js';
+import type { GitRunner } from '../git/runner.js';
+import { checkPrincipal } from '../workspace/identity.js';
+import { processAlive, withWorktreeLock } from '../managers/lock.js';
+import { compareBytes } from '../order.js';
+import { Policy } from '../replication/policy.js';
+import { Replicator } from '../replication/replicator.js';
+import { chainLink, readSnapshot, snapshotChain, snapshotMessage, walkChain, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
+import type { ChainLink } from '../snapshot/format.js';
+import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
+import { cacheTemporaries } from '../managers/cache-file.js';
+import { checkText } from '../text.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 import { MEMO_FILE, workingTreeByStatus } from './working-tree.js';
 
@@ -276,7 +276,7 @@ export class WipStore {
     const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
     const head = branch === null ? null : headCommit;
     const only = options.branch ?? null;
-    // The memo (lib/snapshot-memo.ts) holds what earlier reads learned; git log is asked only
+    // The memo (lib/managers/snapshot-memo.ts) holds what earlier reads learned; git log is asked only
     // for the commits it does not know, the tips included (for-each-ref prints a message as
     // stored, git log in UTF-8), and the walk stops where the memo takes over. A shallow
     // repository, grafts or replace refs make git read a commit's parents other than the

@@ -2,10 +2,10 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseTree, printParseErrorCode } from 'jsonc-parser';
 import type { Node as JsonNode, ParseError } from 'jsonc-parser';
-import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from './documents/replicate-rules.js';
-import type { RefClass, Trigger } from './documents/replication.js';
-import { WipError } from './errors.js';
-import { CONTRACT_VERSION } from './version.js';
+import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from '../documents/replicate-rules.js';
+import type { RefClass, Trigger } from '../documents/replication.js';
+import { WipError } from '../errors.js';
+import { CONTRACT_VERSION } from '../version.js';
 
 /**
  * The names a workspace declaration may have; both in one folder is `declaration-ambiguous`.

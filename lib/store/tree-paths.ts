@@ -3,7 +3,7 @@
 // the file system fails after earlier files were written). A snapshot chant took never holds any
 // of them, so one that does was made by hand, and is refused before anything is written.
 import { join } from 'node:path';
-import type { TreeChange } from './git/plumbing.js';
+import type { TreeChange } from '../git/plumbing.js';
 
 /**
  * The longest file name Linux, macOS and Windows file systems take, in bytes.
