@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
-import { asWipError } from '../lib/git/plumbing.js';
+import { asWipError } from '../lib/errors.js';
 import { writeDocument, writeFailureDocument } from '../lib/documents/document.js';
 import type { WriteResults } from '../lib/documents/document.js';
 import type { WriteAction } from '../lib/documents/wip-write.js';

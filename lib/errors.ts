@@ -1,3 +1,5 @@
+import { GitCommandError } from './git/runner.js';
+
 /**
  * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
  * last two are this project's own (see docs/schemas.md).
@@ -88,4 +90,14 @@ export function redactCredentials(text: string): string {
     // git also names a host without the scheme ("unable to look up alice:token@host"): a
     // user:secret@ standing as a word of its own is hidden too.
     .replace(/(^|[\s'"(])[^\s'"(/@:]+:[^\s'"/@]+@(?=[^\s@])/g, '$1***@');
+}
+
+/**
+ * Wraps a foreign failure at the seam: a WipError stays as it is, anything else is `git-failed`.
+ * @internal
+ */
+export function asWipError(error: unknown): WipError {
+  if (error instanceof WipError) return error;
+  if (error instanceof GitCommandError) return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
+  return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

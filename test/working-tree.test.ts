@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { Plumbing, zlibStored } from '../lib/git/plumbing.js';
+import { Plumbing } from '../lib/git/plumbing.js';
+import { zlibStored } from '../lib/git/formats/pack.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
-import { readStatus, workingTreeByStatus } from '../lib/store/working-tree.js';
+import { readStatus } from '../lib/git/formats/status.js';
+import { workingTreeByStatus } from '../lib/store/working-tree.js';
 import { WipStore } from '../lib/store/wip-store.js';
 
 // A save builds the working tree's tree from `git status` instead of `git add --all` into a

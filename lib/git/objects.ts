@@ -1,4 +1,4 @@
-import { asWipError } from './plumbing.js';
+import { asWipError } from '../errors.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
 /**

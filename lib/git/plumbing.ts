@@ -1,9 +1,13 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { WipError } from '../errors.js';
-import { OBJECT_ID, objectHash } from './formats/object-format.js';
+import { asWipError, WipError } from '../errors.js';
+import { parseBatch } from './formats/batch.js';
+import type { GitObject } from './formats/batch.js';
+import { parseCommit, splitParents } from './formats/commit.js';
+import type { CommitRecord } from './formats/commit.js';
+import { OBJ_TREE, packOf } from './formats/pack.js';
+import { OBJECT_ID } from './formats/object-format.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -23,15 +27,6 @@ export interface RepositoryLayout {
   objectFormat: string;
 }
 
-/** One commit, read with its message. */
-export interface CommitRecord {
-  commit: string;
-  tree: string;
-  parents: string[];
-  /** Committer time, seconds since the epoch. */
-  committedAt: number;
-  message: string;
-}
 
 /** What a save, restore or read starts from: see {@link Plumbing.checkout}. */
 export interface Checkout {
@@ -64,13 +59,6 @@ export interface TreeChange {
   status: string;
 }
 
-/** One object as `git cat-file --batch` prints it. */
-export interface GitObject {
-  oid: string;
-  /** `blob`, `tree`, `commit` or `tag`. */
-  type: string;
-  content: Buffer;
-}
 
 /** A commit's identity environment, when git has none of its own. */
 export const FALLBACK_IDENTITY: Readonly<Record<string, string>> = {
@@ -448,123 +436,5 @@ function parseLayout(lines: readonly string[]): RepositoryLayout | null {
   return { top, gitDir, commonDir, indexFile, objectsDir, objectFormat };
 }
 
-/** A commit object as `git cat-file` prints it: headers, a blank line, the message. */
-export function parseCommit(commit: string, raw: string): CommitRecord {
-  const split = raw.indexOf('\n\n');
-  const headers = split < 0 ? raw : raw.slice(0, split);
-  const record: CommitRecord = { commit, tree: '', parents: [], committedAt: 0, message: split < 0 ? '' : raw.slice(split + 2) };
-  for (const line of headers.split('\n')) {
-    if (line.startsWith('tree ')) record.tree = line.slice(5);
-    else if (line.startsWith('parent ')) record.parents.push(line.slice(7));
-    else if (line.startsWith('committer ')) record.committedAt = Number(/ (\d+) [+-]\d{4}$/.exec(line)?.[1] ?? 0);
-  }
-  return record;
-}
 
-/**
- * `cat-file --batch` output for `count` names: for each, a header (`<id> <type> <size>`, or the
- * name and `missing`), then for an object its content and a newline.
- */
-function parseBatch(out: Buffer, count: number): Array<GitObject | null> | null {
-  const objects: Array<GitObject | null> = [];
-  let offset = 0;
-  while (objects.length < count) {
-    const newline = out.indexOf(10, offset);
-    if (newline < 0) return null;
-    const header = /^([0-9a-f]{40,64}) ([a-z]+) (\d+)$/.exec(out.toString('latin1', offset, newline));
-    offset = newline + 1;
-    if (header === null) {
-      objects.push(null);
-      continue;
-    }
-    const size = Number(header[3]);
-    if (offset + size > out.length) return null;
-    objects.push({ oid: header[1] as string, type: header[2] as string, content: out.subarray(offset, offset + size) });
-    offset += size + 1;
-  }
-  return objects;
-}
 
-const OBJ_TREE = 2;
-
-/** A version 2 pack of whole objects of one type, with its checksum. */
-function packOf(bodies: readonly Buffer[], type: number, objectFormat: string): Buffer {
-  const header = Buffer.alloc(12);
-  header.write('PACK', 0, 'latin1');
-  header.writeUInt32BE(2, 4);
-  header.writeUInt32BE(bodies.length, 8);
-  const parts: Buffer[] = [header];
-  for (const body of bodies) {
-    // The entry header: type and size, seven bits a byte after the first's four.
-    const bytes: number[] = [];
-    let size = body.length;
-    let byte = (type << 4) | (size & 0x0f);
-    size = Math.floor(size / 16);
-    while (size > 0) {
-      bytes.push(byte | 0x80);
-      byte = size & 0x7f;
-      size = Math.floor(size / 128);
-    }
-    bytes.push(byte);
-    parts.push(Buffer.from(bytes), zlibStored(body));
-  }
-  const pack = Buffer.concat(parts);
-  return Buffer.concat([pack, createHash(objectHash(objectFormat).algorithm).update(pack).digest()]);
-}
-
-/**
- * `body` as a zlib stream of stored (uncompressed) deflate blocks. git inflates it as any
- * other, and unpack-objects compresses the loose objects it writes with its own settings, so
- * compressing here would only cost time: a zlib stream set up per object, in a process that
- * has just started, costs more than the few trees of a save take to send whole.
- * @internal
- */
-export function zlibStored(body: Uint8Array): Buffer {
-  const BLOCK = 0xffff;
-  const blocks = Math.max(1, Math.ceil(body.length / BLOCK));
-  const out = Buffer.alloc(2 + blocks * 5 + body.length + 4);
-  // CMF 0x78 (deflate, 32 KiB window) and FLG 0x01 (fastest), which together divide by 31.
-  out[0] = 0x78;
-  out[1] = 0x01;
-  let at = 2;
-  for (let block = 0; block < blocks; block += 1) {
-    const start = block * BLOCK;
-    const end = Math.min(body.length, start + BLOCK);
-    const length = end - start;
-    // BFINAL on the last block, BTYPE 00 (stored), then LEN and its one's complement.
-    out[at] = block === blocks - 1 ? 1 : 0;
-    out.writeUInt16LE(length, at + 1);
-    out.writeUInt16LE(~length & 0xffff, at + 3);
-    out.set(body.subarray(start, end), at + 5);
-    at += 5 + length;
-  }
-  out.writeUInt32BE(adler32(body), at);
-  return out;
-}
-
-/** zlib's Adler-32 checksum, its sums reduced every 5,552 bytes (the most that cannot overflow). */
-function adler32(data: Uint8Array): number {
-  let a = 1;
-  let b = 0;
-  for (let i = 0; i < data.length;) {
-    const stop = Math.min(data.length, i + 5552);
-    for (; i < stop; i += 1) {
-      a += data[i] as number;
-      b += a;
-    }
-    a %= 65521;
-    b %= 65521;
-  }
-  return ((b << 16) | a) >>> 0;
-}
-
-function splitParents(parents: string): string[] {
-  return parents.length === 0 ? [] : parents.split(' ');
-}
-
-/** Wraps a foreign failure at the seam: a WipError stays as it is, anything else is `git-failed`. */
-export function asWipError(error: unknown): WipError {
-  if (error instanceof WipError) return error;
-  if (error instanceof GitCommandError) return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
-  return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
-}

@@ -2,26 +2,10 @@
 // call names its cwd, output is NUL-separated where a value could hold a newline, and nothing a
 // remote or a URL says reaches a message unredacted.
 import { compareBytes } from '../order.js';
-import type { RefClass } from '../documents/replication.js';
-import { redactCredentials } from '../errors.js';
+import { asWipError, redactCredentials } from '../errors.js';
 import { OBJECT_ID } from './formats/object-format.js';
-import { asWipError } from './plumbing.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
-
-/**
- * Where each class of replicated ref lives: under a prefix, or (the ledger) one exact ref.
- * @internal
- */
-export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefix: string } | { exact: string }>> = {
-  work: { prefix: 'refs/heads/chant/work/' },
-  kept: { prefix: 'refs/chant/kept/' },
-  wip: { prefix: 'refs/chant/wip/' },
-  ledger: { exact: 'refs/heads/chant/lifecycle' },
-};
-
-// The canonical order of the classes.
-const CLASS_ORDER: readonly RefClass[] = ['work', 'kept', 'wip', 'ledger'];
 
 /**
  * Milliseconds a network call may go without output before git is stopped.
@@ -32,55 +16,6 @@ export const NETWORK_TIMEOUT_MS = 60_000;
 // Windows caps a command line at 32,767 characters; stay well under it so a push of thousands
 // of refs goes in a few processes on every platform.
 const PUSH_BATCH_CHARS = 24_000;
-
-/**
- * The class a full refname belongs to, or null when it is none of them.
- * @param ref - a full refname
- * @returns its class
- * @internal
- */
-export function classOf(ref: string): RefClass | null {
-  for (const name of CLASS_ORDER) {
-    const place = REF_CLASS_NAMES[name];
-    if ('exact' in place ? ref === place.exact : ref.startsWith(place.prefix) && ref.length > place.prefix.length) return name;
-  }
-  return null;
-}
-
-/**
- * The ref recording what `remote` held of `ref` when chant last saw it:
- * `refs/chant/replica/<remote>/<ref without the leading refs/>`.
- * @param remote - the git remote's name
- * @param ref - a full refname under `refs/`
- * @returns the replica ref
- * @internal
- */
-export function replicaRef(remote: string, ref: string): string {
-  return `${replicaPrefix(remote)}${ref.slice('refs/'.length)}`;
-}
-
-/**
- * The namespace holding every replica ref of `remote`, ending in `/`.
- * @param remote - the git remote's name
- * @returns the prefix
- * @internal
- */
-export function replicaPrefix(remote: string): string {
-  return `refs/chant/replica/${remote}/`;
-}
-
-/**
- * The for-each-ref patterns of some classes.
- * @param classes - the classes
- * @returns one pattern per class
- * @internal
- */
-export function classPatterns(classes: readonly RefClass[]): string[] {
-  return classes.map((name) => {
-    const place = REF_CLASS_NAMES[name];
-    return 'exact' in place ? place.exact : place.prefix;
-  });
-}
 
 /**
  * One ref and the commit it names.
@@ -327,19 +262,12 @@ export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param remote - the configured remote's name
- * @param classes - the policy's classes
+ * @param refspecs - what to fetch into which replica refs (see replicaRefspecs)
  * @param options - the ssh command and the timeout
  * @returns null, or why the remote could not be fetched from (git's last line, redacted)
  * @internal
  */
-export async function fetchReplicas(git: GitRunner, cwd: string, remote: string, classes: readonly RefClass[], options: NetworkOptions): Promise<string | null> {
-  const refspecs = classes.map((name) => {
-    const place = REF_CLASS_NAMES[name];
-    // An exact source the remote lacks fails the whole fetch, so the ledger goes by a pattern
-    // that matches it; readers keep only the exact ref.
-    const source = 'exact' in place ? `${place.exact}*` : `${place.prefix}*`;
-    return `+${source}:${replicaRef(remote, source)}`;
-  });
+export async function fetchReplicas(git: GitRunner, cwd: string, remote: string, refspecs: readonly string[], options: NetworkOptions): Promise<string | null> {
   try {
     await git.run(
       [

@@ -7,7 +7,7 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import { VERSION } from '../version.js';
-import type { ChainLink } from '../snapshot/format.js';
+import type { ChainLink } from '../snapshot/chain.js';
 
 /** The memo's file, in the git directory every worktree shares (the refs it follows are shared too). */
 export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';

@@ -1,8 +1,7 @@
 import type { PolicyDocument, RefClass, Trigger } from '../documents/replication.js';
 import { checkReplicate, declaredReplicate, readDeclaration } from '../workspace/declaration.js';
 import type { ReplicateSettings } from '../workspace/declaration.js';
-import { WipError } from '../errors.js';
-import { asWipError } from '../git/plumbing.js';
+import { asWipError, WipError } from '../errors.js';
 import { GitCommandError, SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 

@@ -1,17 +1,15 @@
 import type { FetchOutcome, FetchRef, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
 import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
-import { WipError } from '../errors.js';
+import { asWipError, WipError } from '../errors.js';
 import { compareBytes } from '../order.js';
-import { asWipError } from '../git/plumbing.js';
-import {
-  checkedOutBranches, classOf, classPatterns, commitGraph, fetchReplicas, moveRefs, octopusBase, pushRefs,
-  readRefTips, readRemoteConfig, recordRefs, replicaPrefix, replicaRef,
-} from '../git/remote.js';
+import { checkedOutBranches, commitGraph, fetchReplicas, moveRefs, pushRefs, readRefTips, readRemoteConfig, recordRefs } from '../git/remote.js';
 import type { RefMove, RefTip } from '../git/remote.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
+import { ancestryOf, countReachable } from './ancestry.js';
 import { Policy } from './policy.js';
+import { classOf, classPatterns, replicaPrefix, replicaRef, replicaRefspecs } from './ref-classes.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -186,7 +184,7 @@ export class Replicator {
     const policy = this.#required();
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
-    const failed = await fetchReplicas(this.#git, this.#cwd, policy.remote, policy.refs, { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress });
+    const failed = await fetchReplicas(this.#git, this.#cwd, policy.remote, replicaRefspecs(policy.remote, policy.refs), { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress });
     let previous: Map<string, string> | null = null;
     let lastError: unknown = null;
     for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt += 1) {
@@ -305,7 +303,7 @@ export class Replicator {
       else pending.push({ local, remote: remote.commit });
       return { remote, local, result };
     });
-    const ancestry = await this.#ancestry(pending);
+    const ancestry = await ancestryOf(this.#git, this.#cwd, pending);
     const refs: FetchRef[] = [];
     const moves: RefMove[] = [];
     for (const { remote, local, result } of decided) {
@@ -319,25 +317,6 @@ export class Replicator {
     }
     return { refs, moves, locals };
   }
-
-  /**
-   * Answers "is a an ancestor of b" for every pair at once: one walk from all the commits down to
-   * their common base, then reachability in memory. A path from one tip to another never passes
-   * through the base's history unless the target is the base itself.
-   */
-  async #ancestry(pairs: ReadonlyArray<{ local: string; remote: string }>): Promise<{ isAncestor(a: string, b: string): boolean }> {
-    if (pairs.length === 0) return { isAncestor: () => false };
-    const tips = [...new Set(pairs.flatMap((pair) => [pair.local, pair.remote]))];
-    const base = await octopusBase(this.#git, this.#cwd, tips);
-    const graph = await commitGraph(this.#git, this.#cwd, tips, base === null ? [] : [base]);
-    return {
-      isAncestor(a: string, b: string): boolean {
-        if (a === b || a === base) return true;
-        if (b === base) return false;
-        return reaches(graph, b, a);
-      },
-    };
-  }
 }
 
 function unknownRemote(policy: PolicyDocument): WipError {
@@ -347,38 +326,5 @@ function unknownRemote(policy: PolicyDocument): WipError {
 function movedMeanwhile(before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): boolean {
   if (before.size !== now.size) return true;
   for (const [ref, commit] of before) if (now.get(ref) !== commit) return true;
-  return false;
-}
-
-/** How many commits of `graph` are reachable from `tip` (0 when the walk left it out). */
-function countReachable(graph: ReadonlyMap<string, readonly string[]>, tip: string): number {
-  if (!graph.has(tip)) return 0;
-  const seen = new Set<string>([tip]);
-  const stack = [tip];
-  while (stack.length > 0) {
-    for (const parent of graph.get(stack.pop() as string) ?? []) {
-      if (graph.has(parent) && !seen.has(parent)) {
-        seen.add(parent);
-        stack.push(parent);
-      }
-    }
-  }
-  return seen.size;
-}
-
-/** Whether `target` is reachable from `from` within `graph`. */
-function reaches(graph: ReadonlyMap<string, readonly string[]>, from: string, target: string): boolean {
-  const seen = new Set<string>([from]);
-  const stack = [from];
-  while (stack.length > 0) {
-    const commit = stack.pop() as string;
-    if (commit === target) return true;
-    for (const parent of graph.get(commit) ?? []) {
-      if (!seen.has(parent)) {
-        seen.add(parent);
-        stack.push(parent);
-      }
-    }
-  }
   return false;
 }

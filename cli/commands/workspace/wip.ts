@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { readDocument, readFailureDocument } from '../../../lib/documents/document.js';
-import { asWipError } from '../../../lib/git/plumbing.js';
+import { asWipError } from '../../../lib/errors.js';
 import { WipStore } from '../../../lib/store/wip-store.js';
 import { printDocument } from '../../base-command.js';
 import type { ChantContext } from '../../base-command.js';

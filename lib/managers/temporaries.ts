@@ -1,0 +1,39 @@
+// The temporaries a save or a restore leaves only when it is killed: its copy of the index (and
+// git's lock on it) in the worktree's git directory, and the memos' unfinished copies. Each name
+// carries its writer's pid, so a cleanup removes only what a process that is gone left behind.
+import { randomBytes } from 'node:crypto';
+import { readdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { RepositoryLayout } from '../git/plumbing.js';
+import { cacheTemporaries } from './cache-file.js';
+import { processAlive } from './lock.js';
+import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
+import { MEMO_FILE } from './tree-memo.js';
+
+const TEMPORARY_INDEX = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/;
+
+/** A new temporary index file's path in `gitDir`, named for {@link removeStaleTemporaries}. */
+export function temporaryIndexFile(gitDir: string): string {
+  return join(gitDir, `chant-wip-${process.pid}-${randomBytes(6).toString('hex')}.index`);
+}
+
+/**
+ * Removes the temporary index files (and git's locks on them) of saves and restores killed
+ * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
+ * memos' unfinished copies (the tree memo's there, the snapshot memo's in the common directory).
+ */
+export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE)];
+  const shared = cacheTemporaries(SNAPSHOT_MEMO_FILE);
+  const left = layout.commonDir === layout.gitDir
+    ? [{ dir: layout.gitDir, names: [...own, shared] }]
+    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: [shared] }];
+  for (const { dir, names } of left) {
+    for (const name of await readdir(dir).catch(() => [] as string[])) {
+      const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);
+      if (match === undefined) continue;
+      const pid = Number(match[1]);
+      if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, name), { force: true });
+    }
+  }
+}

@@ -1,0 +1,81 @@
+// The classes of refs a policy replicates, where each lives, and the replica refs that record
+// what a remote held of them. Names only: nothing here runs git.
+import type { RefClass } from '../documents/replication.js';
+import { REF_CLASSES } from '../documents/replicate-rules.js';
+
+/**
+ * Where each class of replicated ref lives: under a prefix, or (the ledger) one exact ref.
+ * @internal
+ */
+export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefix: string } | { exact: string }>> = {
+  work: { prefix: 'refs/heads/chant/work/' },
+  kept: { prefix: 'refs/chant/kept/' },
+  wip: { prefix: 'refs/chant/wip/' },
+  ledger: { exact: 'refs/heads/chant/lifecycle' },
+};
+
+/**
+ * The class a full refname belongs to, or null when it is none of them.
+ * @param ref - a full refname
+ * @returns its class
+ * @internal
+ */
+export function classOf(ref: string): RefClass | null {
+  for (const name of REF_CLASSES) {
+    const place = REF_CLASS_NAMES[name];
+    if ('exact' in place ? ref === place.exact : ref.startsWith(place.prefix) && ref.length > place.prefix.length) return name;
+  }
+  return null;
+}
+
+/**
+ * The ref recording what `remote` held of `ref` when chant last saw it:
+ * `refs/chant/replica/<remote>/<ref without the leading refs/>`.
+ * @param remote - the git remote's name
+ * @param ref - a full refname under `refs/`
+ * @returns the replica ref
+ * @internal
+ */
+export function replicaRef(remote: string, ref: string): string {
+  return `${replicaPrefix(remote)}${ref.slice('refs/'.length)}`;
+}
+
+/**
+ * The namespace holding every replica ref of `remote`, ending in `/`.
+ * @param remote - the git remote's name
+ * @returns the prefix
+ * @internal
+ */
+export function replicaPrefix(remote: string): string {
+  return `refs/chant/replica/${remote}/`;
+}
+
+/**
+ * The for-each-ref patterns of some classes.
+ * @param classes - the classes
+ * @returns one pattern per class
+ * @internal
+ */
+export function classPatterns(classes: readonly RefClass[]): string[] {
+  return classes.map((name) => {
+    const place = REF_CLASS_NAMES[name];
+    return 'exact' in place ? place.exact : place.prefix;
+  });
+}
+
+/**
+ * The fetch refspecs that bring a remote's refs of some classes into their replica refs.
+ * @param remote - the git remote's name
+ * @param classes - the policy's classes
+ * @returns one forced refspec per class
+ * @internal
+ */
+export function replicaRefspecs(remote: string, classes: readonly RefClass[]): string[] {
+  return classes.map((name) => {
+    const place = REF_CLASS_NAMES[name];
+    // An exact source the remote lacks fails the whole fetch, so the ledger goes by a pattern
+    // that matches it; readers keep only the exact ref.
+    const source = 'exact' in place ? `${place.exact}*` : `${place.prefix}*`;
+    return `+${source}:${replicaRef(remote, source)}`;
+  });
+}

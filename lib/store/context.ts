@@ -1,0 +1,50 @@
+// What every verb of a WipStore works with, built once by the face, and the steps the verbs
+// share: the policy, the identity rule, the replicator, the worktree's lock.
+import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
+import type { GitRunner } from '../git/runner.js';
+import { withWorktreeLock } from '../managers/lock.js';
+import { removeStaleTemporaries } from '../managers/temporaries.js';
+import { Policy } from '../replication/policy.js';
+import { Replicator } from '../replication/replicator.js';
+import { checkPrincipal } from '../workspace/identity.js';
+import type { StagingMode } from './staging.js';
+
+/** A store's settings and edges, as its verbs read them. */
+export interface StoreContext {
+  cwd: string;
+  git: GitRunner;
+  plumbing: Plumbing;
+  clock: () => Date;
+  lockWaitMs: number | undefined;
+  /** The policy given to the store; undefined: read from the declaration on each call. */
+  policy: Policy | null | undefined;
+  env: Readonly<Record<string, string | undefined>> | undefined;
+  staging: StagingMode;
+}
+
+export function replicatorOf(context: StoreContext, policy: Policy): Replicator {
+  return new Replicator({ cwd: context.cwd, git: context.git, policy });
+}
+
+/** The policy given, or the one the workspace declaration states (read once per call). */
+export async function loadPolicy(context: StoreContext, layout: RepositoryLayout): Promise<Policy | null> {
+  if (context.policy !== undefined) return context.policy;
+  return Policy.load({ cwd: context.cwd, top: layout.top, git: context.git });
+}
+
+export async function checkIdentity(context: StoreContext, layout: RepositoryLayout, by: string | null): Promise<void> {
+  await checkPrincipal({ git: context.git, cwd: context.cwd, top: layout.top, by, ...(context.env === undefined ? {} : { env: context.env }) });
+}
+
+/** Runs `work` holding the worktree's lock, removing what killed saves and restores left meanwhile. */
+export function locked<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
+  return withWorktreeLock(layout.gitDir, async () => {
+    // What killed processes left is removed while this one works: it is never this one's own.
+    const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
+    try {
+      return await work();
+    } finally {
+      await cleaning;
+    }
+  }, context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+}

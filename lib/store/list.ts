@@ -1,0 +1,78 @@
+// `list`: every branch's snapshots, read from local refs through the memo of snapshot chains.
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
+import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
+import { compareBytes } from '../order.js';
+import { chainLink, snapshotChain, walkChain } from '../snapshot/chain.js';
+import type { ChainLink } from '../snapshot/chain.js';
+import { WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
+import { loadPolicy, replicatorOf } from './context.js';
+import type { StoreContext } from './context.js';
+
+/**
+ * Options of {@link WipStore.list}.
+ * @public
+ */
+export interface ListOptions {
+  /** Only this branch's snapshots (exact name, without `refs/heads/`). */
+  branch?: string | null;
+}
+
+/** Reads every branch's snapshots; see {@link WipStore.list}. */
+export async function list(context: StoreContext, options: ListOptions): Promise<ListResult> {
+  const { layout, headRef, head: headCommit, replaced } = await context.plumbing.checkout();
+  const policy = await loadPolicy(context, layout);
+  const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
+  const head = branch === null ? null : headCommit;
+  const only = options.branch ?? null;
+  // The memo (lib/managers/snapshot-memo.ts) holds what earlier reads learned; git log is asked only
+  // for the commits it does not know, the tips included (for-each-ref prints a message as
+  // stored, git log in UTF-8), and the walk stops where the memo takes over. A shallow
+  // repository, grafts or replace refs make git read a commit's parents other than the
+  // commit says, and can change their minds: then the memo is neither read nor written.
+  const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
+  const [tips, memo, grafted] = await Promise.all([
+    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
+    replaced ? { links: new Map<string, ChainLink>(), stored: 0, appendable: false } : readSnapshotMemo(memoFile, layout.objectFormat),
+    historyRewritten(layout.commonDir),
+  ]);
+  const trusted = !grafted && !replaced;
+  const links = trusted ? memo.links : new Map<string, ChainLink>();
+  const learned = new Map<string, ChainLink>();
+  const unknown = new Set(tips.map((tip) => walkChain(tip.commit, links).unknown).filter((commit) => commit !== null));
+  if (unknown.size > 0) {
+    await context.plumbing.readFirstParentChains([...unknown], (record) => {
+      const link = chainLink(record);
+      links.set(record.commit, link);
+      learned.set(record.commit, link);
+      return link.snapshot !== null && link.next !== null && !links.has(link.next) ? link.next : null;
+    });
+  }
+  // Each chain is walked once, now that every link is known: for its snapshots, and for what
+  // the memo keeps.
+  const walks = tips.map((tip) => walkChain(tip.commit, links).walked);
+  const branches: BranchSnapshots[] = tips
+    .map((tip, index) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(walks[index] as string[], links) }))
+    .sort((a, b) => compareBytes(a.branch, b.branch));
+  // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
+  // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
+  if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(walks, links) : links);
+  const replication = policy === null ? null : await replicatorOf(context, policy).state();
+  return { checkout: { branch, head }, branches, replication };
+}
+
+/** Whether git reads some commits' parents other than they are stored: a shallow repository, or grafts. */
+async function historyRewritten(commonDir: string): Promise<boolean> {
+  const present = await Promise.all(['shallow', join('info', 'grafts')].map((name) => lstat(join(commonDir, name)).then(() => true, () => false)));
+  return present.some((one) => one);
+}
+
+/** The links of the commits the walks went through. */
+function reachedLinks(walks: ReadonlyArray<readonly string[]>, links: ReadonlyMap<string, ChainLink>): Map<string, ChainLink> {
+  const reached = new Map<string, ChainLink>();
+  for (const walked of walks) {
+    for (const commit of walked) reached.set(commit, links.get(commit) as ChainLink);
+  }
+  return reached;
+}

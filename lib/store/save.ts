@@ -1,0 +1,60 @@
+// `save`: a snapshot of the whole working tree onto the branch's wip ref.
+import { rmSync } from 'node:fs';
+import type { SaveResult } from '../documents/wip-write.js';
+import { checkText } from '../text.js';
+import { branchOf, readTip } from './checkout.js';
+import { checkIdentity, loadPolicy, locked, replicatorOf } from './context.js';
+import type { StoreContext } from './context.js';
+import { recordSnapshot } from './record.js';
+import { stageWorkingTree, unsavedOf, unsavedPaths, viaStatus } from './staging.js';
+import { workingTreeByStatus } from './working-tree.js';
+
+/**
+ * Options of {@link WipStore.save}.
+ * @public
+ */
+export interface SaveOptions {
+  /** What to call the snapshot, such as `turn:7`: one line of at most 200 characters. */
+  label?: string | null;
+  /** Who takes it, such as `github:alex`: one line of at most 200 characters. */
+  by?: string | null;
+}
+
+/** Takes a snapshot; see {@link WipStore.save}. */
+export async function save(context: StoreContext, options: SaveOptions): Promise<SaveResult> {
+  const label = checkText('--label', options.label);
+  const by = checkText('--by', options.by);
+  const opened = await context.plumbing.checkout();
+  const layout = opened.layout;
+  const policy = await loadPolicy(context, layout);
+  const checkout = branchOf(opened);
+  await checkIdentity(context, layout, by);
+  const { created, snapshot, unsaved } = await locked(context, layout, async () => {
+    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(context.plumbing, layout, checkout.head, checkout.ref) : null;
+    if (fast !== null) {
+      checkout.tip = fast.tip;
+      return { ...(await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', label, by }, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
+    }
+    // The tip is read while git stages the working tree: it is only needed after.
+    const [tip, staged] = await Promise.allSettled([readTip(context.plumbing, checkout.ref), stageWorkingTree(context.plumbing, checkout)]);
+    if (staged.status === 'rejected') throw staged.reason;
+    const indexFile = staged.value;
+    try {
+      if (tip.status === 'rejected') throw tip.reason;
+      checkout.tip = tip.value;
+      const tree = await context.plumbing.writeTree(indexFile);
+      // Reading the gitlinks from the index overlaps the commit and the ref update.
+      const [recorded, unsaved] = await Promise.all([
+        recordSnapshot(context.plumbing, context.clock, checkout, tree, { kind: 'save', label, by }, 'exact'),
+        unsavedPaths(indexFile, layout.objectFormat),
+      ]);
+      return { ...recorded, unsaved };
+    } finally {
+      rmSync(indexFile, { force: true });
+    }
+  });
+  // The snapshot is safe on disk by now: a push that fails is reported, never a failed save.
+  const replication = policy?.has('save') ? await replicatorOf(context, policy).after('save') : null;
+  return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication, ...(unsaved.length > 0 ? { unsaved } : {}) };
+}
+
