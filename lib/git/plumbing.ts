@@ -110,6 +110,21 @@ export class Plumbing {
     return layout;
   }
 
+  /** The top of the working tree; `not-a-git-repository` outside one. */
+  async top(): Promise<string> {
+    let top: string;
+    try {
+      top = (await this.git.run(['rev-parse', '--show-toplevel'], { cwd: this.cwd })).stdout.trim();
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 128) {
+        throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
+      }
+      throw asWipError(error);
+    }
+    if (top.length === 0) throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
+    return top;
+  }
+
   /**
    * The layout, the commit HEAD names and the ref it points at, in one git process: what every
    * save, restore and read starts with. `headRef` is null for a detached HEAD; `head` is null

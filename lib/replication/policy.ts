@@ -1,8 +1,8 @@
 import type { PolicyDocument, RefClass, Trigger } from '../documents/replication.js';
 import { checkReplicate, declaredReplicate, readDeclaration } from '../workspace/declaration.js';
 import type { ReplicateSettings } from '../workspace/declaration.js';
-import { asWipError, WipError } from '../errors.js';
-import { GitCommandError, SimpleGitRunner } from '../git/runner.js';
+import { Plumbing } from '../git/plumbing.js';
+import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 
 /**
@@ -68,7 +68,7 @@ export class Policy {
    * `reader-too-old`; `not-a-git-repository` when `top` is absent and `cwd` is outside a working tree
    */
   static async load(options: PolicyLoadOptions): Promise<Policy | null> {
-    const top = options.top ?? (await topOf(options.cwd, options.git));
+    const top = options.top ?? (await new Plumbing(options.git ?? new SimpleGitRunner(options.cwd), options.cwd).top());
     const declaration = await readDeclaration(options.cwd, top);
     if (declaration === null) return null;
     const declared = declaredReplicate(declaration);
@@ -103,18 +103,4 @@ export class Policy {
   toJSON(): PolicyDocument {
     return { box: this.box, remote: this.remote, refs: [...this.refs], on: [...this.on], every: this.every };
   }
-}
-
-async function topOf(cwd: string, git: GitRunner = new SimpleGitRunner(cwd)): Promise<string> {
-  let top: string;
-  try {
-    top = (await git.run(['rev-parse', '--show-toplevel'], { cwd })).stdout.trim();
-  } catch (error) {
-    if (error instanceof GitCommandError && error.exitCode === 128) {
-      throw new WipError('not-a-git-repository', `${cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
-    }
-    throw asWipError(error);
-  }
-  if (top.length === 0) throw new WipError('not-a-git-repository', `${cwd} is not inside the working tree of a git repository`);
-  return top;
 }
