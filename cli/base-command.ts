@@ -1,9 +1,7 @@
 import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
-import { asWipError } from '../lib/errors.js';
-import { writeDocument, writeFailureDocument } from '../lib/documents/document.js';
-import type { WriteResults } from '../lib/documents/document.js';
-import type { WriteAction } from '../lib/documents/wip-write.js';
+import { asWipError, writeDocument, writeFailureDocument } from '../lib/index.js';
+import type { WriteAction, WriteResults } from '../lib/index.js';
 
 /**
  * What every chant command runs with: clipanion's streams, plus the folder it runs in and the

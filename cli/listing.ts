@@ -1,4 +1,4 @@
-import type { ListResult } from '../lib/documents/wip-read.js';
+import type { ListResult } from '../lib/index.js';
 
 const SHOWN = 10;
 

@@ -1,8 +1,6 @@
 import { Builtins, Cli } from 'clipanion';
-import { writeFailureDocument } from '../lib/documents/document.js';
-import type { WriteAction } from '../lib/documents/wip-write.js';
-import { WipError } from '../lib/errors.js';
-import { VERSION } from '../lib/version.js';
+import { VERSION, WipError, writeFailureDocument } from '../lib/index.js';
+import type { WriteAction } from '../lib/index.js';
 import { printDocument } from './base-command.js';
 import type { ChantContext } from './base-command.js';
 import { WipReadCommand } from './commands/workspace/wip.js';

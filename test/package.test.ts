@@ -51,14 +51,15 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.deepEqual(files.filter((path) => /(^|\/)test\//.test(path) || path.endsWith('.map') || (path.endsWith('.ts') && !path.endsWith('.d.ts'))), [], 'no tests, sources or source maps');
   });
 
-  it('imports WipStore, Replicator and Policy by the package name, resolves a schema through the exports map, and saves', () => {
+  it('imports WipStore, Replicator and Policy by the package name, validateDocument from chant-wip/documents, resolves a schema through the exports map, and saves', () => {
     const repo = makeRepo();
     writeFileSync(join(repo, 'draft.md'), 'from the package\n');
     writeFileSync(join(project, 'check.mjs'), [
       "import { createRequire } from 'node:module';",
       "import { readFileSync } from 'node:fs';",
       "import { fileURLToPath } from 'node:url';",
-      "import { Policy, Replicator, WipStore, WIP_READ_ID, validateDocument, readDocument } from 'chant-wip';",
+      "import { Policy, Replicator, WipStore, WIP_READ_ID, readDocument } from 'chant-wip';",
+      "import { validateDocument } from 'chant-wip/documents';",
       "const id = 'chant-wip/schemas/workspace/wip/v1/wip.schema.json';",
       'const required = createRequire(import.meta.url).resolve(id);',
       'const imported = fileURLToPath(import.meta.resolve(id));',

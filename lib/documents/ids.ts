@@ -13,6 +13,12 @@ export const WIP_READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/
 export const WIP_WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
 
 /**
+ * The `$id` of the published schema of a box's `replicate` block.
+ * @public
+ */
+export const REPLICATE_DECLARATION_ID = 'https://intentius.io/chant/schemas/workspace/replicate/v1/replicate.schema.json';
+
+/**
  * The contract version every document carries.
  * @public
  */

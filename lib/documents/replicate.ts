@@ -4,12 +4,6 @@ import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REMOTE_NAME_PATTERN } from './rep
 import { RefClass, Trigger } from './replication.js';
 
 /**
- * The `$id` of the published schema of a box's `replicate` block.
- * @public
- */
-export const REPLICATE_DECLARATION_ID = 'https://intentius.io/chant/schemas/workspace/replicate/v1/replicate.schema.json';
-
-/**
  * The `replicate` block as a declaration author writes it under `members[i].box`: every field
  * optional, defaults filled in when it is read.
  * @public

@@ -82,7 +82,7 @@ export const ReplicationState = Type.Object(
   },
 );
 /**
- * Where every local ref of the policy's classes stands against the remote, as {@link Replicator.state} reads it.
+ * Where every local ref of the policy's classes stands against the remote, as `Replicator.state` (chant-wip) reads it.
  * @public
  */
 export type ReplicationState = Static<typeof ReplicationState>;

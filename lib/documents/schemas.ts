@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
-import { WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
-import { REPLICATE_DECLARATION_ID, ReplicateDeclaration } from './replicate.js';
+import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import { ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { WipReadFailure, WipReadSuccess } from './wip-read.js';

@@ -38,7 +38,7 @@ export const BranchSnapshots = Type.Object({
 export type BranchSnapshots = Static<typeof BranchSnapshots>;
 
 /**
- * What {@link WipStore.list} returns: the read document without its header.
+ * What `WipStore.list` (chant-wip) returns: the read document without its header.
  * @public
  */
 export const ListResult = Type.Object({
@@ -47,7 +47,7 @@ export const ListResult = Type.Object({
   replication: Nullable(ReplicationState, 'Where replication stands, or null when no box block declares replicate.'),
 });
 /**
- * What {@link WipStore.list} returns: the checkout, every branch's snapshots and where replication stands.
+ * What `WipStore.list` (chant-wip) returns: the checkout, every branch's snapshots and where replication stands.
  * @public
  */
 export type ListResult = Static<typeof ListResult>;

@@ -12,7 +12,7 @@ const UnsavedPath = Type.Object({
 }, { description: 'A path of the working tree whose contents the snapshot does not hold.' });
 
 /**
- * What {@link WipStore.save} returns.
+ * What `WipStore.save` (chant-wip) returns.
  * @public
  */
 export const SaveResult = Type.Object({
@@ -26,7 +26,7 @@ export const SaveResult = Type.Object({
   })),
 });
 /**
- * What {@link WipStore.save} returns, as a TypeScript type.
+ * What `WipStore.save` (chant-wip) returns, as a TypeScript type.
  * @public
  */
 export type SaveResult = Static<typeof SaveResult>;
@@ -46,7 +46,7 @@ export const Checkpoint = Type.Object(
 export type Checkpoint = Static<typeof Checkpoint>;
 
 /**
- * What {@link WipStore.restore} returns.
+ * What `WipStore.restore` (chant-wip) returns.
  * @public
  */
 export const RestoreResult = Type.Object({
@@ -59,7 +59,7 @@ export const RestoreResult = Type.Object({
   paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted. The index is reset to HEAD as well.' }),
 });
 /**
- * What {@link WipStore.restore} returns, as a TypeScript type.
+ * What `WipStore.restore` (chant-wip) returns, as a TypeScript type.
  * @public
  */
 export type RestoreResult = Static<typeof RestoreResult>;
@@ -70,7 +70,7 @@ export type RestoreResult = Static<typeof RestoreResult>;
  */
 export const PushOutcome = Type.Object({ policy: PolicyDocument, replication: PushResult });
 /**
- * What {@link Replicator.push} returns, as a TypeScript type.
+ * What `Replicator.push` (chant-wip) returns, as a TypeScript type.
  * @public
  */
 export type PushOutcome = Static<typeof PushOutcome>;
@@ -85,7 +85,7 @@ export const FetchResult = Type.Object({
   failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
 });
 /**
- * What {@link Replicator.fetch} returns, as a TypeScript type.
+ * What `Replicator.fetch` (chant-wip) returns, as a TypeScript type.
  * @public
  */
 export type FetchResult = Static<typeof FetchResult>;

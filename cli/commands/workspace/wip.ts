@@ -1,7 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { readDocument, readFailureDocument } from '../../../lib/documents/document.js';
-import { asWipError } from '../../../lib/errors.js';
-import { WipStore } from '../../../lib/store/wip-store.js';
+import { asWipError, readDocument, readFailureDocument, WipStore } from '../../../lib/index.js';
 import { printDocument } from '../../base-command.js';
 import type { ChantContext } from '../../base-command.js';
 import { formatListing } from '../../listing.js';

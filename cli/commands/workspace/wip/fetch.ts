@@ -1,5 +1,5 @@
 import { Command } from 'clipanion';
-import { Replicator } from '../../../../lib/replication/replicator.js';
+import { Replicator } from '../../../../lib/index.js';
 import { WriteCommand } from '../../../base-command.js';
 
 export class WipFetchCommand extends WriteCommand<'fetch'> {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { WipStore } from '../../../../lib/store/wip-store.js';
+import { WipStore } from '../../../../lib/index.js';
 import { WriteCommand } from '../../../base-command.js';
 
 export class WipRestoreCommand extends WriteCommand<'restore'> {

@@ -1,0 +1,20 @@
+/**
+ * chant-wip/documents: the TypeBox types of every document and fragment chant-wip prints, the
+ * JSON Schemas generated from them, and a validator. This entry loads TypeBox, and Ajv on the
+ * first validation; the SDK (`chant-wip`) loads neither and exports the same names as types.
+ * @packageDocumentation
+ */
+export { Snapshot, SnapshotKind } from './snapshot.js';
+export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
+export {
+  SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,
+  SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
+} from './wip-write.js';
+export {
+  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef,
+} from './replication.js';
+export { ReplicateDeclaration } from './replicate.js';
+export { publishedSchemas } from './schemas.js';
+export type { PublishedSchema } from './schemas.js';
+export { validateDocument } from './validate.js';
+export type { DocumentProblem } from './validate.js';
