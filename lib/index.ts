@@ -10,6 +10,7 @@ export type { WipErrorCode, WipErrorOptions } from './errors.js';
 export { SimpleGitRunner, GitCommandError } from './git/runner.js';
 export type { GitRunner, GitRunOptions, GitOutput } from './git/runner.js';
 export { wipRef } from './snapshot/format.js';
+export type { SnapshotNotes } from './snapshot/format.js';
 export { Replicator } from './replication/replicator.js';
 export type { ReplicatorOptions, ReplicatorOpenOptions } from './replication/replicator.js';
 export { Policy } from './replication/policy.js';

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { readSnapshot, snapshotMessage } from '../lib/snapshot/format.js';
+import type { Snapshot } from '../lib/documents/snapshot.js';
+import { Snapshot as SnapshotType } from '../lib/documents/snapshot.js';
+import { GIVEN_FIELDS, loadSnapshot, readSnapshot, SNAPSHOT_FIELDS, snapshotFields, snapshotMessage, STORED_SNAPSHOT_LENGTH, storeSnapshot } from '../lib/snapshot/format.js';
 
 const HEAD = 'a'.repeat(40);
 const record = (message: string) => ({ commit: 'c'.repeat(40), tree: 't'.repeat(40), parents: [HEAD], committedAt: 1791028800, message });
@@ -46,5 +48,32 @@ describe('the snapshot commit format, read strictly', () => {
     const snapshot = readSnapshot(record(`s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\nChant\rWip-Label: not a label\nCHANT-WIP-BY: github:alex\n`));
     assert.equal(snapshot?.label, null);
     assert.equal(snapshot?.by, 'github:alex');
+  });
+});
+
+describe('the snapshot fields, one list for the trailers and the memo', () => {
+  const full: Snapshot = { commit: 'c'.repeat(40), tree: 'b'.repeat(40), branch: 'main', head: HEAD, kind: 'pre-restore', label: 'turn:7', by: 'github:alex', at: '2026-10-03T12:00:00.000Z' };
+
+  it('names a field of the Snapshot type, in the type\'s key order, for each entry', () => {
+    const keys = Object.keys(SnapshotType.properties);
+    assert.deepEqual(SNAPSHOT_FIELDS.map((field) => field.name), keys.filter((key) => SNAPSHOT_FIELDS.some((field) => field.name === key)));
+    assert.deepEqual(keys, ['commit', 'tree', ...SNAPSHOT_FIELDS.map((field) => field.name), 'at'], 'every other key is the commit\'s own');
+  });
+
+  it('carries every field through the message and through the memo\'s entry', () => {
+    const fields = snapshotFields({ branch: full.branch, head: full.head, kind: full.kind }, { label: full.label, by: full.by });
+    assert.deepEqual(readSnapshot({ commit: full.commit, tree: full.tree, parents: [HEAD], committedAt: Date.parse(full.at) / 1000, message: snapshotMessage(fields) }), full);
+    const strings: string[] = [];
+    const stored = storeSnapshot(full, (value) => strings.push(value) - 1);
+    assert.equal(stored.length, STORED_SNAPSHOT_LENGTH);
+    const text = (at: unknown) => (typeof at === 'number' ? strings[at] ?? null : null);
+    assert.deepEqual(loadSnapshot(full.commit, stored, text), full);
+    assert.equal(loadSnapshot(full.commit, stored.slice(1), text), null, 'an entry of another length is not trusted');
+  });
+
+  it('takes from a caller exactly the fields SnapshotNotes names, each with its option', () => {
+    assert.deepEqual(GIVEN_FIELDS, [{ name: 'label', option: '--label' }, { name: 'by', option: '--by' }]);
+    const none = snapshotFields({ branch: 'main', head: HEAD, kind: 'save' }, {});
+    assert.deepEqual(none, { branch: 'main', head: HEAD, kind: 'save', label: null, by: null });
   });
 });

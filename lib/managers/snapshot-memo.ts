@@ -8,6 +8,7 @@ import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import { VERSION } from '../version.js';
 import type { ChainLink } from '../snapshot/chain.js';
+import { loadSnapshot, STORED_SNAPSHOT_LENGTH, storeSnapshot } from '../snapshot/format.js';
 
 /** The memo's file, in the git directory every worktree shares (the refs it follows are shared too). */
 export const SNAPSHOT_MEMO_FILE = 'chant-snapshot-memo';
@@ -83,10 +84,11 @@ export async function recordSnapshotMemo(file: string, objectFormat: string, mem
 
 /**
  * Links as one line of the file: `[strings, entries]`. Each entry is `[commit]` for a commit
- * that is not a snapshot, else `[commit, next, tree, branch, head, kind, label, by, at]`: `next`
- * the position in this line of the entry it goes on to (or the commit's id, or null), the tree,
- * branch, head, label and principal positions in `strings` (which a chain repeats), `kind` 0 for
- * save and 1 for pre-restore, `at` as the snapshot says it.
+ * that is not a snapshot, else `[commit, next, ...the snapshot]`: `next` the position in this
+ * line of the entry it goes on to (or the commit's id, or null), and the snapshot as
+ * `storeSnapshot` (lib/snapshot/format.ts) keeps it, with the strings a chain repeats (tree,
+ * branch, head, label, principal) named by their position in `strings`. A field added to the
+ * snapshot makes every entry longer, so a memo written before is not trusted and is written anew.
  */
 function lineOf(links: ReadonlyMap<string, ChainLink>): string {
   const strings: string[] = [];
@@ -103,8 +105,7 @@ function lineOf(links: ReadonlyMap<string, ChainLink>): string {
   const order = new Map([...links.keys()].map((commit, index) => [commit, index]));
   const entries = [...links].map(([commit, { snapshot, next }]) => (snapshot === null
     ? [commit]
-    : [commit, next === null ? null : order.get(next) ?? next, text(snapshot.tree), text(snapshot.branch), text(snapshot.head),
-      snapshot.kind === 'save' ? 0 : 1, snapshot.label === null ? null : text(snapshot.label), snapshot.by === null ? null : text(snapshot.by), snapshot.at]));
+    : [commit, next === null ? null : order.get(next) ?? next, ...storeSnapshot(snapshot, text)]));
   return JSON.stringify([strings, entries]);
 }
 
@@ -134,19 +135,15 @@ function linksOf(batch: unknown): Array<[string, ChainLink]> | null {
       read.push([commit, { snapshot: null, next: null }]);
       continue;
     }
-    if (entry.length !== 9) return null;
-    const [, nextAt, treeAt, branchAt, headAt, kindAt, labelAt, byAt, at] = entry as unknown[];
+    if (entry.length !== 2 + STORED_SNAPSHOT_LENGTH) return null;
+    const nextAt = entry[1] as unknown;
     const next = nextAt === null ? null
       : typeof nextAt === 'number' ? (Number.isInteger(nextAt) ? commits[nextAt] ?? null : null)
         : typeof nextAt === 'string' && OBJECT_ID.test(nextAt) ? nextAt : undefined;
-    const tree = string(treeAt, true);
-    const branch = string(branchAt, false);
-    const head = string(headAt, true);
-    const label = labelAt === null ? null : string(labelAt, false);
-    const by = byAt === null ? null : string(byAt, false);
-    if (next === undefined || (nextAt !== null && next === null) || tree === null || branch === null || branch === '' || head === null
-      || (kindAt !== 0 && kindAt !== 1) || (labelAt !== null && label === null) || (byAt !== null && by === null) || typeof at !== 'string') return null;
-    read.push([commit, { snapshot: { commit, tree, branch, head, kind: kindAt === 0 ? 'save' : 'pre-restore', label, by, at }, next }]);
+    if (next === undefined || (nextAt !== null && next === null)) return null;
+    const snapshot = loadSnapshot(commit, entry.slice(2), string);
+    if (snapshot === null) return null;
+    read.push([commit, { snapshot, next }]);
   }
   return read;
 }

@@ -15,13 +15,113 @@ export function wipRef(branch: string): string {
   return `${WIP_REF_PREFIX}${branch}`;
 }
 
+/**
+ * What a caller records on a snapshot it takes, each one line of at most 200 characters
+ * (`checkText`), null or absent for none. Each is a field of the snapshot format that a
+ * caller gives (its `--label` or `--by` option).
+ * @public
+ */
+export interface SnapshotNotes {
+  /** What to call the snapshot, such as `turn:7`. */
+  label?: string | null;
+  /** Who takes it, such as `github:alex`. */
+  by?: string | null;
+}
+
+/** How one field is held: in its trailer, and in the memo of snapshot chains. */
+interface FieldCodec<V> {
+  /** The value a trailer's text reads as; undefined when the trailer is absent. Invalid: {@link INVALID}. */
+  read(text: string | undefined): V | typeof INVALID;
+  /** The trailer's text, or null to write none. */
+  write(value: V): string | null;
+  /** The value as the memo keeps it; `text` names a string once per line. */
+  store(value: V, text: (value: string) => number): unknown;
+  /** The value the memo kept, or {@link INVALID}; `text` reads a named string back (null: not one; `id` checks it is an object id). */
+  load(stored: unknown, text: (at: unknown, id: boolean) => string | null): V | typeof INVALID;
+}
+
+/** What a field reads as when the commit is not a snapshot, or the memo cannot be trusted. */
+export const INVALID: unique symbol = Symbol('invalid');
+
+/** A string a snapshot needs: not empty, as written. */
+const required: FieldCodec<string> = {
+  read: (text) => (text === undefined || text === '' ? INVALID : text),
+  write: (value) => value,
+  store: (value, text) => text(value),
+  load: (stored, text) => {
+    const value = text(stored, false);
+    return value === null || value === '' ? INVALID : value;
+  },
+};
+
+/** An object id a snapshot needs, surrounding blanks ignored. */
+const objectId: FieldCodec<string> = {
+  read: (text) => {
+    const value = text?.trim();
+    return value === undefined || !OBJECT_ID.test(value) ? INVALID : value;
+  },
+  write: (value) => value,
+  store: (value, text) => text(value),
+  load: (stored, text) => text(stored, true) ?? INVALID,
+};
+
+/** The kind: `pre-restore`, and anything else (a kind from a newer chant) reads as `save`. */
+const kind: FieldCodec<SnapshotKind> = {
+  read: (text) => (text?.trim() === 'pre-restore' ? 'pre-restore' : 'save'),
+  write: (value) => value,
+  store: (value) => (value === 'save' ? 0 : 1),
+  load: (stored) => (stored === 0 ? 'save' : stored === 1 ? 'pre-restore' : INVALID),
+};
+
+/** A text a caller may give, written only when given. */
+const optional: FieldCodec<string | null> = {
+  read: (text) => text ?? null,
+  write: (value) => value,
+  store: (value, text) => (value === null ? null : text(value)),
+  load: (stored, text) => (stored === null ? null : text(stored, false) ?? INVALID),
+};
+
+/**
+ * The fields a snapshot's message records, in the order of its trailers, of the memo's entries
+ * and of a snapshot's keys: the one list the trailers, the memo and the record loop are driven
+ * by. A field a caller gives names its option (`given`) and is a member of {@link SnapshotNotes}.
+ * Adding a field here and to the `Snapshot` type is all `lib/` needs.
+ */
+export const SNAPSHOT_FIELDS = [
+  { name: 'branch', trailer: 'Chant-Wip-Branch', codec: required },
+  { name: 'head', trailer: 'Chant-Wip-Head', codec: objectId },
+  { name: 'kind', trailer: 'Chant-Wip-Kind', codec: kind },
+  { name: 'label', trailer: 'Chant-Wip-Label', codec: optional, given: '--label' },
+  { name: 'by', trailer: 'Chant-Wip-By', codec: optional, given: '--by' },
+] as const satisfies ReadonlyArray<{ name: keyof Snapshot; trailer: string; codec: FieldCodec<unknown>; given?: `--${string}` }>;
+
+type Field = (typeof SNAPSHOT_FIELDS)[number];
+type GivenField = Extract<Field, { given: string }>;
+// Every given field is a note a caller can pass, and every note a given field.
+const NOTES_MATCH: [GivenField['name']] extends [keyof SnapshotNotes] ? ([keyof SnapshotNotes] extends [GivenField['name']] ? true : never) : never = true;
+void NOTES_MATCH;
+
 /** What a snapshot commit's message records. */
-export interface SnapshotFields {
-  branch: string;
-  head: string;
-  kind: SnapshotKind;
-  label: string | null;
-  by: string | null;
+export type SnapshotFields = Pick<Snapshot, Field['name']>;
+
+/** The given fields' names and options. */
+export const GIVEN_FIELDS: ReadonlyArray<{ name: GivenField['name']; option: string }> = SNAPSHOT_FIELDS
+  .filter((field): field is GivenField => 'given' in field)
+  .map((field) => ({ name: field.name, option: field.given }));
+
+/**
+ * A snapshot's fields from its kind, what its ref says (branch, head) and the notes given, each
+ * note absent recorded as null.
+ */
+export function snapshotFields(base: Pick<Snapshot, 'branch' | 'head' | 'kind'>, notes: SnapshotNotes): SnapshotFields {
+  const fields: Record<string, unknown> = {};
+  for (const field of SNAPSHOT_FIELDS) fields[field.name] = field.name in base ? base[field.name as keyof typeof base] : notes[field.name as keyof SnapshotNotes] ?? null;
+  return fields as SnapshotFields;
+}
+
+/** Whether two snapshots record the same fields, the branch aside (the ref they are on says it). */
+export function sameFields(a: SnapshotFields, b: SnapshotFields): boolean {
+  return SNAPSHOT_FIELDS.every((field) => field.name === 'branch' || a[field.name] === b[field.name]);
 }
 
 /**
@@ -30,76 +130,59 @@ export interface SnapshotFields {
  */
 export function snapshotMessage(fields: SnapshotFields): string {
   const subject = `chant wip: ${fields.branch}${fields.label === null ? '' : ` (${fields.label})`}`;
-  const trailers = [
-    `Chant-Wip-Branch: ${fields.branch}`,
-    `Chant-Wip-Head: ${fields.head}`,
-    `Chant-Wip-Kind: ${fields.kind}`,
-    ...(fields.label === null ? [] : [`Chant-Wip-Label: ${fields.label}`]),
-    ...(fields.by === null ? [] : [`Chant-Wip-By: ${fields.by}`]),
-  ];
+  const trailers: string[] = [];
+  for (const field of SNAPSHOT_FIELDS) {
+    const text = (field.codec as FieldCodec<unknown>).write(fields[field.name]);
+    if (text !== null) trailers.push(`${field.trailer}: ${text}`);
+  }
   return `${subject}\n\n${trailers.join('\n')}\n`;
 }
 
 /**
- * Reads a commit as a snapshot: null unless its last paragraph carries both `Chant-Wip-Branch`
- * and `Chant-Wip-Head` (keys match without regard to case; a kind other than `pre-restore`
- * reads as `save`).
+ * A snapshot from its commit's id, tree and time and the texts of its trailers (undefined:
+ * absent), in {@link SNAPSHOT_FIELDS} order; null when a field is invalid.
  */
-export function readSnapshot(commit: CommitRecord): Snapshot | null {
-  // Walks the last paragraph backwards, line by line: the read parses one message per
-  // snapshot, ten thousand at a time, so no pass over the whole message is spent on the rest.
-  const message = commit.message;
-  let end = message.length;
-  while (end > 0 && message.charCodeAt(end - 1) === 10) end -= 1;
-  let branch: string | undefined;
-  let head: string | undefined;
-  let kind: string | undefined;
-  let label: string | undefined;
-  let by: string | undefined;
-  let closed = false;
-  while (end > 0) {
-    const start = message.lastIndexOf('\n', end - 1) + 1;
-    if (isBlank(message, start, end)) {
-      closed = true;
-      break;
-    }
-    // Only the five Chant-Wip keys matter, and each is a valid trailer key, so matching the text
-    // before the colon against them, without regard to case, is the whole check. Indices rather
-    // than slices: the read does this for every line of ten thousand messages.
-    const colon = message.indexOf(':', start);
-    if (colon > start + KEY_PREFIX.length && colon < end && startsWithFolded(message, start, KEY_PREFIX)) {
-      const key = keyAt(message, start + KEY_PREFIX.length, colon);
-      if (key !== null) {
-        const from = message.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1;
-        const value = message.slice(from, end);
-        // Going backwards, so the earliest occurrence of a key is the one left standing.
-        switch (key) {
-          case 'branch': branch = value; break;
-          case 'head': head = value.trim(); break;
-          case 'kind': kind = value.trim(); break;
-          case 'label': label = value; break;
-          case 'by': by = value; break;
-        }
-      }
-    }
-    end = start - 1;
+function snapshotOf(commit: CommitRecord, texts: ReadonlyArray<string | undefined>): Snapshot | null {
+  const snapshot: Record<string, unknown> = { commit: commit.commit, tree: commit.tree };
+  for (const [index, field] of SNAPSHOT_FIELDS.entries()) {
+    const value = field.codec.read(texts[index]);
+    if (value === INVALID) return null;
+    snapshot[field.name] = value;
   }
-  // A message of one paragraph has a subject and no trailers.
-  if (!closed || branch === undefined || branch === '' || head === undefined || !OBJECT_ID.test(head)) return null;
-  return {
-    commit: commit.commit,
-    tree: commit.tree,
-    branch,
-    head,
-    kind: kind === 'pre-restore' ? 'pre-restore' : 'save',
-    label: label ?? null,
-    by: by ?? null,
-    at: new Date(commit.committedAt * 1000).toISOString(),
-  };
+  snapshot.at = new Date(commit.committedAt * 1000).toISOString();
+  return snapshot as Snapshot;
+}
+
+/**
+ * A snapshot as the memo keeps it: `[tree, ...each field, at]` after the commit and its link,
+ * strings named through `text`.
+ */
+export function storeSnapshot(snapshot: Snapshot, text: (value: string) => number): unknown[] {
+  return [text(snapshot.tree), ...SNAPSHOT_FIELDS.map((field) => (field.codec as FieldCodec<unknown>).store(snapshot[field.name], text)), snapshot.at];
+}
+
+/** How many values {@link storeSnapshot} gives. */
+export const STORED_SNAPSHOT_LENGTH = SNAPSHOT_FIELDS.length + 2;
+
+/** The snapshot a memo entry's values hold (see {@link storeSnapshot}), or null when they are not what a read could have written. */
+export function loadSnapshot(commit: string, stored: readonly unknown[], text: (at: unknown, id: boolean) => string | null): Snapshot | null {
+  if (stored.length !== STORED_SNAPSHOT_LENGTH) return null;
+  const tree = text(stored[0], true);
+  const at = stored[stored.length - 1];
+  if (tree === null || typeof at !== 'string') return null;
+  const snapshot: Record<string, unknown> = { commit, tree };
+  for (const [index, field] of SNAPSHOT_FIELDS.entries()) {
+    const value = field.codec.load(stored[index + 1], text);
+    if (value === INVALID) return null;
+    snapshot[field.name] = value;
+  }
+  snapshot.at = at;
+  return snapshot as Snapshot;
 }
 
 const KEY_PREFIX = 'chant-wip-';
-const KEYS = ['branch', 'head', 'kind', 'label', 'by'] as const;
+/** Each field's trailer key after the prefix, lower-case, in {@link SNAPSHOT_FIELDS} order. */
+const KEYS: readonly string[] = SNAPSHOT_FIELDS.map((field) => field.trailer.slice(KEY_PREFIX.length).toLowerCase());
 
 /** Whether `text` from `at` starts with the lower-case `prefix`, without regard to ASCII case. */
 function startsWithFolded(text: string, at: number, prefix: string): boolean {
@@ -112,12 +195,12 @@ function startsWithFolded(text: string, at: number, prefix: string): boolean {
   return true;
 }
 
-/** Which Chant-Wip key `text[from, to)` names, without regard to case, or null. */
-function keyAt(text: string, from: number, to: number): (typeof KEYS)[number] | null {
-  for (const key of KEYS) {
-    if (key.length === to - from && startsWithFolded(text, from, key)) return key;
+/** Which field's key `text[from, to)` names, without regard to case: its position in {@link KEYS}, or -1. */
+function keyAt(text: string, from: number, to: number): number {
+  for (const [index, key] of KEYS.entries()) {
+    if (key.length === to - from && startsWithFolded(text, from, key)) return index;
   }
-  return null;
+  return -1;
 }
 
 /** A line of only spaces and tabs ends a paragraph. */
@@ -127,4 +210,41 @@ function isBlank(text: string, from: number, to: number): boolean {
     if (code !== 32 && code !== 9) return false;
   }
   return true;
+}
+
+/**
+ * Reads a commit as a snapshot: null unless its last paragraph carries the trailers of
+ * {@link SNAPSHOT_FIELDS}, `Chant-Wip-Branch` and `Chant-Wip-Head` at least (keys match without
+ * regard to case; a kind other than `pre-restore` reads as `save`).
+ */
+export function readSnapshot(commit: CommitRecord): Snapshot | null {
+  // Walks the last paragraph backwards, line by line: the read parses one message per
+  // snapshot, ten thousand at a time, so no pass over the whole message is spent on the rest.
+  const message = commit.message;
+  let end = message.length;
+  while (end > 0 && message.charCodeAt(end - 1) === 10) end -= 1;
+  const texts = new Array<string | undefined>(KEYS.length);
+  let closed = false;
+  while (end > 0) {
+    const start = message.lastIndexOf('\n', end - 1) + 1;
+    if (isBlank(message, start, end)) {
+      closed = true;
+      break;
+    }
+    // Only the fields' Chant-Wip keys matter, and each is a valid trailer key, so matching the
+    // text before the colon against them, without regard to case, is the whole check. Indices
+    // rather than slices: the read does this for every line of ten thousand messages.
+    const colon = message.indexOf(':', start);
+    if (colon > start + KEY_PREFIX.length && colon < end && startsWithFolded(message, start, KEY_PREFIX)) {
+      const key = keyAt(message, start + KEY_PREFIX.length, colon);
+      if (key >= 0) {
+        const from = message.charCodeAt(colon + 1) === 32 && colon + 1 < end ? colon + 2 : colon + 1;
+        // Going backwards, so the earliest occurrence of a key is the one left standing.
+        texts[key] = message.slice(from, end);
+      }
+    }
+    end = start - 1;
+  }
+  // A message of one paragraph has a subject and no trailers.
+  return closed ? snapshotOf(commit, texts) : null;
 }

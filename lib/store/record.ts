@@ -2,7 +2,8 @@
 import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import type { Plumbing } from '../git/plumbing.js';
-import { readSnapshot, snapshotMessage } from '../snapshot/format.js';
+import { readSnapshot, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
+import type { SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
 import { readTip } from './checkout.js';
 
@@ -11,23 +12,24 @@ const CAS_ATTEMPTS = 8;
 
 /**
  * Records `tree` as a snapshot on the branch's wip ref by compare-and-swap, unless the tip
- * already is it: with the same label, principal and kind (`exact`), or with any (`tree-and-head`,
+ * already is it: with the same fields (kind and notes, `exact`), or with any (`tree-and-head`,
  * for a checkpoint, whose only job is that the tree is kept).
  */
-export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, fields: { kind: SnapshotKind; label: string | null; by: string | null }, reuse: 'exact' | 'tree-and-head'): Promise<{ created: boolean; snapshot: Snapshot }> {
+export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, kind: SnapshotKind, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head'): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
-  const message = snapshotMessage({ branch: checkout.branch, head: checkout.head, ...fields });
+  const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind }, notes);
+  const message = snapshotMessage(fields);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head
-      && (reuse === 'tree-and-head' || (current.kind === fields.kind && current.label === fields.label && current.by === fields.by))) {
+      && (reuse === 'tree-and-head' || sameFields(current, fields))) {
       return { created: false, snapshot: current };
     }
     const seconds = Math.floor(clock().getTime() / 1000);
     const date = `@${seconds} +0000`;
     const parents = tip === null ? [checkout.head] : [tip.commit, checkout.head];
     const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
-    if (await plumbing.updateRefCas(checkout.ref, commit, tip?.commit ?? null, `chant wip: ${fields.kind}`)) {
+    if (await plumbing.updateRefCas(checkout.ref, commit, tip?.commit ?? null, `chant wip: ${kind}`)) {
       const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });
       if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
       return { created: true, snapshot };

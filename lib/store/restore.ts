@@ -48,7 +48,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         );
       }
       await indexNotLocked(layout);
-      const checkpoint = await recordSnapshot(context.plumbing, context.clock, checkout, current, { kind: 'pre-restore', label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
+      const checkpoint = await recordSnapshot(context.plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
       // The checkout's index is reset to HEAD unless it holds HEAD's tree already (the usual
       // case: nothing staged), when the reset would leave it as it is. It is read while git
       // writes the working tree, which leaves that index alone.

@@ -1,6 +1,8 @@
 // `save`: a snapshot of the whole working tree onto the branch's wip ref.
 import { rmSync } from 'node:fs';
 import type { SaveResult } from '../documents/wip-write.js';
+import { GIVEN_FIELDS } from '../snapshot/format.js';
+import type { SnapshotNotes } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { branchOf, readTip } from './checkout.js';
 import { checkIdentity, loadPolicy, locked, replicatorOf } from './context.js';
@@ -10,20 +12,18 @@ import { stageWorkingTree, unsavedOf, unsavedPaths, viaStatus } from './staging.
 import { workingTreeByStatus } from './working-tree.js';
 
 /**
- * Options of {@link WipStore.save}.
+ * Options of {@link WipStore.save}: the notes to record on the snapshot (`label`, `by`), each
+ * one line of at most 200 characters.
  * @public
  */
-export interface SaveOptions {
-  /** What to call the snapshot, such as `turn:7`: one line of at most 200 characters. */
-  label?: string | null;
-  /** Who takes it, such as `github:alex`: one line of at most 200 characters. */
-  by?: string | null;
-}
+export interface SaveOptions extends SnapshotNotes {}
 
 /** Takes a snapshot; see {@link WipStore.save}. */
 export async function save(context: StoreContext, options: SaveOptions): Promise<SaveResult> {
-  const label = checkText('--label', options.label);
-  const by = checkText('--by', options.by);
+  // Each note the snapshot format takes from a caller, checked in the format's order.
+  const notes: Record<string, string | null> = {};
+  for (const { name, option } of GIVEN_FIELDS) notes[name] = checkText(option, options[name]);
+  const by = notes.by ?? null;
   const opened = await context.plumbing.checkout();
   const layout = opened.layout;
   const policy = await loadPolicy(context, layout);
@@ -33,7 +33,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(context.plumbing, layout, checkout.head, checkout.ref) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
-      return { ...(await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', label, by }, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
+      return { ...(await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, 'save', notes, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
     }
     // The tip is read while git stages the working tree: it is only needed after.
     const [tip, staged] = await Promise.allSettled([readTip(context.plumbing, checkout.ref), stageWorkingTree(context.plumbing, checkout)]);
@@ -45,7 +45,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       const tree = await context.plumbing.writeTree(indexFile);
       // Reading the gitlinks from the index overlaps the commit and the ref update.
       const [recorded, unsaved] = await Promise.all([
-        recordSnapshot(context.plumbing, context.clock, checkout, tree, { kind: 'save', label, by }, 'exact'),
+        recordSnapshot(context.plumbing, context.clock, checkout, tree, 'save', notes, 'exact'),
         unsavedPaths(indexFile, layout.objectFormat),
       ]);
       return { ...recorded, unsaved };
