@@ -270,7 +270,7 @@ describe('the workspace declaration', () => {
   });
 
   test('a minReader that is not a version is declaration-invalid', async () => {
-    for (const minReader of ['latest', '0.103', 103, null]) {
+    for (const minReader of ['latest', '0.103', 103, null, 'v0.104.0', ' 0.104.0', '0.104.0-01']) {
       const top = checkout({ 'chant.workspace.json': JSON.stringify({ minReader }) });
       await refuses(() => Policy.load({ cwd: top, top }), 'declaration-invalid', /minReader must be a semantic version/);
     }

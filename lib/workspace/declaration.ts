@@ -5,6 +5,9 @@ import type { Node as JsonNode, ParseError } from 'jsonc-parser';
 import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from '../documents/replicate-rules.js';
 import type { RefClass, Trigger } from '../documents/replication.js';
 import { WipError } from '../errors.js';
+import type { SemVer } from 'semver';
+import compareSemver from 'semver/functions/compare.js';
+import parseSemver from 'semver/functions/parse.js';
 import { CONTRACT_VERSION } from '../version.js';
 
 /**
@@ -221,45 +224,17 @@ function checkMinReader(root: Readonly<Record<string, unknown>>, where: Locator)
   const wanted = root.minReader;
   const version = typeof wanted === 'string' ? parseVersion(wanted) : null;
   if (version === null) throw invalid(where, ['minReader'], `must be a semantic version such as "${CONTRACT_VERSION}"; it is ${show(wanted)}`);
-  if (compareVersions(version, parseVersion(CONTRACT_VERSION) as Version) > 0) {
+  if (compareSemver(version, CONTRACT_VERSION) > 0) {
     throw new WipError('reader-too-old', `${where(['minReader'])}: the declaration needs a reader of contract ${wanted as string} or newer; this chant-wip implements ${CONTRACT_VERSION}`);
   }
 }
 
-interface Version {
-  core: [string, string, string];
-  pre: string[];
-}
-
-const SEMVER = /^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:-([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
-
-function parseVersion(text: string): Version | null {
-  const match = SEMVER.exec(text);
-  if (match === null) return null;
-  return { core: [match[1] as string, match[2] as string, match[3] as string], pre: match[4] === undefined ? [] : match[4].split('.') };
-}
-
-// Digit strings without leading zeros compare by length, then as text: no precision limit.
-function compareNumbers(a: string, b: string): number {
-  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** Semantic-version precedence: the core numerically, then a pre-release below its release. */
-function compareVersions(a: Version, b: Version): number {
-  for (let i = 0; i < 3; i += 1) {
-    const order = compareNumbers(a.core[i] as string, b.core[i] as string);
-    if (order !== 0) return order;
-  }
-  if (a.pre.length === 0 || b.pre.length === 0) return b.pre.length - a.pre.length;
-  for (let i = 0; i < Math.min(a.pre.length, b.pre.length); i += 1) {
-    const x = a.pre[i] as string;
-    const y = b.pre[i] as string;
-    const xNumeric = /^[0-9]+$/.test(x);
-    const yNumeric = /^[0-9]+$/.test(y);
-    const order = xNumeric && yNumeric ? compareNumbers(x, y) : xNumeric ? -1 : yNumeric ? 1 : x < y ? -1 : x > y ? 1 : 0;
-    if (order !== 0) return order;
-  }
-  return a.pre.length - b.pre.length;
+/**
+ * A version as the contract writes one: semver's, with its one twist that the text is the
+ * version itself (semver also takes a leading `v` or `=`, and blanks around it).
+ */
+function parseVersion(text: string): SemVer | null {
+  return /^[0-9]/.test(text) && text.trim() === text ? parseSemver(text) : null;
 }
 
 /**
