@@ -8,7 +8,7 @@ import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import { ancestryOf, countReachable } from './ancestry.js';
-import { Policy } from './policy.js';
+import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, replicaPrefix, replicaRef, replicaRefspecs } from './ref-classes.js';
 
 /**
@@ -46,7 +46,7 @@ export interface ReplicatorOpenOptions {
 
 /** The local refs of the policy's classes and what is known of the remote, read in two processes. */
 interface LocalView {
-  policy: PolicyDocument;
+  policy: Policy;
   remoteConfigured: boolean;
   sshCommand: string | null;
   secrets: string[];
@@ -82,7 +82,7 @@ const FETCH_ATTEMPTS = 3;
 export class Replicator {
   readonly #cwd: string;
   readonly #git: GitRunner;
-  readonly #policy: PolicyDocument | null;
+  readonly #policy: Policy | null;
   readonly #progress: ((line: string) => void) | undefined;
 
   /**
@@ -92,7 +92,7 @@ export class Replicator {
   constructor(options: ReplicatorOptions) {
     this.#cwd = options.cwd;
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
-    this.#policy = options.policy instanceof Policy ? options.policy.toJSON() : options.policy;
+    this.#policy = options.policy === null ? null : policyOf(options.policy);
     this.#progress = options.progress;
   }
 
@@ -111,7 +111,7 @@ export class Replicator {
 
   /** The policy this replicator follows, or null. */
   get policy(): PolicyDocument | null {
-    return this.#policy;
+    return this.#policy === null ? null : this.#policy.toJSON();
   }
 
   /**
@@ -136,7 +136,7 @@ export class Replicator {
       }
       return { ref: ref.ref, class: ref.class, commit: ref.commit, replica: ref.replica, replicated, ahead };
     });
-    return { policy, remoteConfigured: view.remoteConfigured, replicated: behind.length === 0, refs };
+    return { policy: policy.toJSON(), remoteConfigured: view.remoteConfigured, replicated: behind.length === 0, refs };
   }
 
   /**
@@ -151,7 +151,7 @@ export class Replicator {
     const policy = this.#required();
     const view = await this.#view(policy);
     if (!view.remoteConfigured) throw unknownRemote(policy);
-    return { policy, replication: await this.#push(view) };
+    return { policy: policy.toJSON(), replication: await this.#push(view) };
   }
 
   /**
@@ -192,7 +192,7 @@ export class Replicator {
       if (previous !== null && !movedMeanwhile(previous, plan.locals)) throw asWipError(lastError);
       try {
         await moveRefs(this.#git, this.#cwd, plan.moves, 'chant wip: fetch');
-        return { policy, refs: plan.refs, failed };
+        return { policy: policy.toJSON(), refs: plan.refs, failed };
       } catch (error) {
         // Nothing was written; try again only if another writer moved a local ref meanwhile.
         previous = plan.locals;
@@ -210,7 +210,7 @@ export class Replicator {
    */
   async after(trigger: Trigger): Promise<PushResult | null> {
     const policy = this.#policy;
-    if (policy === null || !policy.on.includes(trigger)) return null;
+    if (policy === null || !policy.has(trigger)) return null;
     try {
       return await this.pushOrReport();
     } catch {
@@ -219,12 +219,12 @@ export class Replicator {
     }
   }
 
-  #required(): PolicyDocument {
+  #required(): Policy {
     if (this.#policy === null) throw new WipError('wip-policy-none', 'no box in the workspace declaration declares replicate, so there is no remote to replicate to');
     return this.#policy;
   }
 
-  async #view(policy: PolicyDocument): Promise<LocalView> {
+  async #view(policy: Policy): Promise<LocalView> {
     const replicas = replicaPrefix(policy.remote);
     const tracking = `refs/remotes/${policy.remote}/`;
     const [remote, tips] = await Promise.all([
@@ -274,7 +274,7 @@ export class Replicator {
   }
 
   /** What a fetch would do with the replica namespace as it stands. */
-  async #fetchPlan(policy: PolicyDocument): Promise<{ refs: FetchRef[]; moves: RefMove[]; locals: Map<string, string> }> {
+  async #fetchPlan(policy: Policy): Promise<{ refs: FetchRef[]; moves: RefMove[]; locals: Map<string, string> }> {
     const replicas = replicaPrefix(policy.remote);
     const [tips, checkedOut] = await Promise.all([
       readRefTips(this.#git, this.#cwd, [...classPatterns(policy.refs), replicas]),
@@ -319,7 +319,7 @@ export class Replicator {
   }
 }
 
-function unknownRemote(policy: PolicyDocument): WipError {
+function unknownRemote(policy: Policy): WipError {
   return new WipError('wip-remote-unknown', `the replicate policy of ${policy.box} names the git remote ${policy.remote}, which this checkout does not have: add it with git remote add ${policy.remote} <url>`);
 }
 

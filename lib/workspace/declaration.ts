@@ -2,8 +2,6 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { parseTree, printParseErrorCode } from 'jsonc-parser';
 import type { Node as JsonNode, ParseError } from 'jsonc-parser';
-import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from '../documents/replicate-rules.js';
-import type { RefClass, Trigger } from '../documents/replication.js';
 import { WipError } from '../errors.js';
 import type { SemVer } from 'semver';
 import compareSemver from 'semver/functions/compare.js';
@@ -41,32 +39,6 @@ export interface Declaration {
   readonly root: Readonly<Record<string, unknown>>;
   /** Where a field is: `file:line:column`, or the file alone when the field is not in it. */
   readonly where: Locator;
-}
-
-/**
- * A box's `replicate` block with every default filled in and its lists in canonical order.
- * @public
- */
-export interface ReplicateSettings {
-  /** The git remote, by name. */
-  remote: string;
-  /** The ref classes, in the order of {@link REF_CLASSES}. */
-  refs: RefClass[];
-  /** The triggers, in the order of {@link TRIGGERS}. */
-  on: Trigger[];
-  /** The host's push interval, or null. */
-  every: string | null;
-}
-
-/**
- * The one box of a declaration that declares `replicate`.
- * @public
- */
-export interface DeclaredReplicate {
-  /** The member's `name`, or `members[i]` when it has none. */
-  box: string;
-  /** Its `replicate`, validated, defaults filled in. */
-  settings: ReplicateSettings;
 }
 
 /**
@@ -238,93 +210,6 @@ function parseVersion(text: string): SemVer | null {
 }
 
 /**
- * The one box of a declaration that declares `replicate`, validated. Checks the shape of the
- * path to it: `members` an array, each member an object, each `box` an object.
- * @param declaration - a parsed declaration
- * @returns the box and its settings, or null when no box declares replicate
- * @throws {@link WipError} `declaration-invalid` when the shape is wrong or two boxes declare replicate
- * @public
- */
-export function declaredReplicate(declaration: Declaration): DeclaredReplicate | null {
-  const { root, where } = declaration;
-  if (!Object.hasOwn(root, 'members')) return null;
-  const members = root.members;
-  if (!Array.isArray(members)) throw invalid(where, ['members'], `must be an array; it is ${kind(members)}`);
-  let found: (DeclaredReplicate & { label: string }) | null = null;
-  for (const [index, member] of members.entries()) {
-    if (!isObject(member)) throw invalid(where, ['members', index], `must be an object; it is ${kind(member)}`);
-    if (!Object.hasOwn(member, 'box')) continue;
-    if (!isObject(member.box)) throw invalid(where, ['members', index, 'box'], `must be an object; it is ${kind(member.box)}`);
-    if (!Object.hasOwn(member.box, 'replicate')) continue;
-    const named = typeof member.name === 'string' && member.name.length > 0;
-    const box = named ? (member.name as string) : `members[${index}]`;
-    const label = named ? `${JSON.stringify(box)} (members[${index}])` : box;
-    const field = ['members', index, 'box', 'replicate'];
-    if (found !== null) throw invalid(where, field, `is a second replicate: only one box may declare replicate, but members ${found.label} and ${label} both do`);
-    found = { box, label, settings: checkReplicate(member.box.replicate, field, where) };
-  }
-  return found === null ? null : { box: found.box, settings: found.settings };
-}
-
-const REMOTE_NAME = new RegExp(REMOTE_NAME_PATTERN);
-const EVERY = new RegExp(EVERY_PATTERN);
-const EXTENSION_KEY = new RegExp(EXTENSION_KEY_PATTERN);
-const KNOWN_KEYS = new Set(['remote', 'refs', 'on', 'every']);
-
-/**
- * Validates a `replicate` block the way its published schema does, by hand so that nothing on
- * the save path compiles a schema, and fills in the defaults: remote `origin`, every ref class,
- * both triggers, no `every`. `refs` and `on` come back in canonical order.
- * @param value - the block as written
- * @param field - where it sits, for messages (`["members", 0, "box", "replicate"]`)
- * @param where - says where a field is in the file, or null when there is no file
- * @returns the settings, defaults filled in
- * @throws {@link WipError} `declaration-invalid`, naming the first offending field
- * @public
- */
-export function checkReplicate(value: unknown, field: FieldPath, where: Locator): ReplicateSettings {
-  if (!isObject(value)) throw invalid(where, field, `must be an object; it is ${kind(value)}`);
-  for (const key of Object.keys(value)) {
-    if (!KNOWN_KEYS.has(key) && !EXTENSION_KEY.test(key)) {
-      throw invalid(where, [...field, key], 'is not a replicate key: the keys are remote, refs, on and every, and x- keys are left to other tools', 'key');
-    }
-  }
-  let remote = 'origin';
-  if (Object.hasOwn(value, 'remote')) {
-    if (typeof value.remote !== 'string' || !REMOTE_NAME.test(value.remote)) {
-      throw invalid(where, [...field, 'remote'], `must be the name of a git remote (a letter or digit, then up to 63 of letters, digits, ".", "_" and "-"), never a URL; it is ${show(value.remote)}`);
-    }
-    remote = value.remote;
-  }
-  const refs = Object.hasOwn(value, 'refs') ? oneOfEach(value.refs, REF_CLASSES, [...field, 'refs'], where, false) : [...REF_CLASSES];
-  const on = Object.hasOwn(value, 'on') ? oneOfEach(value.on, TRIGGERS, [...field, 'on'], where, true) : [...TRIGGERS];
-  let every: string | null = null;
-  if (Object.hasOwn(value, 'every')) {
-    if (typeof value.every !== 'string' || !EVERY.test(value.every)) {
-      throw invalid(where, [...field, 'every'], `must be a whole number of seconds, minutes or hours such as "10m" (1 or more, then s, m or h); it is ${show(value.every)}`);
-    }
-    every = value.every;
-  }
-  return { remote, refs, on, every };
-}
-
-/** A list of distinct names out of `allowed`, returned in `allowed`'s order. */
-function oneOfEach<T extends string>(value: unknown, allowed: readonly T[], field: FieldPath, where: Locator, mayBeEmpty: boolean): T[] {
-  const names = allowed.join(', ');
-  if (!Array.isArray(value)) throw invalid(where, field, `must be an array of ${names}; it is ${kind(value)}`);
-  if (value.length === 0 && !mayBeEmpty) throw invalid(where, field, `must name at least one of ${names}`);
-  const seen = new Set<string>();
-  for (const [index, item] of value.entries()) {
-    if (typeof item !== 'string' || !(allowed as readonly string[]).includes(item)) {
-      throw invalid(where, [...field, index], `must be one of ${names}; it is ${show(item)}`);
-    }
-    if (seen.has(item)) throw invalid(where, [...field, index], `repeats ${show(item)}: each may be named once`);
-    seen.add(item);
-  }
-  return allowed.filter((name) => seen.has(name));
-}
-
-/**
  * A field path as people read it: `members[1].box.replicate.refs[0]`.
  * @param field - keys and indexes from the top
  * @returns the path, or `(top level)` for the empty path
@@ -340,23 +225,30 @@ export function formatField(field: FieldPath): string {
   return text === '' ? '(top level)' : text;
 }
 
-function invalid(where: Locator, field: FieldPath, problem: string, at: 'value' | 'key' = 'value'): WipError {
+/**
+ * A `declaration-invalid` refusal naming the field and where it is.
+ * @internal
+ */
+export function invalid(where: Locator, field: FieldPath, problem: string, at: 'value' | 'key' = 'value'): WipError {
   const location = where(field, at);
   return new WipError('declaration-invalid', `${location === null ? '' : `${location}: `}${formatField(field)} ${problem}`);
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+/** @internal */
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function kind(value: unknown): string {
+/** What kind of JSON value this is, for a message (`an array`, `a string`). @internal */
+export function kind(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   if (typeof value === 'object') return 'an object';
   return `a ${typeof value}`;
 }
 
-function show(value: unknown): string {
+/** A value as a message shows it, shortened. @internal */
+export function show(value: unknown): string {
   if (typeof value === 'object' && value !== null) return kind(value);
   const text = JSON.stringify(value) ?? String(value);
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
