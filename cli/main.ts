@@ -1,5 +1,5 @@
 import { Builtins, Cli } from 'clipanion';
-import { VERSION, WipError, writeFailureDocument } from '../lib/index.js';
+import { VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
 import type { WriteAction } from '../lib/index.js';
 import { printDocument } from './base-command.js';
 import type { ChantContext } from './base-command.js';
@@ -12,7 +12,7 @@ import { WipSaveCommand } from './commands/workspace/wip/save.js';
 /** Every command class the CLI registers, in the order `--help` lists them. */
 export const COMMANDS = [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand] as const;
 
-const VERBS: readonly WriteAction[] = ['save', 'restore', 'push', 'fetch'];
+const VERBS: readonly WriteAction[] = WRITE_ACTIONS;
 
 /** The clipanion CLI of chant-wip. */
 export function buildCli(): Cli<ChantContext> {

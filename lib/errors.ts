@@ -1,34 +1,8 @@
 import { GitCommandError } from './git/runner.js';
+import type { WipErrorCode } from './error-codes.js';
 
-/**
- * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
- * last two are this project's own (see docs/schemas.md).
- * @public
- */
-export const WIP_ERROR_CODES = [
-  'not-a-git-repository',
-  'declaration-ambiguous',
-  'declaration-unparseable',
-  'declaration-invalid',
-  'reader-too-old',
-  'write-usage-invalid',
-  'wip-no-branch',
-  'wip-none',
-  'wip-snapshot-unknown',
-  'wip-branch-other',
-  'wip-race',
-  'wip-policy-none',
-  'wip-remote-unknown',
-  'principal-unidentified',
-  'wip-restore-blocked',
-  'git-failed',
-] as const;
-
-/**
- * The closed union of refusal codes.
- * @public
- */
-export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
+export { WIP_ERROR_CODES } from './error-codes.js';
+export type { WipErrorCode } from './error-codes.js';
 
 /**
  * Options of a {@link WipError}.

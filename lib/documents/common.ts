@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { TSchema } from 'typebox';
+import type { TLiteral, TSchema, TUnion } from 'typebox';
 
 import { CONTRACT } from './ids.js';
 
@@ -19,6 +19,11 @@ export function header(id: string) {
 
 /** A success document forbids `error`, so a reader tells success from refusal by its presence. */
 export const NoError = Type.Optional(Type.Never());
+
+/** A union of the string literals of a list, in its order: one list gives the type and the schema. */
+export function LiteralUnion<const T extends readonly string[]>(values: T, options: { description?: string } = {}): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
+  return Type.Union(values.map((value) => Type.Literal(value)), options) as never;
+}
 
 /** `T | null`, the way JSON Schema readers expect it. */
 export function Nullable<T extends TSchema>(schema: T, description?: string) {

@@ -23,3 +23,10 @@ export const REPLICATE_DECLARATION_ID = 'https://intentius.io/chant/schemas/work
  * @public
  */
 export const CONTRACT = 1;
+
+/**
+ * The write verbs, in the order the write documents list them: the one list the CLI's write
+ * commands, the documents' action union and the schema's variants follow.
+ * @public
+ */
+export const WRITE_ACTIONS = ['save', 'restore', 'push', 'fetch'] as const;

@@ -1,12 +1,13 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { Nullable, ObjectId } from './common.js';
+import { LiteralUnion, Nullable, ObjectId } from './common.js';
+import { REF_CLASSES, TRIGGERS } from './replicate-rules.js';
 
 /**
  * The classes of refs a policy can replicate, in their canonical order.
  * @public
  */
-export const RefClass = Type.Union([Type.Literal('work'), Type.Literal('kept'), Type.Literal('wip'), Type.Literal('ledger')]);
+export const RefClass = LiteralUnion(REF_CLASSES);
 /**
  * A class of replicated ref: `work`, `kept`, `wip` or `ledger`.
  * @public
@@ -17,7 +18,7 @@ export type RefClass = Static<typeof RefClass>;
  * When chant pushes on its own, in canonical order.
  * @public
  */
-export const Trigger = Type.Union([Type.Literal('save'), Type.Literal('release')]);
+export const Trigger = LiteralUnion(TRIGGERS);
 /**
  * A moment chant pushes on its own: `save` (after a wip save) or `release` (after a work lease is released).
  * @public

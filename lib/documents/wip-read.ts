@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { header, NoError, Nullable, ObjectId, WIP_READ_ID } from './common.js';
+import { READ_ERROR_CODES } from '../error-codes.js';
+import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_READ_ID } from './common.js';
 import { ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 
@@ -53,14 +54,7 @@ export const ListResult = Type.Object({
 export type ListResult = Static<typeof ListResult>;
 
 /** The codes the read can refuse with. */
-export const ReadErrorCode = Type.Union([
-  Type.Literal('not-a-git-repository'),
-  Type.Literal('declaration-ambiguous'),
-  Type.Literal('declaration-unparseable'),
-  Type.Literal('declaration-invalid'),
-  Type.Literal('reader-too-old'),
-  Type.Literal('git-failed'),
-]);
+export const ReadErrorCode = LiteralUnion(READ_ERROR_CODES);
 
 /**
  * The read document on success. Exit code 0.

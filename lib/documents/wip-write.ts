@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { header, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
+import { WIP_ERROR_CODES } from '../error-codes.js';
+import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
+import { WRITE_ACTIONS } from './ids.js';
 import { FetchRef, PolicyDocument, PushResult } from './replication.js';
 import { Snapshot } from './snapshot.js';
 
@@ -94,32 +96,15 @@ export type FetchResult = Static<typeof FetchResult>;
  * The verbs of the write documents.
  * @public
  */
-export const WriteAction = Type.Union([Type.Literal('save'), Type.Literal('restore'), Type.Literal('push'), Type.Literal('fetch')]);
+export const WriteAction = LiteralUnion(WRITE_ACTIONS);
 /**
  * A write verb, as a TypeScript type.
  * @public
  */
 export type WriteAction = Static<typeof WriteAction>;
 
-/** The codes a write can refuse with. */
-export const WriteErrorCode = Type.Union([
-  Type.Literal('not-a-git-repository'),
-  Type.Literal('declaration-ambiguous'),
-  Type.Literal('declaration-unparseable'),
-  Type.Literal('declaration-invalid'),
-  Type.Literal('reader-too-old'),
-  Type.Literal('write-usage-invalid'),
-  Type.Literal('wip-no-branch'),
-  Type.Literal('wip-none'),
-  Type.Literal('wip-snapshot-unknown'),
-  Type.Literal('wip-branch-other'),
-  Type.Literal('wip-race'),
-  Type.Literal('wip-policy-none'),
-  Type.Literal('wip-remote-unknown'),
-  Type.Literal('principal-unidentified'),
-  Type.Literal('wip-restore-blocked'),
-  Type.Literal('git-failed'),
-]);
+/** The codes a write can refuse with: every code. */
+export const WriteErrorCode = LiteralUnion(WIP_ERROR_CODES);
 
 function success<A extends string, P extends Record<string, import('typebox').TSchema>>(action: A, properties: P, description: string) {
   return Type.Object({ ...header(WIP_WRITE_ID), error: NoError, action: Type.Literal(action), ...properties }, { description });

@@ -1,0 +1,39 @@
+// The one list of refusal codes: the error type, the documents' code unions and their schemas
+// are derived from it. A module of its own, so the documents read it without loading git.
+
+/**
+ * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
+ * last two are this project's own (see docs/schemas.md).
+ * @public
+ */
+export const WIP_ERROR_CODES = [
+  'not-a-git-repository',
+  'declaration-ambiguous',
+  'declaration-unparseable',
+  'declaration-invalid',
+  'reader-too-old',
+  'write-usage-invalid',
+  'wip-no-branch',
+  'wip-none',
+  'wip-snapshot-unknown',
+  'wip-branch-other',
+  'wip-race',
+  'wip-policy-none',
+  'wip-remote-unknown',
+  'principal-unidentified',
+  'wip-restore-blocked',
+  'git-failed',
+] as const;
+
+/**
+ * The closed union of refusal codes.
+ * @public
+ */
+export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
+
+/**
+ * The codes the read (`wip`, `WipStore.list`) can refuse with, in the order of
+ * {@link WIP_ERROR_CODES}; the writes can refuse with every code.
+ * @internal
+ */
+export const READ_ERROR_CODES = ['not-a-git-repository', 'declaration-ambiguous', 'declaration-unparseable', 'declaration-invalid', 'reader-too-old', 'git-failed'] as const satisfies readonly WipErrorCode[];
