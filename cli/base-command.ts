@@ -1,11 +1,12 @@
 import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
-import { asWipError, writeDocument, writeFailureDocument } from '../lib/index.js';
+import { asWipError, GitCommandError, WIP_READ_ID, WIP_WRITE_ID, WipError, writeDocument, writeFailureDocument } from '../lib/index.js';
 import type { WriteAction, WriteResults } from '../lib/index.js';
 
 /**
- * What every chant command runs with: clipanion's streams, plus the folder it runs in and the
- * environment it reads (`CHANT_AGENT`).
+ * What every chant command runs with: clipanion's streams, plus the folder it runs in (empty
+ * when the process could not learn it: the folder was deleted under it) and the environment it
+ * reads (`CHANT_AGENT`).
  */
 export interface ChantContext extends BaseContext {
   cwd: string;
@@ -17,10 +18,25 @@ export function printDocument(context: ChantContext, document: unknown): void {
 }
 
 /**
+ * The refusal a caught value becomes in a document. A failure of git or of the system (a full
+ * disk, a file that cannot be written) is `git-failed` as the SDK wraps it; anything else is a
+ * fault of chant-wip itself, `internal-error`, never a stack trace.
+ */
+export function refusalOf(error: unknown): WipError {
+  if (error instanceof WipError || error instanceof GitCommandError) return asWipError(error);
+  if (error instanceof Error && typeof (error as NodeJS.ErrnoException).syscall === 'string') return asWipError(error);
+  const what = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return new WipError('internal-error', `chant-wip failed unexpectedly (${what.split('\n')[0]}); nothing more is known, please report it`, { cause: error });
+}
+
+/**
  * A write verb: parse flags, call one SDK method, print its document whether or not `--json`
  * is given. A refusal prints the failure document and exits 1.
  */
 export abstract class WriteCommand<A extends WriteAction> extends Command<ChantContext> {
+  /** The schema of what every write prints. */
+  static document: string | null = WIP_WRITE_ID;
+
   json = Option.Boolean('--json', false, { description: 'Print the JSON document (the writes print it either way).' });
 
   abstract readonly action: A;
@@ -29,12 +45,19 @@ export abstract class WriteCommand<A extends WriteAction> extends Command<ChantC
   abstract perform(): Promise<WriteResults[A]>;
 
   async execute(): Promise<number> {
+    let document;
     try {
-      printDocument(this.context, writeDocument(this.action, await this.perform()));
-      return 0;
+      document = writeDocument(this.action, await this.perform());
     } catch (error) {
-      printDocument(this.context, writeFailureDocument(this.action, asWipError(error)));
+      printDocument(this.context, writeFailureDocument(this.action, refusalOf(error)));
       return 1;
     }
+    // Printed outside the try: the write happened, whatever becomes of stdout (a reader that
+    // went away), and the exit code says so.
+    printDocument(this.context, document);
+    return 0;
   }
 }
+
+/** The schema of what the read prints. */
+export const READ_DOCUMENT = WIP_READ_ID;

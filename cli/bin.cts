@@ -12,7 +12,17 @@ import vm = require('node:vm');
 /** package.json's version, put in by the bundler. */
 declare const CHANT_VERSION: string;
 
-type Main = (argv: readonly string[], context: Record<string, unknown>) => Promise<number>;
+type Context = Record<string, unknown>;
+type Main = (argv: readonly string[], context: Context) => Promise<number>;
+type PrintFault = (argv: readonly string[], context: Context, error: unknown) => void;
+
+// A reader that went away (`| head -1`, a host that died) closes the pipe: the document cannot
+// be delivered, but whatever the command did is done and the exit code still says what it was.
+// Without a listener Node would throw the EPIPE as a stack trace and exit 1.
+let stdoutClosed = false;
+process.stdout.on('error', () => {
+  stdoutClosed = true;
+});
 
 const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
@@ -27,16 +37,23 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
     cachedData = undefined;
   }
   const script = new vm.Script(nodeModule.wrap(fs.readFileSync(file, 'utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
-  const loaded = { exports: {} as { main: Main } };
+  const loaded = { exports: {} as { main: Main; printFault: PrintFault } };
   script.runInThisContext()(loaded.exports, nodeModule.createRequire(file), loaded, file, __dirname);
-  void loaded.exports.main(argv, {
-    stdin: process.stdin,
-    stdout: process.stdout,
-    stderr: process.stderr,
-    env: process.env,
-    colorDepth: 1,
-    cwd: process.cwd(),
-  }).then((code) => {
+  let cwd = '';
+  try {
+    cwd = process.cwd();
+  } catch {
+    // The folder was deleted under the process (uv_cwd): main answers with a document.
+  }
+  const context = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1, cwd };
+  const fault = (error: unknown) => {
+    if (stdoutClosed || (error as NodeJS.ErrnoException | null)?.code === 'EPIPE') return;
+    loaded.exports.printFault(argv, context, error);
+    process.exitCode = 1;
+  };
+  process.on('uncaughtException', fault);
+  process.on('unhandledRejection', fault);
+  void loaded.exports.main(argv, context).then((code) => {
     process.exitCode = code;
     if (process.env.CHANT_WIP_WRITE_CODE_CACHE === '1') {
       // Only the build asks for this, after a run, so the cache holds what a run compiles.

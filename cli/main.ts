@@ -1,47 +1,124 @@
 import { Builtins, Cli } from 'clipanion';
-import { VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
+import { readFailureDocument, VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
 import type { WriteAction } from '../lib/index.js';
-import { printDocument } from './base-command.js';
+import { printDocument, refusalOf } from './base-command.js';
 import type { ChantContext } from './base-command.js';
-import { WipReadCommand } from './commands/workspace/wip.js';
-import { WipFetchCommand } from './commands/workspace/wip/fetch.js';
-import { WipPushCommand } from './commands/workspace/wip/push.js';
-import { WipRestoreCommand } from './commands/workspace/wip/restore.js';
-import { WipSaveCommand } from './commands/workspace/wip/save.js';
-
-/** Every command class the CLI registers, in the order `--help` lists them. */
-export const COMMANDS = [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand] as const;
+import { printHelp } from './commands/help.js';
+import { commandAt, nearest, nextWords } from './definitions.js';
+import type { CliDefinition } from './definitions.js';
+import { cliDefinition, commandClasses } from './registry.js';
 
 const VERBS: readonly WriteAction[] = WRITE_ACTIONS;
+const READ_PATH = 'workspace wip';
 
 /** The clipanion CLI of chant-wip. */
 export function buildCli(): Cli<ChantContext> {
   const cli = new Cli<ChantContext>({ binaryLabel: 'chant-wip', binaryName: 'chant', binaryVersion: VERSION, enableColors: false });
-  for (const command of COMMANDS) cli.register(command);
-  cli.register(Builtins.HelpCommand);
+  for (const command of commandClasses()) cli.register(command);
   cli.register(Builtins.VersionCommand);
   return cli;
 }
 
-/** The write verb a command line names, or null. */
-function actionOf(argv: readonly string[]): WriteAction | null {
-  const verb = argv[0] === 'workspace' && argv[1] === 'wip' ? argv[2] : undefined;
-  return VERBS.find((candidate) => candidate === verb) ?? null;
+/** How a command line reads before it is parsed: the command it names and what is left over. */
+interface Reading {
+  /** The longest path of known words (`['workspace', 'wip']`). */
+  path: string[];
+  /** The first word that does not continue the path and is not an option's value. */
+  stray: string | null;
+  /** Options (before `--`), as typed. */
+  options: string[];
+  help: boolean;
+  json: boolean;
+}
+
+function read(argv: readonly string[], definition: CliDefinition): Reading {
+  const valueOptions = new Set(definition.commands.flatMap((command) => command.options.filter((option) => option.value !== null).map((option) => option.name)));
+  const reading: Reading = { path: [], stray: null, options: [], help: false, json: false };
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--') break;
+    if (arg.startsWith('-') && arg.length > 1) {
+      reading.options.push(arg);
+      if (arg === '--help' || arg === '-h') reading.help = true;
+      if (arg === '--json') reading.json = true;
+      if (valueOptions.has(arg)) index += 1;
+      continue;
+    }
+    if (reading.stray === null && nextWords(definition, reading.path).includes(arg)) reading.path.push(arg);
+    else reading.stray ??= arg;
+  }
+  return reading;
+}
+
+/** What is wrong with a command line clipanion could not parse, said with what would be right. */
+function diagnose(reading: Reading, definition: CliDefinition, parserMessage: string): string {
+  const { path, stray } = reading;
+  const command = commandAt(definition, path);
+  const next = nextWords(definition, path);
+  const where = ['chant', ...path].join(' ');
+  if (stray !== null && next.length > 0 && (command === undefined || command.positionals.length === 0)) {
+    const guess = nearest(stray, next);
+    return `${where} has no command ${JSON.stringify(stray)}${guess === null ? '' : `; did you mean ${[where, guess].join(' ')}`}; it takes ${next.join(', ')}`;
+  }
+  if (command === undefined) return `${where} needs one of: ${next.join(', ')}`;
+  const known = command.options.map((option) => option.name);
+  const unknown = reading.options.map((option) => option.replace(/=.*$/s, '')).find((option) => !known.includes(option) && option !== '--help' && option !== '-h');
+  if (unknown !== undefined) {
+    const guess = nearest(unknown, known);
+    return `${where} has no option ${unknown}${guess === null ? '' : `; did you mean ${guess}`}${known.length > 0 ? `; it takes ${known.join(', ')}` : ''}`;
+  }
+  return parserMessage;
+}
+
+/** The failure document a command line gets: the read's for the read, a write's otherwise. */
+function failureDocument(reading: Reading, error: WipError): unknown {
+  if (reading.path.join(' ') === READ_PATH && reading.stray === null) return readFailureDocument(error);
+  const verb = reading.path[0] === 'workspace' && reading.path[1] === 'wip' ? reading.path[2] : undefined;
+  return writeFailureDocument(VERBS.find((candidate) => candidate === verb) ?? null, error);
 }
 
 /**
- * Runs the CLI on `argv` and resolves with the exit code. A command line clipanion cannot
- * parse becomes a `write-usage-invalid` document, not clipanion's own text.
+ * Prints the document of a fault that escaped everything else (the bin's last resort), so even
+ * then stdout holds a document and not a stack trace.
+ */
+export function printFault(argv: readonly string[], context: ChantContext, error: unknown): void {
+  let reading: Reading = { path: [], stray: null, options: [], help: false, json: false };
+  try {
+    reading = read(argv, cliDefinition());
+  } catch {
+    // The write document with a null action, then.
+  }
+  printDocument(context, failureDocument(reading, refusalOf(error)));
+}
+
+/**
+ * Runs the CLI on `argv` and resolves with the exit code. Whatever happens, stdout gets one
+ * document (or help, when help was asked for), never a stack trace: a command line clipanion
+ * cannot parse is a `write-usage-invalid` document, a folder that no longer exists is
+ * `not-a-git-repository`, and a fault of chant-wip itself is `internal-error`.
  */
 export async function main(argv: readonly string[], context: ChantContext): Promise<number> {
-  const cli = buildCli();
-  let command;
+  let reading: Reading = { path: [], stray: null, options: [], help: false, json: false };
   try {
-    command = cli.process([...argv], context);
+    const definition = cliDefinition();
+    reading = read(argv, definition);
+    if (argv.length === 0 || reading.help) return printHelp(context, reading.path, reading.json);
+    if (typeof context.cwd !== 'string' || context.cwd.length === 0) {
+      printDocument(context, failureDocument(reading, new WipError('not-a-git-repository', 'the folder chant was run in no longer exists (it was deleted or moved away); run it from inside a checkout')));
+      return 1;
+    }
+    const cli = buildCli();
+    let command;
+    try {
+      command = cli.process([...argv], context);
+    } catch (error) {
+      const parserMessage = ((error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).find((line) => line.length > 0) ?? 'unknown usage').replace(/\.$/, '');
+      printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${diagnose(reading, definition, parserMessage)}; see chant --help`)));
+      return 1;
+    }
+    return await cli.run(command, context);
   } catch (error) {
-    const reason = ((error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).find((line) => line.length > 0) ?? 'unknown usage').replace(/\.$/, '');
-    printDocument(context, writeFailureDocument(actionOf(argv), new WipError('write-usage-invalid', `${reason}; see chant --help`)));
+    printDocument(context, failureDocument(reading, refusalOf(error)));
     return 1;
   }
-  return cli.run(command, context);
 }

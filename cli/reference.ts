@@ -1,9 +1,5 @@
-import { buildCli } from './main.js';
-
-/** Undoes clipanion's wrapping for the terminal: markdown wraps by itself. */
-function flat(text: string): string {
-  return text.replace(/\s*\n\s*/g, ' ').trim();
-}
+import { WIP_ERROR_CODES } from '../lib/index.js';
+import { cliDefinition } from './registry.js';
 
 /** docs/cli.md, made from the CLI's own definitions so the page never drifts from the code. */
 export function cliReference(): string {
@@ -18,25 +14,31 @@ export function cliReference(): string {
     'The read prints a listing for people, or with `--json` (or when it fails) a document following',
     '`https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json`.',
     'A command line that does not parse (an unknown verb or option, a positional where none is taken) is a',
-    '`write-usage-invalid` document with `action` naming the verb, or null. An option-like snapshot name must',
+    '`write-usage-invalid` document: the read\'s for the read, else a write document with `action` naming the verb, or null;',
+    'its message names the nearest verb or option when the word looks like a typo. An option-like snapshot name must',
     'follow `--` (`chant workspace wip restore -- -x`); it is then only ever a name, never an option to git.',
     '',
+    'No stack trace reaches stdout or stderr: git missing from the PATH is `git-failed` naming git, a folder deleted',
+    'under the process is `not-a-git-repository`, a fault of chant-wip itself is `internal-error`. When the reader of',
+    'stdout has gone away (`| head -1`), the document is lost but the exit code still says whether the write happened.',
+    '',
+    '`chant <command> --help` describes a command for people; `chant help --json` (or `chant --help --json`)',
+    'describes every command, option and code for programs. `chant completion bash|zsh|fish` prints a completion',
+    'script made from the same definitions.',
+    '',
+    `The codes a document's \`error.code\` can hold: ${WIP_ERROR_CODES.map((code) => `\`${code}\``).join(', ')}.`,
+    '',
   ];
-  const definitions = buildCli().definitions({ colored: false }).filter((definition) => definition.path.includes('workspace'));
-  definitions.sort((a, b) => a.path.localeCompare(b.path));
-  for (const definition of definitions) {
-    lines.push(`## \`${definition.path.replace(/^chant /, 'chant ')}\``, '', '```', definition.usage, '```', '');
-    if (definition.description) lines.push(flat(definition.description), '');
-    if (definition.details) lines.push(flat(definition.details), '');
-    if (definition.options.length > 0) {
+  for (const command of cliDefinition().commands) {
+    lines.push(`## \`chant ${command.path.join(' ')}\``, '', '```', command.usage, '```', '');
+    if (command.description) lines.push(command.description, '');
+    if (command.details) lines.push(command.details, '');
+    if (command.options.length > 0) {
       lines.push('| option | meaning |', '| --- | --- |');
-      for (const option of definition.options) {
-        const name = option.definition.replace(/^--([a-z-]+) #0$/, '--$1 <$1>');
-        lines.push(`| \`${name}\` | ${flat(option.description ?? '')} |`);
-      }
+      for (const option of command.options) lines.push(`| \`${option.name}${option.value === null ? '' : ` <${option.value}>`}\` | ${option.description} |`);
       lines.push('');
     }
-    for (const [title, command] of definition.examples ?? []) lines.push(`${flat(title)}:`, '', '```sh', command.trim(), '```', '');
+    for (const example of command.examples) lines.push(`${example.title}:`, '', '```sh', example.command, '```', '');
   }
   return `${lines.join('\n').replace(/\n+$/, '')}\n`;
 }

@@ -3,7 +3,7 @@
 
 /**
  * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
- * last two are this project's own (see docs/schemas.md).
+ * last three are this project's own (see docs/schemas.md).
  * @public
  */
 export const WIP_ERROR_CODES = [
@@ -23,6 +23,7 @@ export const WIP_ERROR_CODES = [
   'principal-unidentified',
   'wip-restore-blocked',
   'git-failed',
+  'internal-error',
 ] as const;
 
 /**
@@ -36,4 +37,4 @@ export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
  * {@link WIP_ERROR_CODES}; the writes can refuse with every code.
  * @internal
  */
-export const READ_ERROR_CODES = ['not-a-git-repository', 'declaration-ambiguous', 'declaration-unparseable', 'declaration-invalid', 'reader-too-old', 'git-failed'] as const satisfies readonly WipErrorCode[];
+export const READ_ERROR_CODES = ['not-a-git-repository', 'declaration-ambiguous', 'declaration-unparseable', 'declaration-invalid', 'reader-too-old', 'write-usage-invalid', 'git-failed', 'internal-error'] as const satisfies readonly WipErrorCode[];

@@ -72,6 +72,12 @@ export function redactCredentials(text: string): string {
  */
 export function asWipError(error: unknown): WipError {
   if (error instanceof WipError) return error;
-  if (error instanceof GitCommandError) return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
+  if (error instanceof GitCommandError) {
+    // git never ran: the spawn failed, and what simple-git reports is Node's stack.
+    if (/\bspawn \S*git\S* ENOENT\b/.test(error.stderr)) {
+      return new WipError('git-failed', 'git could not be started (spawn git ENOENT): git is not on the PATH chant runs with, or the folder it runs in is gone', { cause: error });
+    }
+    return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
+  }
   return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
-import { asWipError, readDocument, readFailureDocument, WipStore } from '../../../lib/index.js';
-import { printDocument } from '../../base-command.js';
+import { readDocument, readFailureDocument, WipStore } from '../../../lib/index.js';
+import { printDocument, READ_DOCUMENT, refusalOf } from '../../base-command.js';
 import type { ChantContext } from '../../base-command.js';
 import { formatListing } from '../../listing.js';
 
@@ -14,6 +14,7 @@ export class WipReadCommand extends Command<ChantContext> {
       ['One branch', 'chant workspace wip --branch chant/work/W-001'],
     ],
   });
+  static document: string | null = READ_DOCUMENT;
   branch = Option.String('--branch', { description: "Only this branch's snapshots (its full name, without refs/heads/)." });
   json = Option.Boolean('--json', false, { description: 'Print the JSON document instead of the listing.' });
 
@@ -24,7 +25,7 @@ export class WipReadCommand extends Command<ChantContext> {
       else this.context.stdout.write(formatListing(result));
       return 0;
     } catch (error) {
-      printDocument(this.context, readFailureDocument(asWipError(error)));
+      printDocument(this.context, readFailureDocument(refusalOf(error)));
       return 1;
     }
   }
