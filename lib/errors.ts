@@ -40,6 +40,22 @@ export class WipError extends Error {
   }
 }
 
+/** How many paths a message names before it says how many more there are. */
+const PATHS_IN_MESSAGE = 10;
+
+/**
+ * A list of paths for a refusal's message: the first ten, then how many more, so a refusal about
+ * 100,000 files is one readable line. The full list belongs in the error's `paths`, where
+ * `error.paths` of the document carries it. Every message that names paths is built with this.
+ * @param paths - the paths, already sorted
+ * @returns `a, b, c` or `a, b, ... and 90 more (error.paths lists them all)`
+ * @internal
+ */
+export function pathsInMessage(paths: readonly string[]): string {
+  const named = paths.slice(0, PATHS_IN_MESSAGE).join(', ');
+  return paths.length > PATHS_IN_MESSAGE ? `${named}, and ${paths.length - PATHS_IN_MESSAGE} more (error.paths lists them all)` : named;
+}
+
 /**
  * Whether a value is a {@link WipError}, optionally of one code.
  * @param value - anything caught

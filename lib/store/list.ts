@@ -3,6 +3,7 @@ import { lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
 import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
+import { WipError } from '../errors.js';
 import { compareBytes } from '../order.js';
 import { chainLink, snapshotChain, walkChain } from '../snapshot/chain.js';
 import type { ChainLink } from '../snapshot/chain.js';
@@ -17,10 +18,14 @@ import type { StoreContext } from './context.js';
 export interface ListOptions {
   /** Only this branch's snapshots (exact name, without `refs/heads/`). */
   branch?: string | null;
+  /** At most this many snapshots per branch, the newest; all when null or absent. */
+  limit?: number | null;
 }
 
 /** Reads every branch's snapshots; see {@link WipStore.list}. */
 export async function list(context: StoreContext, options: ListOptions): Promise<ListResult> {
+  const limit = options.limit ?? null;
+  if (limit !== null && !(Number.isSafeInteger(limit) && limit >= 1)) throw new WipError('write-usage-invalid', `limit must be a whole number from 1; it was ${String(limit)}`);
   const { layout, headRef, head: headCommit, replaced } = await context.plumbing.checkout();
   const policy = await loadPolicy(context, layout);
   const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
@@ -53,7 +58,7 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   // the memo keeps.
   const walks = tips.map((tip) => walkChain(tip.commit, links).walked);
   const branches: BranchSnapshots[] = tips
-    .map((tip, index) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(walks[index] as string[], links) }))
+    .map((tip, index) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(walks[index] as string[], links).slice(0, limit ?? undefined) }))
     .sort((a, b) => compareBytes(a.branch, b.branch));
   // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
   // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.

@@ -10,7 +10,7 @@ import type { StoreContext } from './context.js';
 import { recordSnapshot } from './record.js';
 import { checkWritable, ignoredInTheWay, indexNotLocked } from './restore-checks.js';
 import { stageWorkingTree } from './staging.js';
-import { WipError } from '../errors.js';
+import { pathsInMessage, WipError } from '../errors.js';
 
 /**
  * Options of {@link WipStore.restore}.
@@ -43,7 +43,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       if (blocked.length > 0) {
         throw new WipError(
           'wip-restore-blocked',
-          `restoring ${target.commit.slice(0, 12)} would delete or overwrite ignored files, so nothing was changed: ${blocked.join(', ')}`,
+          `restoring ${target.commit.slice(0, 12)} would delete or overwrite ignored files, so nothing was changed: ${pathsInMessage(blocked)}`,
           { paths: blocked },
         );
       }

@@ -121,9 +121,10 @@ export class WipStore {
 
   /**
    * Every branch's snapshots, newest first, read from local refs only (never fetches).
-   * @param options - `branch` to read one branch's only
+   * @param options - `branch` to read one branch's only, `limit` to keep the newest few of each
    * @returns the checkout, the branches with snapshots sorted by branch, and the replication state
-   * @throws {@link WipError} `not-a-git-repository`, a declaration code or `git-failed`
+   * @throws {@link WipError} `write-usage-invalid` (a bad limit), `not-a-git-repository`, a
+   *   declaration code or `git-failed`
    */
   list(options: ListOptions = {}): Promise<ListResult> {
     return list(this.#context, options);
