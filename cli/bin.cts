@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The `chant` bin. It answers --version before loading anything, then loads the CLI bundle
-// through V8's code cache, which `npm run build` writes beside it: compiling the bundle anew on
-// every run costs more than a small save's own git work. A cache that V8 rejects (another Node)
-// is ignored, never rewritten here, and the bundle compiles as usual. CommonJS, because an ES
-// module entry costs Node's module loader its start-up on every run.
+// through V8's code cache beside it: compiling the bundle anew on every run costs more than a
+// small save's own git work. `npm run build` writes the cache for local runs; the package holds
+// none (V8's cache differs from build to build, and a tarball must not), so an installed bin
+// writes its own after its first run, and again after V8 rejected it (another Node). Where the
+// folder cannot be written, the bundle compiles on every run, as it would without a cache.
+// CommonJS, because an ES module entry costs Node's module loader its start-up on every run.
 import fs = require('node:fs');
 import nodeModule = require('node:module');
 import path = require('node:path');
@@ -55,10 +57,16 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.on('unhandledRejection', fault);
   void loaded.exports.main(argv, context).then((code) => {
     process.exitCode = code;
-    if (process.env.CHANT_WIP_WRITE_CODE_CACHE === '1') {
-      // Only the build asks for this, after a run, so the cache holds what a run compiles.
-      fs.writeFileSync(`${cacheFile}.tmp`, script.createCachedData());
-      fs.renameSync(`${cacheFile}.tmp`, cacheFile);
+    // After a run, so the cache holds what a run compiles. Written whole under a name of this
+    // process's own, then renamed, so a concurrent first run never reads half of one.
+    if (process.env.CHANT_WIP_WRITE_CODE_CACHE === '1' || cachedData === undefined || script.cachedDataRejected === true) {
+      const temporary = `${cacheFile}.${process.pid}.tmp`;
+      try {
+        fs.writeFileSync(temporary, script.createCachedData());
+        fs.renameSync(temporary, cacheFile);
+      } catch {
+        fs.rmSync(temporary, { force: true });
+      }
     }
   });
 }

@@ -2,9 +2,10 @@ import { git, makeRepo, readJson, ROOT, tempDir } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { SpawnSyncOptions } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, posix } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { validateDocument } from '../lib/documents/validate.js';
@@ -42,13 +43,58 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     npm(project, ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error', join(out, packed.filename)]);
   });
 
-  it('packs dist, the schemas, README.md, LICENSE and package.json, and nothing of the sources or tests', () => {
-    for (const path of ['package.json', 'README.md', 'LICENSE', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/cjs/index.cjs', 'dist/cjs/index.d.cts', pkg.bin.chant.replace(/^\.\//, ''), ...publishedSchemas().map((schema) => schema.path)]) {
+  it('packs dist, the schemas, the docs, the API reports, README.md, CHANGELOG.md, LICENSE and package.json, and nothing of the sources or tests', () => {
+    for (const path of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE', 'docs/cli.md', 'docs/sdk.md', 'etc/chant-wip.api.md', 'dist/lib/index.js', 'dist/lib/index.d.ts', 'dist/cjs/index.cjs', 'dist/cjs/index.d.cts', pkg.bin.chant.replace(/^\.\//, ''), ...publishedSchemas().map((schema) => schema.path)]) {
       assert.ok(files.includes(path), `the package holds ${path}`);
     }
-    const stray = files.filter((path) => !['package.json', 'README.md', 'LICENSE'].includes(path) && !/^(dist\/lib|dist\/cjs|dist\/bin|schemas)\//.test(path));
-    assert.deepEqual(stray, [], 'only dist/lib, dist/cjs, dist/bin and schemas beside the three files');
+    const stray = files.filter((path) => !['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(path) && !/^(dist\/lib|dist\/cjs|dist\/bin|schemas|docs)\/|^etc\/[a-z-]+\.api\.md$/.test(path));
+    assert.deepEqual(stray, [], 'only dist, schemas, docs and the API reports beside the four files');
+    assert.deepEqual(files.filter((path) => path.endsWith('.v8cache')), [], 'no V8 code cache: it differs from build to build');
     assert.deepEqual(files.filter((path) => /(^|\/)test\//.test(path) || path.endsWith('.map') || (path.endsWith('.ts') && !path.endsWith('.d.ts'))), [], 'no tests, sources or source maps');
+  });
+
+  it('keeps every relative link of README.md and the docs working from the package', () => {
+    const broken: string[] = [];
+    for (const page of files.filter((path) => path.endsWith('.md'))) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      for (const [, target = ''] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/i.test(target)) continue;
+        const resolved = posix.normalize(posix.join(posix.dirname(page), target)).replace(/\/$/, '');
+        if (!files.some((path) => path === resolved || path.startsWith(`${resolved}/`))) broken.push(`${page} -> ${target}`);
+      }
+    }
+    assert.deepEqual(broken, [], 'links to files the package does not hold');
+  });
+
+  it('lists as dependencies only what the SDK loads at run time; clipanion is bundled into the bin', () => {
+    const declared = Object.keys((readJson('package.json') as { dependencies: Record<string, string> }).dependencies).sort();
+    const loaded = new Set<string>();
+    for (const path of files.filter((file) => file.startsWith('dist/lib/') && file.endsWith('.js'))) {
+      for (const [, name = ''] of readFileSync(join(ROOT, path), 'utf8').matchAll(/\bfrom '([^'.][^']*)'|\bimport\('([^'.][^']*)'\)/g)) {
+        if (!name.startsWith('node:')) loaded.add(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0] as string);
+      }
+    }
+    assert.deepEqual(declared, [...loaded].sort());
+    assert.equal(existsSync(join(project, 'node_modules', 'clipanion')), false, 'clipanion is not installed for SDK users');
+  });
+
+  it('packs the same bytes from two builds', () => {
+    // A copy of the sources, built twice: the build in the checkout is the other tests' to use.
+    const copy = tempDir('chant-repro-');
+    const tracked = run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT }).stdout.split('\0').filter((path) => path.length > 0 && existsSync(join(ROOT, path)));
+    for (const path of tracked) {
+      mkdirSync(dirname(join(copy, path)), { recursive: true });
+      copyFileSync(join(ROOT, path), join(copy, path));
+    }
+    symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'));
+    const digests: string[] = [];
+    for (const build of [1, 2]) {
+      npm(copy, ['run', 'build', '--silent']);
+      const out = tempDir(`chant-pack-${build}-`);
+      const [packed] = JSON.parse(npm(copy, ['pack', '--ignore-scripts', '--json', '--pack-destination', out])) as Array<{ filename: string }>;
+      digests.push(createHash('sha256').update(readFileSync(join(out, (packed as { filename: string }).filename))).digest('hex'));
+    }
+    assert.equal(digests[0], digests[1], 'two builds, two tarballs, the same bytes');
   });
 
   it('imports WipStore, Replicator and Policy by the package name, validateDocument from chant-wip/documents, resolves a schema through the exports map, and saves', () => {
