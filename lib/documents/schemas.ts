@@ -36,7 +36,74 @@ function hoist(value: unknown, fragments: ReadonlyMap<string, string>, self?: st
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, hoist(item, fragments)]));
 }
 
-function document(id: string, title: string, description: string, variants: Named): Record<string, unknown> {
+type Json = unknown;
+
+/** Whether a schema only pins a value: `{const}`, `{type, const}`, `{enum}`, or `{type: 'null'}`. */
+function pinned(value: Json): value is Record<string, Json> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const keys = Object.keys(value);
+  const record = value as Record<string, Json>;
+  if (keys.every((key) => key === 'type' || key === 'const') && 'const' in record) return true;
+  if (keys.every((key) => key === 'type' || key === 'enum') && Array.isArray(record.enum)) return true;
+  return keys.length === 1 && record.type === 'null';
+}
+
+function jsonType(value: Json): string {
+  if (value === null) return 'null';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'integer' : 'number';
+  return typeof value;
+}
+
+/**
+ * Rewrites what TypeBox writes into what code generators read well, meaning the same to a
+ * validator: a union of constants becomes one `enum` (json-schema-to-typescript and quicktype
+ * then keep the closed set, where an `anyOf` of consts became a plain string); an integer
+ * constant is typed `integer` (quicktype made `contract` a float); and the success shapes say
+ * nothing of `error` (json-schema-to-typescript turned `{"not": {}}` into an open object, and
+ * quicktype refuses a `false` schema): only the failure shape has one, and its required fields
+ * keep the `oneOf` exclusive, since no success shape holds only the header and `error`.
+ */
+function forGenerators(value: Json, key?: string): Json {
+  if (Array.isArray(value)) return value.map((item) => forGenerators(item));
+  if (value === null || typeof value !== 'object') return value;
+  const record = Object.fromEntries(Object.entries(value).map(([name, item]) => [name, forGenerators(item, name)])) as Record<string, Json>;
+  if (key === 'properties') {
+    for (const [name, item] of Object.entries(record)) {
+      if (item !== null && typeof item === 'object' && JSON.stringify(item) === '{"not":{}}') delete record[name];
+    }
+    return record;
+  }
+  if (typeof record.const === 'number' && Number.isInteger(record.const) && record.type === 'number') record.type = 'integer';
+  const members = record.anyOf;
+  if (Array.isArray(members) && members.length > 0 && members.every(pinned)) {
+    const values: Json[] = [];
+    for (const member of members as Array<Record<string, Json>>) {
+      if ('const' in member) values.push(member.const);
+      else if (Array.isArray(member.enum)) values.push(...member.enum);
+      else values.push(null);
+    }
+    const types = [...new Set(values.map(jsonType))];
+    const { anyOf: _members, ...rest } = record;
+    return { type: types.length === 1 ? types[0] : types, enum: values, ...rest };
+  }
+  return record;
+}
+
+/** The title of each `$defs` entry: the name generated code gives the type. */
+const TITLES: Readonly<Record<string, string>> = {
+  snapshot: 'Snapshot',
+  policy: 'ReplicatePolicy',
+  replication: 'ReplicationState',
+  replicationPush: 'ReplicationPush',
+  refPush: 'RefPush',
+  result: 'WipReadResult',
+  save: 'WipSaveDocument',
+  restore: 'WipRestoreDocument',
+  push: 'WipPushDocument',
+  fetch: 'WipFetchDocument',
+};
+
+function document(id: string, title: string, description: string, variants: Named, names: { failure: string; error: string; code: string }): Record<string, unknown> {
   const fragments = new Map<string, string>();
   for (const [name, schema] of Object.entries(SHARED)) fragments.set(JSON.stringify(plain(schema)), name);
   const defs: Record<string, unknown> = {};
@@ -57,19 +124,32 @@ function document(id: string, title: string, description: string, variants: Name
     for (const name of used) if (!(name in defs)) defs[name] = hoist(plain(SHARED[name]), fragments, name);
     grew = used.size > before;
   }
+  // The failure's error object and its code list get $defs of their own, so generated code
+  // names them (WipWriteError, WipWriteErrorCode) and a host can switch on the code.
+  const failure = defs.failure as { properties: Record<string, { properties: Record<string, unknown> }> };
+  const error = failure.properties.error as { properties: Record<string, unknown> };
+  defs.errorCode = { title: names.code, description: 'Why nothing was done: one of a closed list, each described in docs/sdk.md.', ...(error.properties.code as object) };
+  error.properties.code = { $ref: '#/$defs/errorCode' };
+  defs.error = { title: names.error, description: 'What went wrong: a stable code, a message for people, and for some codes the paths concerned.', ...error };
+  failure.properties.error = { $ref: '#/$defs/error' } as never;
+  const titled: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries(forGenerators(defs) as Record<string, Record<string, unknown>>)) {
+    const heading = name === 'failure' ? names.failure : TITLES[name];
+    titled[name] = heading === undefined || 'title' in schema ? schema : { title: heading, ...schema };
+  }
   return {
     $schema: 'https://json-schema.org/draft/2020-12/schema',
     $id: id,
     title,
     description,
     oneOf: Object.keys(variants).map((name) => ({ $ref: `#/$defs/${name}` })),
-    $defs: defs,
+    $defs: titled,
   };
 }
 
 /** A schema of a fragment people write, published as it is rather than as a union of documents. */
 function fragment(id: string, title: string, description: string, schema: TSchema): Record<string, unknown> {
-  const { description: _own, ...shape } = plain(schema) as Record<string, unknown>;
+  const { description: _own, ...shape } = forGenerators(plain(schema)) as Record<string, unknown>;
   return { $schema: 'https://json-schema.org/draft/2020-12/schema', $id: id, title, description, ...shape };
 }
 
@@ -88,6 +168,7 @@ export function publishedSchemas(): PublishedSchema[] {
         'chant workspace wip output',
         "What `chant workspace wip [--branch <branch>] --json` prints: the work-in-progress snapshots kept under refs/chant/wip/<branch>, newest first, and, when a box block declares replicate, how far each ref the policy names is from its remote. It reads local refs and never fetches. Version 1 of the read contract: readers ignore fields they do not know, and within v1 fields are only ever added.",
         { result: WipReadSuccess, failure: WipReadFailure },
+        { failure: 'WipReadFailure', error: 'WipReadError', code: 'WipReadErrorCode' },
       ),
     },
     {
@@ -97,6 +178,7 @@ export function publishedSchemas(): PublishedSchema[] {
         'chant workspace wip save|restore|push|fetch output',
         "What `chant workspace wip save|restore|push|fetch` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         { save: SaveDocument, restore: RestoreDocument, push: PushDocument, fetch: FetchDocument, failure: WriteFailure },
+        { failure: 'WipWriteFailure', error: 'WipWriteError', code: 'WipWriteErrorCode' },
       ),
     },
     {
