@@ -19,7 +19,7 @@ export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED
 export type { CheckPrincipalOptions } from './workspace/identity.js';
 export { checkText } from './text.js';
 export { VERSION, CONTRACT_VERSION } from './version.js';
-export { WIP_READ_ID, WIP_WRITE_ID, REPLICATE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
+export { WIP_READ_ID, WIP_WRITE_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
 export { readDocument, readFailureDocument, writeDocument, writeFailureDocument } from './documents/document.js';
 export type { WriteResults, WriteDocuments } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are

@@ -30,3 +30,9 @@ export const CONTRACT = 1;
  * @public
  */
 export const WRITE_ACTIONS = ['save', 'restore', 'push', 'fetch'] as const;
+
+/**
+ * The `$id` of the published schema of the whole workspace declaration, as chant-wip reads it.
+ * @public
+ */
+export const WORKSPACE_DECLARATION_ID = 'https://intentius.io/chant/schemas/workspace/declaration/v1/declaration.schema.json';

@@ -14,6 +14,7 @@ export {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef,
 } from './replication.js';
 export { ReplicateDeclaration } from './replicate.js';
+export { WorkspaceDeclaration } from './workspace-declaration.js';
 export { publishedSchemas } from './schemas.js';
 export type { PublishedSchema } from './schemas.js';
 export { validateDocument } from './validate.js';

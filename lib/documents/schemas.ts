@@ -1,8 +1,9 @@
 import type { TSchema } from 'typebox';
-import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
 import { ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
+import { WorkspaceDeclaration } from './workspace-declaration.js';
 import { WipReadFailure, WipReadSuccess } from './wip-read.js';
 import { FetchDocument, PushDocument, RestoreDocument, SaveDocument, WriteFailure } from './wip-write.js';
 
@@ -155,7 +156,8 @@ function fragment(id: string, title: string, description: string, schema: TSchem
 
 /**
  * The JSON Schemas chant-wip publishes, generated from its TypeBox types: the read document,
- * the write documents and the `replicate` block of a declaration, draft 2020-12.
+ * the write documents, the `replicate` block of a declaration and the declaration as a whole,
+ * draft 2020-12.
  * @returns each schema with the path it is published at
  * @public
  */
@@ -188,6 +190,15 @@ export function publishedSchemas(): PublishedSchema[] {
         'chant workspace declaration: box.replicate',
         "The replicate block of a member's box in chant.workspace.json (or chant.workspace.jsonc): which git remote the box's refs replicate to, which refs go, when chant pushes on its own and how often the host runs wip push. Every field is optional; absent ones read as remote origin, all four ref classes, on both save and release, and no schedule. At most one box of a declaration declares replicate. Keys beginning x- are left to other tools; any other key is refused. Version 1: within v1 fields are only ever added.",
         ReplicateDeclaration,
+      ),
+    },
+    {
+      path: 'schemas/workspace/declaration/v1/declaration.schema.json',
+      schema: fragment(
+        WORKSPACE_DECLARATION_ID,
+        'chant workspace declaration, as chant-wip reads it',
+        "chant.workspace.json (or chant.workspace.jsonc, which allows comments and trailing commas) as chant-wip reads it: minReader, identity and agents for the --by rule, and the replicate block of at most one member's box. What it refuses is what this schema refuses; every other key, at every level, is tolerated and left to chant and its other readers. Version 1: within v1 fields are only ever added.",
+        WorkspaceDeclaration,
       ),
     },
   ];
