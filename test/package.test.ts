@@ -66,11 +66,12 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.deepEqual(broken, [], 'links to files the package does not hold');
   });
 
-  it('lists as dependencies only what the SDK loads at run time; clipanion is bundled into the bin', () => {
+  it('lists as dependencies only what the SDK loads at run time; clipanion is bundled into the bin, jsonc-parser carried in dist', () => {
     const declared = Object.keys((readJson('package.json') as { dependencies: Record<string, string> }).dependencies).sort();
     const loaded = new Set<string>();
-    for (const path of files.filter((file) => file.startsWith('dist/lib/') && file.endsWith('.js'))) {
-      for (const [, name = ''] of readFileSync(join(ROOT, path), 'utf8').matchAll(/\bfrom '([^'.][^']*)'|\bimport\('([^'.][^']*)'\)/g)) {
+    for (const path of files.filter((file) => /^dist\/(lib|cjs)\/.*\.c?js$/.test(file))) {
+      for (const [, imported, required] of readFileSync(join(ROOT, path), 'utf8').matchAll(/\bfrom '([^'.][^']*)'|\brequire\("([^".][^"]*)"\)/g)) {
+        const name = imported ?? required ?? '';
         if (!name.startsWith('node:')) loaded.add(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0] as string);
       }
     }
