@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WipError } from '../errors.js';
@@ -36,13 +36,106 @@ export function processAlive(pid: number): boolean {
   }
 }
 
+/**
+ * Who this process is, beyond its pid: the boot it runs in, its PID namespace and its start
+ * time (in clock ticks since boot), each null where the system does not say (no /proc). Read
+ * once; a pid alone names another process after a crash, a reboot or across namespaces.
+ */
+interface Identity {
+  boot: string | null;
+  pidns: string | null;
+  start: string | null;
+}
+
+let self: Identity | undefined;
+
+function ownIdentity(): Identity {
+  self ??= { boot: readText('/proc/sys/kernel/random/boot_id'), pidns: readLink('/proc/self/ns/pid'), start: startTime('self') };
+  return self;
+}
+
+function readText(path: string): string | null {
+  try {
+    return readFileSync(path, 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
+}
+
+function readLink(path: string): string | null {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot. */
+function startTime(pid: number | 'self'): string | null {
+  const stat = readText(`/proc/${pid}/stat`);
+  if (stat === null) return null;
+  // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+}
+
+/** When the system booted, in seconds since the epoch (`btime` of /proc/stat), or null. */
+function bootTime(): number | null {
+  const line = /^btime (\d+)$/m.exec(readText('/proc/stat') ?? '');
+  return line === null ? null : Number(line[1]);
+}
+
+/** Ticks a second in /proc's times: USER_HZ, 100 on every Linux architecture. */
+const TICKS = 100;
+
+/**
+ * The lock file's content: the pid first, as older versions read it, a random token the holder
+ * knows its own lock by, then what identifies the holder beyond the pid.
+ */
+function lockContent(token: string): string {
+  const { boot, pidns, start } = ownIdentity();
+  return `${process.pid}\n${token}\n${boot === null ? '' : `boot ${boot}\n`}${pidns === null ? '' : `pidns ${pidns}\n`}${start === null ? '' : `start ${start}\n`}`;
+}
+
+/** How often a holder touches its lock, so that a waiter in another PID namespace can tell it lives. */
+const HEARTBEAT_MS = 2_000;
+/** A lock from another PID namespace untouched this long has lost its holder. */
+const HEARTBEAT_STALE_MS = 15_000;
+
+/**
+ * Whether the holder a lock file names is gone. The pid alone cannot say: after a crash it may
+ * belong to an unrelated process, after a reboot to anything, and in another PID namespace it
+ * names another process altogether. So a lock from another boot is stale; one from another PID
+ * namespace is judged by its heartbeat (the holder touches it every few seconds); and one from
+ * this namespace is stale when its pid runs no process, or a process started at another time
+ * than the holder's (for a lock that does not record it, started after the lock was written).
+ * @internal
+ */
+export function holderGone(content: string, mtimeMs: number, now = Date.now()): boolean {
+  const lines = content.split('\n');
+  const pid = Number.parseInt(lines[0] ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0) return now - mtimeMs > ORPHAN_MS;
+  const fields = new Map(lines.slice(2).map((line) => [line.slice(0, line.indexOf(' ')), line.slice(line.indexOf(' ') + 1)]));
+  const own = ownIdentity();
+  const boot = fields.get('boot');
+  if (boot !== undefined && own.boot !== null && boot !== own.boot) return true;
+  const pidns = fields.get('pidns');
+  if (pidns !== undefined && own.pidns !== null && pidns !== own.pidns) return now - mtimeMs > HEARTBEAT_STALE_MS;
+  if (!processAlive(pid)) return true;
+  const running = startTime(pid);
+  if (running === null) return false;
+  const start = fields.get('start');
+  if (start !== undefined) return start !== running;
+  // A lock of an older version: its holder started before it wrote the lock.
+  const booted = bootTime();
+  return booted !== null && (booted + Number(running) / TICKS) * 1000 > mtimeMs + 1_000;
+}
+
 /** What a lock file says about its holder, or null when there is no lock file. */
 async function readHolder(path: string): Promise<{ content: string; pid: number | null; stale: boolean } | null> {
   const [content, stats] = await Promise.all([readFile(path, 'utf8').catch(() => null), stat(path).catch(() => null)]);
   if (content === null || stats === null) return null;
   const pid = Number.parseInt(content, 10);
-  if (Number.isInteger(pid) && pid > 0) return { content, pid, stale: !processAlive(pid) };
-  return { content, pid: null, stale: Date.now() - stats.mtimeMs > ORPHAN_MS };
+  return { content, pid: Number.isInteger(pid) && pid > 0 ? pid : null, stale: holderGone(content, stats.mtimeMs) };
 }
 
 /**
@@ -98,13 +191,14 @@ async function breakStale(path: string): Promise<void> {
 
 /**
  * Runs `work` holding the worktree's chant lock (`<git-dir>/chant-wip.lock`), so that saves and
- * restores of one worktree never interleave. A lock whose holder process is gone (or that was
- * left empty long ago) is taken over; a live holder is waited for, then refused with `wip-race`.
+ * restores of one worktree never interleave. A lock whose holder is gone (see {@link holderGone};
+ * or that was left empty long ago) is taken over; a live holder is waited for, then refused with
+ * `wip-race`.
  */
 export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const path = join(gitDir, LOCK_NAME);
   const deadline = Date.now() + (options.waitMs ?? 30_000);
-  const token = `${process.pid}\n${randomBytes(8).toString('hex')}\n`;
+  const token = lockContent(randomBytes(8).toString('hex'));
   for (;;) {
     if (createExclusive(path, token)) break;
     const holder = await readHolder(path);
@@ -118,9 +212,20 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+  // The heartbeat: a waiter in another PID namespace cannot ask whether our pid lives.
+  const heartbeat = setInterval(() => {
+    try {
+      const now = new Date();
+      utimesSync(path, now, now);
+    } catch {
+      // Gone or unwritable: the holder finds out on release.
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
   try {
     return await work();
   } finally {
+    clearInterval(heartbeat);
     // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
     if (readOwn(path) === token) rmSync(path, { force: true });
   }

@@ -1,6 +1,7 @@
 // The temporaries a save or a restore leaves only when it is killed: its copy of the index (and
 // git's lock on it) in the worktree's git directory, and the memos' unfinished copies. Each name
-// carries its writer's pid, so a cleanup removes only what a process that is gone left behind.
+// carries its writer's pid, so a cleanup removes only what a process that is gone left behind;
+// in the worktree's git directory, under the lock, anything not its own.
 import { randomBytes } from 'node:crypto';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -33,7 +34,11 @@ export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<
       const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);
       if (match === undefined) continue;
       const pid = Number(match[1]);
-      if (pid !== process.pid && !processAlive(pid)) await rm(join(dir, name), { force: true });
+      // This worktree's own temporaries are written only under its lock, which this process
+      // holds: any other is left by a killed holder, whatever its pid names now (another PID
+      // namespace numbers processes otherwise). The shared memo is written by reads, unlocked.
+      const locked = dir === layout.gitDir && !shared.test(name);
+      if (pid !== process.pid && (locked || !processAlive(pid))) await rm(join(dir, name), { force: true });
     }
   }
 }
