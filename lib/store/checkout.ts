@@ -1,7 +1,9 @@
 // The checkout as a write finds it: the branch HEAD is on, its commit, and the tip of its wip
 // ref; and the snapshot a restore puts back.
 import type { Snapshot } from '../documents/snapshot.js';
-import { WipError } from '../errors.js';
+import { readFileSync, realpathSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { isWipError, WipError } from '../errors.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';
 
@@ -16,6 +18,35 @@ export interface BranchCheckout {
 
 /** What {@link Plumbing.checkout} read, as far as a write needs it. */
 type Opened = { layout: RepositoryLayout; headRef: string | null; head: string | null };
+
+/**
+ * The checkout around the working directory, as git finds it from there. chant never hands
+ * git the caller's `GIT_DIR` or `GIT_WORK_TREE` (its git calls run in an environment of their
+ * own), so when either is set and names another repository than the one found from the
+ * working directory, or none is found, the write or read is refused as `not-a-git-repository`
+ * naming the variables, rather than run on another repository than the caller meant. Set as a
+ * hook sets them, to the repository found anyway, they change nothing.
+ */
+export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<Awaited<ReturnType<Plumbing['checkout']>>> {
+  const named = (['GIT_DIR', 'GIT_WORK_TREE'] as const).filter((name) => (env[name] ?? '') !== '');
+  if (named.length === 0) return plumbing.checkout();
+  const variables = named.map((name) => `${name}=${env[name] as string}`).join(' and ');
+  const refuse = (why: string, cause?: unknown) => new WipError('not-a-git-repository',
+    `${variables} ${named.length > 1 ? 'are' : 'is'} set, and chant finds the repository from the working directory only: ${why}. Run it from inside the checkout (a bare repository with a separate work tree: git --git-dir=<dir> worktree add <folder> <branch>, then work there)`,
+    cause === undefined ? {} : { cause });
+  let opened: Awaited<ReturnType<Plumbing['checkout']>>;
+  try {
+    opened = await plumbing.checkout();
+  } catch (error) {
+    if (isWipError(error, 'not-a-git-repository')) throw refuse(`${cwd} is not inside a checkout git finds without them`, error);
+    throw error;
+  }
+  const same = (value: string | undefined, actual: string) => value === undefined || value === '' || realpathOr(resolve(cwd, value)) === realpathOr(actual);
+  if (!same(env.GIT_DIR, opened.layout.gitDir) || !same(env.GIT_WORK_TREE, opened.layout.top)) {
+    throw refuse(`the checkout around ${cwd} is ${opened.layout.top} (git directory ${opened.layout.gitDir}), another than they name`);
+  }
+  return opened;
+}
 
 /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
 export async function checkoutOf(plumbing: Plumbing, opened: Opened): Promise<BranchCheckout> {
@@ -33,7 +64,7 @@ export async function readTip(plumbing: Plumbing, ref: string): Promise<RefRecor
 export function branchOf(opened: Opened): BranchCheckout {
   const { layout, headRef, head } = opened;
   if (headRef === null || !headRef.startsWith('refs/heads/')) {
-    throw new WipError('wip-no-branch', 'HEAD is detached: check out a branch first, since snapshots are kept per branch');
+    throw new WipError('wip-no-branch', operationInProgress(opened.layout.gitDir) ?? 'HEAD is detached: check out a branch first, since snapshots are kept per branch');
   }
   const branch = headRef.slice('refs/heads/'.length);
   const ref = wipRef(branch);
@@ -66,4 +97,42 @@ function sameBranch(checkout: BranchCheckout, snapshot: Snapshot): Snapshot {
     throw new WipError('wip-branch-other', `snapshot ${snapshot.commit} was taken on branch ${snapshot.branch}, not on ${checkout.branch}: check that branch out to restore it`);
   }
   return snapshot;
+}
+
+/** A path with its symbolic links resolved, or as it is when it does not exist. */
+function realpathOr(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * What a detached HEAD is in the middle of, said so that the advice keeps it going: a rebase
+ * (of which branch), a bisect (started on which branch), a cherry-pick, revert or merge. Null
+ * when none is in progress. Read only when a save or restore is refused for a detached HEAD.
+ */
+function operationInProgress(gitDir: string): string | null {
+  const read = (name: string): string | null => {
+    try {
+      return readFileSync(join(gitDir, name), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const kept = 'snapshots are kept per branch, and HEAD is detached while it runs, so save once it has ended';
+  const rebased = read('rebase-merge/head-name') ?? read('rebase-apply/head-name');
+  if (rebased !== null) {
+    const branch = rebased.startsWith('refs/heads/') ? rebased.slice('refs/heads/'.length) : rebased;
+    return `a rebase of ${branch} is in progress: ${kept}. Resolve what it stopped on and go on with git rebase --continue; the working tree stays as it is until then`;
+  }
+  const bisected = read('BISECT_START');
+  if (bisected !== null) {
+    return `a bisect started on ${bisected} is in progress: ${kept}. Go on marking commits with git bisect good or git bisect bad`;
+  }
+  for (const [file, what, next] of [['CHERRY_PICK_HEAD', 'cherry-pick', 'git cherry-pick --continue'], ['REVERT_HEAD', 'revert', 'git revert --continue'], ['MERGE_HEAD', 'merge', 'git commit']] as const) {
+    if (read(file) !== null) return `a ${what} is in progress on a detached HEAD: ${kept}. Resolve it and go on with ${next}`;
+  }
+  return null;
 }

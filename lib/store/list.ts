@@ -9,6 +9,7 @@ import { chainLink, snapshotChain, walkChain } from '../snapshot/chain.js';
 import type { ChainLink } from '../snapshot/chain.js';
 import { WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
+import { openCheckout } from './checkout.js';
 import type { StoreContext } from './context.js';
 
 /**
@@ -26,7 +27,7 @@ export interface ListOptions {
 export async function list(context: StoreContext, options: ListOptions): Promise<ListResult> {
   const limit = options.limit ?? null;
   if (limit !== null && !(Number.isSafeInteger(limit) && limit >= 1)) throw new WipError('write-usage-invalid', `limit must be a whole number from 1; it was ${String(limit)}`);
-  const { layout, headRef, head: headCommit, replaced } = await context.plumbing.checkout();
+  const { layout, headRef, head: headCommit, replaced } = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);
   const policy = await loadPolicy(context, layout);
   const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
   const head = branch === null ? null : headCommit;

@@ -4,7 +4,7 @@ import type { RestoreResult } from '../documents/wip-write.js';
 import { indexHoldsTree } from '../git/formats/index-file.js';
 import { sortPaths } from '../order.js';
 import { checkText } from '../text.js';
-import { checkoutOf, restoreTarget } from './checkout.js';
+import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
 import { checkIdentity, locked } from './context.js';
 import type { StoreContext } from './context.js';
 import { recordSnapshot } from './record.js';
@@ -26,7 +26,7 @@ export interface RestoreOptions {
 /** Restores a snapshot; see {@link WipStore.restore}. */
 export async function restore(context: StoreContext, options: RestoreOptions): Promise<RestoreResult> {
   const by = checkText('--by', options.by);
-  const opened = await context.plumbing.checkout();
+  const opened = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);
   const layout = opened.layout;
   const checkout = await checkoutOf(context.plumbing, opened);
   const target = await restoreTarget(context.plumbing, checkout, options.snapshot ?? null);

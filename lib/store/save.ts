@@ -4,7 +4,7 @@ import type { SaveResult } from '../documents/wip-write.js';
 import { GIVEN_FIELDS } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import { checkText } from '../text.js';
-import { branchOf, readTip } from './checkout.js';
+import { branchOf, openCheckout, readTip } from './checkout.js';
 import { checkIdentity, loadPolicy, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { recordSnapshot } from './record.js';
@@ -24,7 +24,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const notes: Record<string, string | null> = {};
   for (const { name, option } of GIVEN_FIELDS) notes[name] = checkText(option, options[name]);
   const by = notes.by ?? null;
-  const opened = await context.plumbing.checkout();
+  const opened = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);
   const layout = opened.layout;
   const policy = await loadPolicy(context, layout);
   const checkout = branchOf(opened);

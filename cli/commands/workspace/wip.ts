@@ -24,7 +24,7 @@ export class WipReadCommand extends Command<ChantContext> {
   async execute(): Promise<number> {
     try {
       const limit = this.#limit();
-      const store = new WipStore({ cwd: this.context.cwd });
+      const store = new WipStore({ cwd: this.context.cwd, env: this.context.env });
       const branch = this.branch === undefined ? null : this.branch.replace(/^refs\/heads\//, '');
       const result = await store.list({ branch, limit: this.json ? limit : null });
       if (this.json) {
