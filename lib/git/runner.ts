@@ -1,6 +1,12 @@
+// The one place git processes are started, watched and stopped. Every git runs in a process
+// group of its own (a new session, so without a controlling terminal), so that a deadline stops
+// git together with everything it started: transport helpers, ssh, filters, what hooks left.
+// See "Git processes" in docs/design.md for the rules written here.
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { simpleGit } from 'simple-git';
-import type { SimpleGitOptions } from 'simple-git';
 
 /**
  * One git invocation: what to run it with beyond its arguments.
@@ -15,13 +21,23 @@ export interface GitRunOptions {
   env?: Readonly<Record<string, string>>;
   /** Exit codes other than 0 that are answers, not failures (`symbolic-ref -q` exits 1 when detached). */
   okExitCodes?: readonly number[];
-  /** Milliseconds without output before git is stopped; 120,000 when absent. */
+  /**
+   * Milliseconds without progress before git, and everything it started, is stopped; 120,000
+   * when absent. Progress is output on standard output or standard error (a network call's
+   * `--progress` lines) and, where `/proc` shows it, bytes read or written or CPU time spent by
+   * any process of git's group: a long `git add` of a big file is working, a filter asleep is not.
+   */
   timeoutMs?: number;
+  /**
+   * The time (milliseconds since the epoch, as `Date.now()`) past which git is stopped whatever
+   * it is doing: a step of a save that has an overall deadline. A call begun at or after it
+   * fails at once without starting git.
+   */
+  deadline?: number;
   /**
    * Receives git's standard error while git runs, one line at a time with its terminator: `\n`,
    * or `\r` for a progress update that rewrites the line, so that writing each to a terminal as
-   * it comes shows what git would. The runner's own trace lines are left out. Standard error is
-   * still collected for errors as usual.
+   * it comes shows what git would. Standard error is still collected for errors as usual.
    */
   onStderr?: (line: string) => void;
   /**
@@ -64,51 +80,90 @@ export interface GitRunner {
 }
 
 /**
- * git exited with a code the call did not expect, or could not be started.
+ * Why the runner stopped git before it exited: `stalled` when it made no progress for the
+ * call's `timeoutMs`, `deadline` when the call's `deadline` passed.
+ * @public
+ */
+export type GitStopReason = 'stalled' | 'deadline';
+
+/**
+ * git exited with a code the call did not expect, could not be started, or was stopped.
  * @public
  */
 export class GitCommandError extends Error {
   /** The arguments git was given. */
   readonly args: readonly string[];
-  /** Its exit code, or null when it never ran to an exit (not found, timed out). */
+  /** Its exit code, or null when it never ran to an exit (not found, stopped, killed). */
   readonly exitCode: number | null;
   /** Its standard error. */
   readonly stderr: string;
+  /** Why the runner stopped it, or null when it was not stopped by the runner's clock. */
+  readonly stopped: GitStopReason | null;
 
   /**
    * Records a failed git call.
    * @param args - the arguments git was given
    * @param exitCode - its exit code, or null
    * @param stderr - its standard error
+   * @param stopped - why the runner stopped it, when it did
    */
-  constructor(args: readonly string[], exitCode: number | null, stderr: string) {
-    super(`git ${args[0] ?? ''} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${lastLine(stderr)}`);
+  constructor(args: readonly string[], exitCode: number | null, stderr: string, stopped: GitStopReason | null = null) {
+    super(`git ${args[0] ?? ''} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${causeOf(stderr)}`);
     this.name = 'GitCommandError';
     this.args = args;
     this.exitCode = exitCode;
     this.stderr = stderr;
+    this.stopped = stopped;
   }
 
-  /** git's own last line of standard error, the part that says what went wrong. */
+  /** git's own last line of standard error. */
   get lastLine(): string {
     return lastLine(this.stderr);
   }
+
+  /**
+   * What went wrong, in git's words: its `error:` and `fatal:` lines (the `error:` lines name the
+   * path and the system's reason, where the last `fatal:` line often says only "adding files
+   * failed"), the remote's `remote:` lines, what a transport such as ssh said, the stop's own
+   * reason; progress, hints, warnings and git's boilerplate left out; each line once, the last
+   * eight, in order.
+   */
+  get summary(): string {
+    return causeOf(this.stderr);
+  }
 }
 
+/** How many lines {@link GitCommandError.summary} keeps. */
+const CAUSE_MAX_LINES = 8;
+
 function lastLine(text: string): string {
-  const lines = text.split('\n').map((line) => line.trim()).filter((line) => line.length > 0);
+  const lines = text.split(/\r?\n|\r/).map((line) => line.trim()).filter((line) => line.length > 0);
   return lines.at(-1) ?? 'no message';
 }
 
-// git's own trace lines, which the runner asks for (see FIXED_ENV) and then removes.
-const TRACE_LINE = /^\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: .*\n?/gm;
+// Lines that say nothing of a cause: progress (git's and a remote's), hints, warnings, git's
+// boilerplate after a transport failed, and the header of a push's report.
+const NOISE = [
+  /^(?:remote: *)?(?:Enumerating|Counting|Compressing|Writing|Receiving|Resolving|Unpacking|Finding) [a-z ]+:/i,
+  /^(?:remote: *)?Total \d+ \(delta/,
+  /^remote: *$/,
+  /^(?:hint|warning): /,
+  /^Please make sure you have the correct access rights$/,
+  /^and the repository exists\.$/,
+  /^(?:To|From) \S+$/,
+];
 
-function withoutTrace(stderr: string): string {
-  return stderr.replace(TRACE_LINE, '');
+function causeOf(stderr: string): string {
+  const kept: string[] = [];
+  for (const raw of stderr.split(/\r?\n|\r/)) {
+    const line = raw.trim();
+    if (line.length === 0 || NOISE.some((noise) => noise.test(line))) continue;
+    const seen = kept.indexOf(line);
+    if (seen >= 0) kept.splice(seen, 1);
+    kept.push(line);
+  }
+  return kept.length === 0 ? lastLine(stderr) : kept.slice(-CAUSE_MAX_LINES).join('; ');
 }
-
-// A local remote's git inherits GIT_TRACE too, and its lines come back prefixed with `remote: `.
-const ONE_TRACE_LINE = /^(?:remote: )?\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: /;
 
 /** Hands every complete line of `text` to `sink` and returns what is left of an unfinished one. */
 function emitLines(text: string, sink: (line: string) => void): string {
@@ -122,7 +177,6 @@ function emitLines(text: string, sink: (line: string) => void): string {
 }
 
 function deliver(line: string, sink: (line: string) => void): void {
-  if (ONE_TRACE_LINE.test(line)) return;
   try {
     sink(line);
   } catch {
@@ -130,59 +184,133 @@ function deliver(line: string, sink: (line: string) => void): void {
   }
 }
 
-/** Streams a child's standard error to `sink` line by line, without disturbing simple-git's own capture. */
-function streamLines(stderr: NodeJS.ReadableStream, sink: (line: string) => void): void {
+/** A line splitter for a child's standard error, fed chunk by chunk. */
+function lineSplitter(sink: (line: string) => void): { write(chunk: Buffer): void; end(): void } {
   const decoder = new StringDecoder('utf8');
   let pending = '';
-  stderr.on('data', (chunk: Buffer | string) => {
-    pending = emitLines(pending + (typeof chunk === 'string' ? chunk : decoder.write(chunk)), sink);
-  });
-  stderr.on('end', () => {
-    const rest = pending + decoder.end();
-    if (rest.length > 0) deliver(rest, sink);
-  });
+  return {
+    write: (chunk) => {
+      pending = emitLines(pending + decoder.write(chunk), sink);
+    },
+    end: () => {
+      const rest = pending + decoder.end();
+      pending = '';
+      if (rest.length > 0) deliver(rest, sink);
+    },
+  };
 }
 
-// Ambient variables git legitimately needs; everything else, GIT_* above all, stays out.
+// Ambient variables git legitimately needs, and the settings a host may pass on to git through
+// the environment (docs/design.md, "Git processes"); everything else, GIT_* above all, stays out.
 const PASSED_THROUGH = [
   'PATH', 'HOME', 'XDG_CONFIG_HOME', 'USER', 'LOGNAME', 'TMPDIR', 'TMP', 'TEMP', 'SYSTEMROOT',
   'SSH_AUTH_SOCK', 'HTTP_PROXY', 'HTTPS_PROXY', 'NO_PROXY', 'http_proxy', 'https_proxy', 'no_proxy',
+  'SSL_CERT_FILE', 'SSL_CERT_DIR',
   'GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_AUTHOR_DATE',
   'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'GIT_COMMITTER_DATE',
-  'GIT_CONFIG_NOSYSTEM', 'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_TRACE2_EVENT',
+  'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM',
+  'GIT_SSL_CAINFO', 'GIT_SSL_CAPATH',
+  'GIT_SSH_COMMAND', 'GIT_SSH', 'GIT_SSH_VARIANT', 'GIT_TRACE2_EVENT',
 ] as const;
 
 const FIXED_ENV: Readonly<Record<string, string>> = {
   LC_ALL: 'C',
   LANGUAGE: 'C',
   GIT_TERMINAL_PROMPT: '0',
-  GIT_ASKPASS: '',
   SSH_ASKPASS: '',
   GCM_INTERACTIVE: 'never',
   GIT_OPTIONAL_LOCKS: '0',
-  // simple-git waits 50 ms after any process that printed nothing at all (update-ref, read-tree,
-  // add): git's one trace line on stderr spares every silent call that wait. It is removed from
-  // stderr before anyone reads it.
-  GIT_TRACE: '1',
 };
 
-function baseEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const key of PASSED_THROUGH) {
-    const value = process.env[key];
-    if (value !== undefined) env[key] = value;
+/**
+ * `GIT_CONFIG_COUNT` and its `GIT_CONFIG_KEY_<n>`/`GIT_CONFIG_VALUE_<n>` pairs, read from
+ * `source`: none when the count is not a number or a key is missing (git would refuse to run).
+ */
+function configPairs(source: Readonly<Record<string, string | undefined>>): Array<[string, string]> {
+  const count = source.GIT_CONFIG_COUNT;
+  if (count === undefined || !/^\d{1,4}$/.test(count)) return [];
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i < Number(count); i += 1) {
+    const key = source[`GIT_CONFIG_KEY_${i}`];
+    if (key === undefined || key.length === 0) return [];
+    pairs.push([key, source[`GIT_CONFIG_VALUE_${i}`] ?? '']);
   }
-  return { ...env, ...FIXED_ENV };
+  return pairs;
+}
+
+function withoutConfigPairs(env: Record<string, string>): void {
+  for (const key of Object.keys(env)) {
+    if (/^GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)$/.test(key)) delete env[key];
+  }
 }
 
 /**
- * The default {@link GitRunner}: simple-git, one short-lived instance per call so that its
- * environment and standard input never leak into another call, with a strict exit-code check
- * (simple-git alone treats a failure with empty stderr as success), a curated environment
- * (`LC_ALL=C`, no prompts, no ambient `GIT_*` but identity) and a timeout.
+ * The environment a git call runs with: the pass-through list, a host's deliberate
+ * `GIT_ASKPASS` and `GIT_CONFIG_COUNT` settings, the fixed settings, then the call's own; the
+ * call's configuration pairs come after the host's, so for one key the call's wins.
+ * @internal
+ */
+export function gitEnvironment(callEnv: Readonly<Record<string, string>> = {}, ambient: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const key of PASSED_THROUGH) {
+    const value = ambient[key];
+    if (value !== undefined) env[key] = value;
+  }
+  // An empty GIT_ASKPASS turns off every askpass (core.askPass and SSH_ASKPASS too); a host's
+  // credential broker named in GIT_ASKPASS is its own choice.
+  const askpass = ambient.GIT_ASKPASS;
+  Object.assign(env, FIXED_ENV, { GIT_ASKPASS: askpass !== undefined && askpass.length > 0 ? askpass : '' });
+  const pairs = [...configPairs(ambient), ...configPairs(callEnv)];
+  Object.assign(env, callEnv);
+  withoutConfigPairs(env);
+  if (pairs.length > 0) {
+    env.GIT_CONFIG_COUNT = String(pairs.length);
+    pairs.forEach(([key, value], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = key;
+      env[`GIT_CONFIG_VALUE_${i}`] = value;
+    });
+  }
+  return env;
+}
+
+/**
+ * Options every git call gets before its own: no hook ever runs. `core.hooksPath` given on the
+ * command line wins over every configuration file and `GIT_CONFIG_COUNT`; git looks each hook up
+ * as `<hooksPath>/<name>`, which under `/dev/null` is never a file.
+ */
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'] as const;
+
+/** Milliseconds git may go without progress when the call names no timeout. */
+const DEFAULT_STALL_MS = 120_000;
+/** After git exits, how long its standard output and error may stay open (held by what it left running). */
+const EXIT_GRACE_MS = 200;
+/** After that group is killed, how long a pipe held by a process that left the group is waited for. */
+const ESCAPED_GRACE_MS = 2_000;
+/** After SIGTERM, how long git has to remove its lock files before its group is killed. */
+const TERM_GRACE_MS = 1_000;
+/** How often progress is sampled, at most and at least, while a call runs long. */
+const SAMPLE_MAX_MS = 2_000;
+const SAMPLE_MIN_MS = 100;
+
+const PROC = process.platform === 'linux' && existsDir('/proc/self/fd');
+const GROUPS = process.platform !== 'win32';
+
+function existsDir(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The default {@link GitRunner}: spawns git itself, in a process group of its own, with a
+ * strict exit-code check, a curated environment (`LC_ALL=C`, no prompts, no ambient `GIT_*` but
+ * the documented ones), no hooks, a timeout that measures progress rather than silence and an
+ * optional deadline, both of which stop git with everything it started.
  * @public
  */
-export class SimpleGitRunner implements GitRunner {
+export class GitProcessRunner implements GitRunner {
   readonly #cwd: string;
   readonly #binary: string;
 
@@ -197,56 +325,367 @@ export class SimpleGitRunner implements GitRunner {
   }
 
   /**
-   * Runs `git <args>` through a fresh simple-git instance.
+   * Runs `git <args>`.
    * @param args - the arguments after `git`
    * @param options - where and how it runs
    * @returns standard output and the exit code
    * @throws {@link GitCommandError} when git exits with a code the call did not expect, cannot be
-   *   started or times out
+   *   started, makes no progress for the call's timeout or runs past its deadline
    */
-  async run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
-    const env = { ...baseEnvironment(), ...options.env };
-    let exitCode = 0;
-    let stderr = '';
-    const ok = new Set([0, ...(options.okExitCodes ?? [])]);
-    const config: Partial<SimpleGitOptions> = {
-      baseDir: options.cwd ?? this.#cwd,
-      binary: this.#binary,
-      maxConcurrentProcesses: 8,
-      trimmed: false,
-      timeout: { block: options.timeoutMs ?? 120_000 },
-      // Settle on 'close' alone: the 'exit' fallback timer otherwise holds a CLI's exit back 50 ms.
-      completion: { onClose: true, onExit: false },
-      allowEnvironment: Object.keys(env).filter((key) => /^git_/i.test(key) || key === 'SSH_ASKPASS'),
-      // The environment is the runner's own (ambient GIT_* never reaches git), so what it sets is chant's choice.
-      unsafe: { allowUnsafeSshCommand: true, allowUnsafeAskPass: true, allowUnsafeConfigEnvCount: true },
-      errors: (error, result) => {
-        exitCode = result.exitCode;
-        stderr = withoutTrace(Buffer.concat(result.stdErr).toString('utf8'));
-        if (error instanceof Error && !ok.has(result.exitCode)) return error;
-        return ok.has(result.exitCode) ? undefined : new Error(stderr);
-      },
+  run(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
+    return runGit(this.#binary, options.cwd ?? this.#cwd, args, options);
+  }
+}
+
+/**
+ * The name this runner had when simple-git started its processes: the same runner.
+ * @deprecated Use {@link GitProcessRunner}.
+ * @public
+ */
+export class SimpleGitRunner extends GitProcessRunner {}
+
+/** Every git group running, so that a signal that ends this process ends them too. */
+const LIVE = new Set<ChildProcess>();
+let signalsWatched = false;
+
+function watchSignals(): void {
+  if (signalsWatched || !GROUPS) return;
+  signalsWatched = true;
+  // The groups are not in this process's group, so a terminal's Ctrl-C does not reach them.
+  process.on('exit', () => {
+    for (const child of LIVE) signalGroup(child, 'SIGKILL');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const handler = (): void => {
+      for (const child of LIVE) signalGroup(child, 'SIGKILL');
+      // Alone, a listener would keep this process alive: when nobody else listens, the signal
+      // does what it would have done.
+      if (process.listenerCount(signal) === 1) {
+        process.removeListener(signal, handler);
+        process.kill(process.pid, signal);
+      }
     };
-    if (options.input !== undefined) {
-      const input = typeof options.input === 'string' || Buffer.isBuffer(options.input) ? options.input : Buffer.from(options.input);
-      config.input = () => input;
-    }
-    if (options.signal !== undefined) config.abort = options.signal;
+    process.on(signal, handler);
+  }
+}
+
+function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    if (GROUPS) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // Gone already.
+  }
+}
+
+function runGit(binary: string, cwd: string, args: readonly string[], options: GitRunOptions): Promise<GitOutput> {
+  const ok = new Set([0, ...(options.okExitCodes ?? [])]);
+  const deadline = options.deadline;
+  if (deadline !== undefined && Date.now() >= deadline) {
+    return Promise.reject(new GitCommandError(args, null, `the deadline had passed before git ${args[0] ?? ''} could start`, 'deadline'));
+  }
+  if (options.signal?.aborted) return Promise.reject(new GitCommandError(args, null, 'aborted before it started'));
+  watchSignals();
+  return new Promise<GitOutput>((resolve, reject) => {
+    let child: ChildProcess;
     try {
-      const instance = simpleGit(config).env(env);
-      const sink = options.onStderr;
-      const reader = options.onStdout;
-      if (sink !== undefined || reader !== undefined) {
-        instance.outputHandler((_command, stdout, stderr) => {
-          if (sink !== undefined) streamLines(stderr, sink);
-          if (reader !== undefined) stdout.on('data', reader);
+      child = spawn(binary, [...NO_HOOKS, ...args], {
+        cwd,
+        env: gitEnvironment(options.env),
+        // A new session: its own process group, and no controlling terminal to prompt on.
+        detached: GROUPS,
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (error) {
+      reject(new GitCommandError(args, null, error instanceof Error ? error.message : String(error)));
+      return;
+    }
+    LIVE.add(child);
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const lines = options.onStderr === undefined ? null : lineSplitter(options.onStderr);
+    let outputSeen = false;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let open = 2;
+    let stopped: GitStopReason | 'aborted' | null = null;
+    let settled = false;
+    let spawnError: Error | null = null;
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, fn: () => void): void => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        fn();
+      }, ms);
+      timers.add(timer);
+    };
+
+    const finish = (): void => {
+      if (settled || exit === null || open > 0 || stopping) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      LIVE.delete(child);
+      options.signal?.removeEventListener('abort', onAbort);
+      lines?.end();
+      const stderr = Buffer.concat(err).toString('utf8');
+      if (stopped !== null) {
+        reject(new GitCommandError(args, null, stoppedMessage(args, stderr, stopped, options), stopped === 'aborted' ? null : stopped));
+        return;
+      }
+      if (spawnError !== null) {
+        reject(new GitCommandError(args, null, stderr.length > 0 ? stderr : spawnError.message));
+        return;
+      }
+      const code = exit.code;
+      if (code === null || !ok.has(code)) {
+        const why = code === null ? `${stderr}${stderr.endsWith('\n') || stderr.length === 0 ? '' : '\n'}git was ended by ${exit.signal ?? 'a signal'}` : stderr;
+        reject(new GitCommandError(args, code, why));
+        return;
+      }
+      resolve({ stdout: Buffer.concat(out).toString('utf8'), exitCode: code });
+    };
+
+    const closed = (): void => {
+      open -= 1;
+      finish();
+    };
+    child.stdout?.on('data', (chunk: Buffer) => {
+      outputSeen = true;
+      out.push(chunk);
+      if (options.onStdout !== undefined) options.onStdout(chunk);
+    });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      outputSeen = true;
+      err.push(chunk);
+      lines?.write(chunk);
+    });
+    child.stdout?.once('close', closed);
+    child.stderr?.once('close', closed);
+    child.once('error', (error) => {
+      // Not started (ENOENT, EACCES): no exit will come.
+      spawnError = error;
+      if (child.pid === undefined && exit === null) {
+        exit = { code: null, signal: null };
+        open = 0;
+        finish();
+      }
+    });
+    child.once('exit', (code, signal) => {
+      exit = { code, signal };
+      if (open > 0) {
+        // What git started may still hold the pipes (a hook's or filter's background job):
+        // git's own output is complete, so stop waiting for theirs.
+        // Killing the group closes the pipes once what is left in them has been read (this
+        // process may have been too busy to read it yet); only a holder that left the group
+        // makes the runner drop the pipes, later.
+        later(EXIT_GRACE_MS, () => {
+          if (open === 0) return;
+          signalGroup(child, 'SIGKILL');
+          later(ESCAPED_GRACE_MS, () => {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+          });
         });
       }
-      const stdout = await instance.raw([...args]);
-      return { stdout, exitCode };
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw new GitCommandError(args, exitCode === 0 ? null : exitCode, stderr.length > 0 ? stderr : message);
+      finish();
+    });
+    if (options.input !== undefined && child.stdin) {
+      // git may exit before reading everything (a failure): its closed pipe is not our failure.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(typeof options.input === 'string' ? options.input : Buffer.from(options.input.buffer, options.input.byteOffset, options.input.byteLength));
+    }
+
+    let stopping = false;
+    const stop = (reason: GitStopReason | 'aborted'): void => {
+      if (stopping || settled || exit !== null) return;
+      stopping = true;
+      stopped = reason;
+      // What the group was writing is collected before it is stopped, to be removed after: a
+      // partial object, a pack or a lock a stopped git leaves behind (git itself removes its
+      // locks on SIGTERM, but not its temporary objects, and SIGKILL leaves everything).
+      const leftovers = reason === 'aborted' || !PROC || child.pid === undefined ? [] : filesBeingWritten(child.pid);
+      signalGroup(child, 'SIGTERM');
+      const killAndClean = (): void => {
+        signalGroup(child, 'SIGKILL');
+        removeLeftovers(leftovers);
+        stopping = false;
+        finish();
+      };
+      if (exit !== null) killAndClean();
+      else {
+        child.once('exit', () => killAndClean());
+        later(TERM_GRACE_MS, () => signalGroup(child, 'SIGKILL'));
+      }
+    };
+    const onAbort = (): void => stop('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    if (deadline !== undefined) later(Math.max(0, deadline - Date.now()), () => stop('deadline'));
+    const stallMs = options.timeoutMs ?? DEFAULT_STALL_MS;
+    if (stallMs > 0) {
+      // Nothing is sampled for a call that ends within one interval: the common case costs one timer.
+      const every = Math.min(SAMPLE_MAX_MS, Math.max(SAMPLE_MIN_MS, Math.floor(stallMs / 4)));
+      let lastProgress = Date.now();
+      let previous: GroupUsage | null = null;
+      const check = (): void => {
+        if (settled || stopping || exit !== null) return;
+        const now = Date.now();
+        const usage = PROC && child.pid !== undefined ? groupUsage(child.pid) : null;
+        if (outputSeen || (usage !== null && (previous === null || busy(previous, usage, now)))) lastProgress = now;
+        outputSeen = false;
+        previous = usage;
+        if (now - lastProgress >= stallMs) stop('stalled');
+        else later(Math.min(every, stallMs - (now - lastProgress)), check);
+      };
+      later(Math.min(every, stallMs), check);
+    }
+  });
+}
+
+function stoppedMessage(args: readonly string[], stderr: string, reason: GitStopReason | 'aborted', options: GitRunOptions): string {
+  const said = stderr.trim().length > 0 ? `${stderr}${stderr.endsWith('\n') ? '' : '\n'}` : '';
+  const verb = `git ${args[0] ?? ''}`;
+  if (reason === 'aborted') return `${said}${verb} was stopped by its caller`;
+  if (reason === 'deadline') return `${said}${verb} was stopped: the deadline passed while it ran`;
+  const seconds = (options.timeoutMs ?? DEFAULT_STALL_MS) / 1000;
+  return `${said}${verb} was stopped: it made no progress for ${seconds} s (no output, no reading or writing, no work)`;
+}
+
+/** What a process group has done so far, as `/proc` counts it. */
+interface GroupUsage {
+  /** Bytes read and written by every member, through any file, pipe or socket. */
+  io: number;
+  /** CPU time of every member, in clock ticks. */
+  cpu: number;
+  /** The members, by pid. */
+  members: string;
+  at: number;
+}
+
+/**
+ * Whether the group did anything between two samples: read or wrote a byte, started or lost a
+ * member, or computed for a tenth of the time (so that a process waking now and then to poll a
+ * silent socket is not taken for one at work).
+ */
+function busy(before: GroupUsage, now: GroupUsage, at: number): boolean {
+  if (now.io !== before.io || now.members !== before.members) return true;
+  const ticks = ((at - before.at) / 1000) * 100;
+  return now.cpu - before.cpu >= Math.max(1, ticks / 10);
+}
+
+/** The pids of a process group, read from `/proc`. */
+function groupMembers(pgid: number): number[] {
+  const members: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return members;
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const fields = statFields(name);
+    if (fields !== null && Number(fields[2]) === pgid) members.push(Number(name));
+  }
+  return members;
+}
+
+/** The fields of `/proc/<pid>/stat` after the command's name: state first, so pgrp is [2]. */
+function statFields(pid: string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+function groupUsage(pgid: number): GroupUsage {
+  let io = 0;
+  let cpu = 0;
+  const members = groupMembers(pgid);
+  for (const pid of members) {
+    const fields = statFields(String(pid));
+    // utime and stime are the 14th and 15th fields of the whole line.
+    if (fields !== null) cpu += Number(fields[11]) + Number(fields[12]);
+    try {
+      const text = readFileSync(`/proc/${pid}/io`, 'latin1');
+      io += Number(/^rchar: (\d+)$/m.exec(text)?.[1] ?? 0) + Number(/^wchar: (\d+)$/m.exec(text)?.[1] ?? 0);
+    } catch {
+      // Not ours to read, or gone.
+    }
+  }
+  return { io, cpu, members: members.join(','), at: Date.now() };
+}
+
+/** A file some member of a stopped group had open for writing. */
+interface Leftover {
+  path: string;
+  dev: number;
+  ino: number;
+}
+
+// git's temporary objects, packs and their indexes, written under names it renames into place.
+const GIT_TEMPORARY = /^tmp_(?:obj|pack|idx|rev|mtimes|bitmap)_/;
+
+/**
+ * The temporary objects and packs, and the lock files inside a git directory, that members of
+ * the group hold open for writing: what a stopped git would leave half written.
+ */
+function filesBeingWritten(pgid: number): Leftover[] {
+  const found: Leftover[] = [];
+  for (const pid of groupMembers(pgid)) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const path = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (!path.startsWith('/') || path.endsWith(' (deleted)')) continue;
+        const name = basename(path);
+        if (!GIT_TEMPORARY.test(name) && !(name.endsWith('.lock') && insideGitDir(path))) continue;
+        const flags = Number.parseInt(/^flags:\s*([0-7]+)$/m.exec(readFileSync(`/proc/${pid}/fdinfo/${fd}`, 'latin1'))?.[1] ?? '0', 8);
+        // O_WRONLY or O_RDWR: being written, not read.
+        if ((flags & 3) === 0) continue;
+        const stats = statSync(`/proc/${pid}/fd/${fd}`);
+        if (stats.isFile()) found.push({ path, dev: stats.dev, ino: stats.ino });
+      } catch {
+        // The descriptor closed meanwhile.
+      }
+    }
+  }
+  return found;
+}
+
+/** Whether a lock file lies in a git directory (a folder holding HEAD and objects, or a worktree's). */
+function insideGitDir(path: string): boolean {
+  let dir = dirname(path);
+  for (let depth = 0; depth < 8; depth += 1) {
+    try {
+      const names = readdirSync(dir);
+      if (names.includes('HEAD') && (names.includes('objects') || names.includes('commondir'))) return true;
+    } catch {
+      return false;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return false;
+    dir = parent;
+  }
+  return false;
+}
+
+/** Removes what a stopped group left half written, each only while it is still the same file. */
+function removeLeftovers(leftovers: readonly Leftover[]): void {
+  for (const leftover of leftovers) {
+    try {
+      const stats = lstatSync(leftover.path);
+      if (stats.dev === leftover.dev && stats.ino === leftover.ino) rmSync(leftover.path, { force: true });
+    } catch {
+      // Renamed into place before the stop, or removed by git itself.
     }
   }
 }
