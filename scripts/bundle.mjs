@@ -28,7 +28,7 @@ const common = {
 
 // The packages a consumer's node_modules holds, left out of the CommonJS build; TypeBox and
 // jsonc-parser are bundled into it, since they have no CommonJS build Node 20 can load.
-const COMMONJS_DEPENDENCIES = ['simple-git', 'ajv', 'ajv-formats'];
+const COMMONJS_DEPENDENCIES = ['ajv', 'ajv-formats'];
 
 await rm('dist/bin', { recursive: true, force: true });
 await rm('dist/cjs', { recursive: true, force: true });
