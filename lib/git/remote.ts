@@ -5,6 +5,7 @@ import { compareBytes } from '../order.js';
 import { asWipError, redactCredentials } from '../errors.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { GitCommandError } from './runner.js';
+import { sshEnvironment } from './ssh.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
 /**
@@ -285,19 +286,15 @@ export async function fetchReplicas(git: GitRunner, cwd: string, remote: string,
 }
 
 /**
- * The environment of a network call: ssh in batch mode, so a key with a passphrase or a host
- * wanting a password fails at once instead of prompting. An ssh command the host chose (the
- * ambient `GIT_SSH_COMMAND`, else `core.sshCommand`) is kept, with batch mode added; an ambient
- * `GIT_SSH` program is left alone, since its options may not be ssh's.
+ * The environment of a network call: ssh in batch mode however the host named it (the ambient
+ * `GIT_SSH_COMMAND`, else `core.sshCommand`, else a `GIT_SSH` program, else `ssh`), with the batch
+ * option its variant takes; see {@link sshEnvironment}.
  * @param sshCommand - `core.sshCommand`, or null
  * @returns the variables to add
  * @internal
  */
 export function networkEnvironment(sshCommand: string | null): Record<string, string> {
-  const ambient = process.env.GIT_SSH_COMMAND;
-  const chosen = ambient !== undefined && ambient.trim().length > 0 ? ambient : sshCommand;
-  if (chosen === null && (process.env.GIT_SSH ?? '').length > 0) return {};
-  return { GIT_SSH_COMMAND: `${chosen ?? 'ssh'} -o BatchMode=yes` };
+  return sshEnvironment({ sshCommand, sshVariant: null });
 }
 
 // git shows progress only when its own stderr is a terminal, which under the runner it never is:
