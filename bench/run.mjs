@@ -7,7 +7,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync, openSync, ftruncateSyn
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  BENCH, ROOT, addSnapshot, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
+  BENCH, ENV, ROOT, addSnapshot, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
 } from './harness.mjs';
 
 const BEGIN = '<!-- bench:begin: written by npm run bench -->';
@@ -181,6 +181,46 @@ function rows(size) {
           return chant(dir, ['workspace', 'wip', '--json']).ms;
         },
         b: () => logBaseline(dir),
+      });
+    },
+  });
+  // The storage report walks the chain as the read does (through the same memo), then asks git
+  // for the chain's disk usage beyond what the branches reach: held to the read's first run,
+  // each side with no memo.
+  list.push({
+    name: `chant workspace wip storage on a chain of ${size.chain} snapshots vs chant workspace wip --json, each without the memo`, target: size.targets ? 1.0 : null, kind: 'ratio',
+    measure: () => {
+      const dir = chainRepo();
+      const cold = (args) => {
+        rmSync(join(dir, '.git', 'chant-snapshot-memo'), { force: true });
+        return chant(dir, args).ms;
+      };
+      return sideBySide({ runs: size.runs, warmup: size.warmup, a: () => cold(['workspace', 'wip', 'storage']), b: () => cold(['workspace', 'wip', '--json']) });
+    },
+  });
+  list.push({
+    name: 'chant workspace wip push of a snapshot with 10 changed files, the secret gate on vs off', target: size.targets ? 1.10 : null, kind: 'ratio',
+    measure: () => {
+      const dir = syntheticRepo(size.small);
+      const remote = tempDir('chant-wip-bench-remote-');
+      git(remote, 'init', '-q', '--bare', '.');
+      writeFileSync(join(dir, 'chant.workspace.json'), `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] }, null, 2)}\n`);
+      git(dir, 'remote', 'add', 'origin', remote);
+      let round = 0;
+      const off = { ...ENV, CHANT_WIP_SECRET_SCAN: 'off' };
+      const pushed = (env) => {
+        const { ms, doc } = chant(dir, ['workspace', 'wip', 'push'], env);
+        if (doc.replication?.pushed?.length !== 1) throw new Error(`the push sent ${JSON.stringify(doc)}`);
+        return ms;
+      };
+      return sideBySide({
+        runs: size.runs, warmup: size.warmup,
+        prepare: async () => {
+          modify(dir, size.small, (round += 1));
+          chant(dir, ['workspace', 'wip', 'save']);
+        },
+        a: () => pushed(ENV),
+        b: () => pushed(off),
       });
     },
   });

@@ -6,7 +6,9 @@ import { WipReadCommand } from './commands/workspace/wip.js';
 import { WipFetchCommand } from './commands/workspace/wip/fetch.js';
 import { WipPushCommand } from './commands/workspace/wip/push.js';
 import { WipRestoreCommand } from './commands/workspace/wip/restore.js';
+import { WipPruneCommand } from './commands/workspace/wip/prune.js';
 import { WipSaveCommand } from './commands/workspace/wip/save.js';
+import { WipStorageCommand } from './commands/workspace/wip/storage.js';
 
 /**
  * Every command class the CLI registers, in the order help lists them. A function, because the
@@ -14,7 +16,7 @@ import { WipSaveCommand } from './commands/workspace/wip/save.js';
  * asked for, after every module has loaded.
  */
 export function commandClasses() {
-  return [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand, HelpCommand, CompletionCommand] as const;
+  return [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand, WipStorageCommand, WipPruneCommand, HelpCommand, CompletionCommand] as const;
 }
 
 let described: CliDefinition | undefined;

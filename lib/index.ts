@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { WipStore } from './store/wip-store.js';
-export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode } from './store/wip-store.js';
+export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions } from './store/wip-store.js';
 export { WipError, WIP_ERROR_CODES, isWipError, redactCredentials, asWipError } from './errors.js';
 export type { WipErrorCode, WipErrorOptions } from './errors.js';
 export { GitProcessRunner, SimpleGitRunner, GitCommandError } from './git/runner.js';
@@ -12,25 +12,26 @@ export type { GitRunner, GitRunOptions, GitOutput, GitStopReason } from './git/r
 export { wipRef } from './snapshot/format.js';
 export type { SnapshotNotes } from './snapshot/format.js';
 export { Replicator } from './replication/replicator.js';
-export type { ReplicatorOptions, ReplicatorOpenOptions } from './replication/replicator.js';
+export type { ReplicatorOptions, ReplicatorOpenOptions, PushOptions } from './replication/replicator.js';
 export { Policy } from './replication/policy.js';
 export type { PolicyLoadOptions, PolicyFromOptions } from './replication/policy.js';
 export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED_ROLES } from './workspace/identity.js';
 export type { CheckPrincipalOptions } from './workspace/identity.js';
 export { checkText } from './text.js';
 export { VERSION, CONTRACT_VERSION } from './version.js';
-export { WIP_READ_ID, WIP_WRITE_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
-export { readDocument, readFailureDocument, writeDocument, writeFailureDocument } from './documents/document.js';
+export { WIP_READ_ID, WIP_WRITE_ID, WIP_STORAGE_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
+export { readDocument, readFailureDocument, writeDocument, writeFailureDocument, storageDocument, pruneDocument, storageFailureDocument } from './documents/document.js';
 export type { WriteResults, WriteDocuments } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
 export type { Snapshot, SnapshotKind } from './documents/snapshot.js';
+export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './documents/storage.js';
 export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
 export type {
   SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
 } from './documents/wip-write.js';
 export type {
-  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef,
+  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
 } from './documents/replication.js';
 export type { ReplicateDeclaration } from './documents/replicate.js';

@@ -1,6 +1,7 @@
 import type { WipError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { CONTRACT, WIP_READ_ID, WIP_WRITE_ID } from './ids.js';
+import { CONTRACT, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
+import type { PruneDocument, PruneResult, StorageDocument, StorageFailure, StorageResult } from './storage.js';
 import type { WipReadFailure, WipReadSuccess, ListResult } from './wip-read.js';
 import type {
   FetchDocument, FetchResult, PushDocument, PushOutcome, RestoreDocument, RestoreResult, SaveDocument, SaveResult, WriteAction, WriteFailure,
@@ -82,4 +83,35 @@ export function writeFailureDocument(action: WriteAction | null, error: WipError
   const body: WriteFailure['error'] = { code: error.code, message: error.message };
   if (error.paths.length > 0) body.paths = [...error.paths];
   return { ...head(WIP_WRITE_ID), action, error: body };
+}
+
+/**
+ * The document of a {@link WipStore.storage} result.
+ * @param result - what storage returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function storageDocument(result: StorageResult): StorageDocument {
+  return { ...head(WIP_STORAGE_ID), action: 'storage', ...result };
+}
+
+/**
+ * The document of a {@link WipStore.prune} result.
+ * @param result - what prune returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function pruneDocument(result: PruneResult): PruneDocument {
+  return { ...head(WIP_STORAGE_ID), action: 'prune', ...result };
+}
+
+/**
+ * The storage document of a refusal.
+ * @param action - the verb refused, or null
+ * @param error - the refusal
+ * @returns the failure document
+ * @public
+ */
+export function storageFailureDocument(action: 'storage' | 'prune' | null, error: WipError): StorageFailure {
+  return { ...head(WIP_STORAGE_ID), action, error: { code: error.code as StorageFailure['error']['code'], message: error.message } };
 }

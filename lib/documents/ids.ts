@@ -36,3 +36,9 @@ export const WRITE_ACTIONS = ['save', 'restore', 'push', 'fetch'] as const;
  * @public
  */
 export const WORKSPACE_DECLARATION_ID = 'https://intentius.io/chant/schemas/workspace/declaration/v1/declaration.schema.json';
+
+/**
+ * The `$id` of the storage documents: the storage report and prune.
+ * @public
+ */
+export const WIP_STORAGE_ID = 'https://intentius.io/chant/schemas/workspace/wip-storage/v1/wip-storage.schema.json';

@@ -11,10 +11,11 @@ export {
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
 } from './wip-write.js';
 export {
-  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef,
+  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
 } from './replication.js';
 export { ReplicateDeclaration } from './replicate.js';
 export { WorkspaceDeclaration } from './workspace-declaration.js';
+export { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './storage.js';
 export { publishedSchemas } from './schemas.js';
 export type { PublishedSchema } from './schemas.js';
 export { validateDocument } from './validate.js';

@@ -104,15 +104,49 @@ export const RefPush = Type.Object({
 export type RefPush = Static<typeof RefPush>;
 
 /**
+ * A likely secret the gate found.
+ * @public
+ */
+export const SecretFinding = Type.Object({
+  id: Type.String({ pattern: '^[0-9a-f]{20}$', description: 'Stable for this content at this path under this rule: acknowledge it with wip push --allow <id>. A changed file is a new finding.' }),
+  path: Type.String({ description: 'From the repository root.' }),
+  line: Nullable(Type.Integer({ minimum: 1 }), 'The 1-based line the likely secret starts on; null in a binary file, whose printable runs were scanned.'),
+  rule: Type.String({ description: "The secretlint rule and its message id, such as @secretlint/secretlint-rule-aws:AWSSecretAccessKey. The secret itself is never printed." }),
+  snapshot: ObjectId,
+}, { description: 'A likely secret in a file a snapshot adds: where it is and which rule found it, never the secret.' });
+/**
+ * A likely secret, as a TypeScript type.
+ * @public
+ */
+export type SecretFinding = Static<typeof SecretFinding>;
+
+/**
+ * A wip ref the secret gate kept (in part) on the box.
+ * @public
+ */
+export const HeldBack = Type.Object({
+  ref: Type.String(),
+  commit: ObjectId,
+  pushed: Nullable(ObjectId, 'The snapshot pushed in the ref\'s place: the newest one below the first that holds a finding; null when nothing of the ref went.'),
+  findings: Type.Array(SecretFinding),
+}, { description: 'A wip ref whose snapshots from the first holding a likely secret stay local until the finding is acknowledged or the file changes.' });
+/**
+ * A held-back ref, as a TypeScript type.
+ * @public
+ */
+export type HeldBack = Static<typeof HeldBack>;
+
+/**
  * What one push did.
  * @public
  */
 export const PushResult = Type.Object(
   {
     remote: Type.String(),
-    pushed: Type.Array(RefPush, { description: 'The refs the remote took.' }),
+    pushed: Type.Array(RefPush, { description: 'The refs the remote took. A ref the secret gate cut short is listed with the commit that went.' }),
     rejected: Type.Array(RefPush, { description: 'The refs the remote refused, or that could not be pushed because it was unreachable or not configured, each with the reason.' }),
     upToDate: Type.Integer({ minimum: 0, description: 'How many refs were already on the remote as they are locally.' }),
+    heldBack: Type.Optional(Type.Array(HeldBack, { description: 'Present when the secret gate kept snapshots local: each wip ref, what went of it, and the findings, sorted by ref.' })),
   },
   { description: "What one push did. Each ref the remote doesn't hold as it is locally is pushed under its own name, never forced; a pre-push hook is not run." },
 );
@@ -146,6 +180,7 @@ export const FetchRef = Type.Object({
   remote: ObjectId,
   local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
   result: FetchOutcome,
+  pruned: Type.Optional(Type.Literal(true, { description: "Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune marker names the local tip, so the local ref was moved to it (result fast-forward) and no snapshot the local chain held was left out of the rules the prune applied." })),
 });
 /**
  * One ref the remote holds of the policy's classes, with the local ref before the fetch and what the fetch did with it.

@@ -1,9 +1,10 @@
 import type { TSchema } from 'typebox';
-import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
+import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
 import { ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { WorkspaceDeclaration } from './workspace-declaration.js';
+import { PruneDocument, StorageDocument, StorageFailure } from './storage.js';
 import { WipReadFailure, WipReadSuccess } from './wip-read.js';
 import { FetchDocument, PushDocument, RestoreDocument, SaveDocument, WriteFailure } from './wip-write.js';
 
@@ -181,6 +182,16 @@ export function publishedSchemas(): PublishedSchema[] {
         "What `chant workspace wip save|restore|push|fetch` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         { save: SaveDocument, restore: RestoreDocument, push: PushDocument, fetch: FetchDocument, failure: WriteFailure },
         { failure: 'WipWriteFailure', error: 'WipWriteError', code: 'WipWriteErrorCode' },
+      ),
+    },
+    {
+      path: 'schemas/workspace/wip-storage/v1/wip-storage.schema.json',
+      schema: document(
+        WIP_STORAGE_ID,
+        'chant workspace wip storage|prune output',
+        "What `chant workspace wip storage` and `chant workspace wip prune` print, with or without --json. storage says what each chain of snapshots costs: how many, when the oldest and newest were taken, and the bytes their objects take beyond what branches, tags, remote-tracking refs and HEAD reach. prune rewrites chains down to the snapshots the retention rules keep (the newest always stays), or with --dry-run says what it would drop. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        { storage: StorageDocument, prune: PruneDocument, failure: StorageFailure },
+        { failure: 'WipStorageFailure', error: 'WipStorageError', code: 'WipStorageErrorCode' },
       ),
     },
     {

@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import { WIP_ERROR_CODES } from '../error-codes.js';
 import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
 import { WRITE_ACTIONS } from './ids.js';
-import { FetchRef, PolicyDocument, PushResult } from './replication.js';
+import { FetchRef, PolicyDocument, PushResult, SecretFinding } from './replication.js';
 import { Snapshot } from './snapshot.js';
 
 // What a snapshot could not hold. Kept inside SaveResult, since lib/index.ts exports the documents' types by name.
@@ -23,6 +23,9 @@ export const SaveResult = Type.Object({
   created: Type.Boolean({ description: "False when the ref's tip already held this tree on this head with the same label, by and kind, and nothing was written." }),
   snapshot: Snapshot,
   replication: Nullable(PushResult, "The push the policy makes after a save, or null when no policy is declared or its on leaves save out."),
+  findings: Type.Optional(Type.Array(SecretFinding, {
+    description: 'With --scan: the likely secrets in the files this snapshot adds over the one below it (path, rule, line; never the secret). The snapshot is recorded all the same: it is local, and a push holds it back.',
+  })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
     description: 'What the snapshot could not hold, sorted by path; present only when there is something. A submodule (or any embedded repository) is kept as the commit it is at, its files are not.',
   })),

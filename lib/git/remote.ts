@@ -218,6 +218,25 @@ export async function moveRefs(git: GitRunner, cwd: string, moves: readonly RefM
 }
 
 /**
+ * The leases of a push that may rewrite refs (a pruned chain): for each ref, the value the remote
+ * must still hold for the update to go, or null for "must not exist". Refs without a lease are
+ * never forced.
+ * @internal
+ */
+export interface PushLeases {
+  leases?: ReadonlyMap<string, string | null>;
+  /** For a ref the secret gate cut short, the commit that goes in its place (`<commit>:<ref>`). */
+  sources?: ReadonlyMap<string, string>;
+}
+
+// `--force-with-lease=<ref>:<expect>` names its ref and value, so no ref is forced blindly, and
+// git's remote-tracking refs are never what the lease trusts.
+function leaseFlags(batch: readonly string[], leases: ReadonlyMap<string, string | null> | undefined): string[] {
+  if (leases === undefined) return [];
+  return batch.filter((ref) => leases.has(ref)).map((ref) => `--force-with-lease=${ref}:${leases.get(ref) ?? ''}`);
+}
+
+/**
  * Pushes each ref under its own name (`<ref>:<ref>`), never forced, with no pre-push hook and no
  * prompt, in as few processes as the command line allows. Never throws: a push that fails as a
  * whole (an unreachable remote, a refused credential) rejects every ref not yet tried with the
@@ -230,7 +249,7 @@ export async function moveRefs(git: GitRunner, cwd: string, moves: readonly RefM
  * @returns what happened to each ref
  * @internal
  */
-export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions): Promise<Map<string, RefPushStatus>> {
+export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions & PushLeases): Promise<Map<string, RefPushStatus>> {
   const statuses = new Map<string, RefPushStatus>();
   let failure: string | null = null;
   for (const batch of batches(refs)) {
@@ -240,7 +259,8 @@ export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs
           [
             '-c', 'credential.interactive=false', ...quietAdvice(options),
             'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', ...progressFlag(options),
-            '--end-of-options', remote, ...batch.map((ref) => `${ref}:${ref}`),
+            ...leaseFlags(batch, options.leases),
+            '--end-of-options', remote, ...batch.map((ref) => `${options.sources?.get(ref) ?? ref}:${ref}`),
           ],
           { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1], ...progressSink(options) },
         );

@@ -1,4 +1,4 @@
-import type { FetchOutcome, FetchRef, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
+import type { FetchOutcome, FetchRef, HeldBack, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
 import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
 import { asWipError, WipError } from '../errors.js';
 import { compareBytes } from '../order.js';
@@ -8,6 +8,8 @@ import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import { ancestryOf, countReachable } from './ancestry.js';
+import { replacedTips } from '../git/storage.js';
+import { gateRef } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, replicaPrefix, replicaRef, replicaRefspecs } from './ref-classes.js';
 
@@ -29,6 +31,11 @@ export interface ReplicatorOptions {
    * when stderr is a terminal.
    */
   progress?: (line: string) => void;
+  /**
+   * Whether a push runs the secret gate. True when absent, unless `CHANT_WIP_SECRET_SCAN` is
+   * `off` in the environment: for a host that scans what leaves the box itself.
+   */
+  secretScan?: boolean;
 }
 
 /**
@@ -42,6 +49,20 @@ export interface ReplicatorOpenOptions {
   git?: GitRunner;
   /** Receives git's progress during a push or fetch; see {@link ReplicatorOptions.progress}. */
   progress?: (line: string) => void;
+  /** Whether a push runs the secret gate; see {@link ReplicatorOptions.secretScan}. */
+  secretScan?: boolean;
+}
+
+/**
+ * Options of {@link Replicator.push} and {@link Replicator.pushPruned}.
+ * @public
+ */
+export interface PushOptions {
+  /**
+   * Ids of secret findings the host acknowledges (false positives, fixtures): the snapshots
+   * holding them go this once. The declaration's allowlist goes always.
+   */
+  allow?: readonly string[];
 }
 
 /** The local refs of the policy's classes and what is known of the remote, read in two processes. */
@@ -84,6 +105,7 @@ export class Replicator {
   readonly #git: GitRunner;
   readonly #policy: Policy | null;
   readonly #progress: ((line: string) => void) | undefined;
+  readonly #secretScan: boolean;
 
   /**
    * A replicator following a policy already read.
@@ -94,6 +116,7 @@ export class Replicator {
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
     this.#policy = options.policy === null ? null : policyOf(options.policy);
     this.#progress = options.progress;
+    this.#secretScan = options.secretScan ?? process.env.CHANT_WIP_SECRET_SCAN !== 'off';
   }
 
   /**
@@ -106,7 +129,7 @@ export class Replicator {
     const git = options.git ?? new SimpleGitRunner(options.cwd);
     const layout = await new Plumbing(git, options.cwd).layout();
     const policy = await Policy.load({ cwd: options.cwd, top: layout.top, git });
-    return new Replicator({ cwd: options.cwd, git, policy, progress: options.progress });
+    return new Replicator({ cwd: options.cwd, git, policy, progress: options.progress, ...(options.secretScan === undefined ? {} : { secretScan: options.secretScan }) });
   }
 
   /** The policy this replicator follows, or null. */
@@ -143,15 +166,39 @@ export class Replicator {
    * Pushes every ref of the policy's classes that the remote does not hold as it is locally, each
    * under its own name, never forced, with no pre-push hook. A ref the remote refuses (one that
    * would rewrite it) is listed in `rejected` with the remote's reason; the refs it took or
-   * already held are recorded under `refs/chant/replica/<remote>/`.
+   * already held are recorded under `refs/chant/replica/<remote>/`. Before anything goes, the
+   * files the wip refs' new snapshots add are scanned for likely secrets (secretlint's
+   * recommended rules): a snapshot holding one stays local with every snapshot above it, listed
+   * in `heldBack` with the path, rule and line, until the finding is allowed or the file changes.
+   * @param options - `allow`: finding ids the host acknowledges, which go this once
    * @returns the policy and what the push did, refs sorted by refname
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown` or `git-failed`
    */
-  async push(): Promise<PushOutcome> {
+  async push(options: PushOptions = {}): Promise<PushOutcome> {
     const policy = this.#required();
     const view = await this.#view(policy);
     if (!view.remoteConfigured) throw unknownRemote(policy);
-    return { policy: policy.toJSON(), replication: await this.#push(view) };
+    return { policy: policy.toJSON(), replication: await this.#push(view, undefined, options.allow) };
+  }
+
+  /**
+   * Pushes the wip refs a prune rewrote (every wip ref of the policy the remote does not hold as
+   * it is locally), each with a lease on the replica chant recorded
+   * (`--force-with-lease=<ref>:<replica>`; a ref with no replica must not exist on the remote).
+   * When another box pushed to the ref since chant recorded it, the remote refuses (`stale info`),
+   * the ref is listed in `rejected` and the remote keeps every snapshot it held. `push` itself
+   * stays never forced. The secret gate applies as it does to {@link Replicator.push}.
+   * @param options - `allow`: finding ids the host acknowledges
+   * @returns the policy and what the push did
+   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown` or `git-failed`
+   */
+  async pushPruned(options: PushOptions = {}): Promise<PushOutcome> {
+    const policy = this.#required();
+    const view = await this.#view(policy);
+    if (!view.remoteConfigured) throw unknownRemote(policy);
+    const refs = view.refs.filter((ref) => ref.class === 'wip');
+    const leases = new Map(refs.map((ref) => [ref.ref, ref.replica]));
+    return { policy: policy.toJSON(), replication: await this.#push({ ...view, refs }, leases, options.allow) };
   }
 
   /**
@@ -247,14 +294,16 @@ export class Replicator {
     return { policy, remoteConfigured: remote.exists, sshCommand: remote.sshCommand, secrets: remote.secrets, refs, known: [...new Set(known.values())] };
   }
 
-  async #push(view: LocalView): Promise<PushResult> {
+  async #push(view: LocalView, leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
     const remote = view.policy.remote;
-    const due = view.refs.filter((ref) => ref.replica !== ref.commit);
-    const statuses = await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress });
+    const { due, sources, heldBack } = await this.#gate(view, allow);
+    const statuses = await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), {
+      sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress, sources, ...(leases === undefined ? {} : { leases }),
+    });
     const pushed: RefPush[] = [];
     const rejected: RefPush[] = [];
     const seen: RefTip[] = [];
-    let upToDate = view.refs.length - due.length;
+    let upToDate = view.refs.filter((ref) => ref.replica === ref.commit).length;
     for (const ref of due) {
       const status = statuses.get(ref.ref) ?? { status: 'rejected', reason: 'not pushed' };
       if (status.status === 'rejected') {
@@ -270,7 +319,31 @@ export class Replicator {
     } catch {
       // The remote holds them either way; the next push finds them up to date and records them.
     }
-    return { remote, pushed, rejected, upToDate };
+    return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
+  }
+
+  /**
+   * The secret gate: which refs go, and from which commit. Only wip refs are scanned: the rest
+   * are the host's own commits. A ref whose whole new part is held back does not go at all.
+   */
+  async #gate(view: LocalView, allow: readonly string[]): Promise<{ due: LocalView['refs']; sources: Map<string, string>; heldBack: HeldBack[] }> {
+    const allowed = new Set(allow);
+    const due: LocalView['refs'] = [];
+    const sources = new Map<string, string>();
+    const heldBack: HeldBack[] = [];
+    for (const ref of view.refs) {
+      if (ref.replica === ref.commit) continue;
+      if (ref.class !== 'wip' || !this.#secretScan) {
+        due.push(ref);
+        continue;
+      }
+      const decision = await gateRef(this.#git, this.#cwd, ref.ref, ref.commit, view.known, allowed);
+      if (decision.held !== null) heldBack.push(decision.held);
+      if (decision.source === null) continue;
+      if (decision.source !== ref.commit) sources.set(ref.ref, decision.source);
+      due.push({ ...ref, commit: decision.source });
+    }
+    return { due, sources, heldBack };
   }
 
   /** What a fetch would do with the replica namespace as it stands. */
@@ -312,8 +385,12 @@ export class Replicator {
       else if (ancestry.isAncestor(local as string, remote.commit)) outcome = 'fast-forward';
       else if (ancestry.isAncestor(remote.commit, local as string)) outcome = 'ahead';
       else outcome = 'diverged';
+      // A wip chain another box pruned is no fast-forward, but its prune marker says whether the
+      // local tip was on the chain the prune applied its rules to: then nothing local is lost.
+      const pruned = outcome === 'diverged' && remote.class === 'wip' && (await replacedTips(this.#git, this.#cwd, remote.commit, local as string)).has(local as string);
+      if (pruned) outcome = 'fast-forward';
       if (outcome === 'created' || outcome === 'fast-forward') moves.push({ ref: remote.ref, next: remote.commit, expected: local });
-      refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome });
+      refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome, ...(pruned ? { pruned } : {}) });
     }
     return { refs, moves, locals };
   }

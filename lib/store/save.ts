@@ -1,6 +1,9 @@
 // `save`: a snapshot of the whole working tree onto the branch's wip ref.
 import { rmSync } from 'node:fs';
+import type { SecretFinding } from '../documents/replication.js';
 import type { SaveResult } from '../documents/wip-write.js';
+import { addedBlobs } from '../git/storage.js';
+import { scanBlobs } from '../replication/secret-gate.js';
 import { GIVEN_FIELDS } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import { checkText } from '../text.js';
@@ -16,7 +19,13 @@ import { workingTreeByStatus } from './working-tree.js';
  * one line of at most 200 characters.
  * @public
  */
-export interface SaveOptions extends SnapshotNotes {}
+export interface SaveOptions extends SnapshotNotes {
+  /**
+   * Scan the files the snapshot adds over the one below it for likely secrets, with the rules
+   * the push's secret gate uses, and report them in `findings` (the snapshot is recorded either way).
+   */
+  scan?: boolean;
+}
 
 /** Takes a snapshot; see {@link WipStore.save}. */
 export async function save(context: StoreContext, options: SaveOptions): Promise<SaveResult> {
@@ -53,8 +62,15 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       rmSync(indexFile, { force: true });
     }
   });
+  const findings = options.scan === true ? await scanSnapshot(context, snapshot.commit) : null;
   // The snapshot is safe on disk by now: a push that fails is reported, never a failed save.
   const replication = policy?.has('save') ? await replicatorOf(context, policy).after('save') : null;
-  return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication, ...(unsaved.length > 0 ? { unsaved } : {}) };
+  return { branch: checkout.branch, ref: checkout.ref, created, snapshot, replication, ...(findings === null ? {} : { findings }), ...(unsaved.length > 0 ? { unsaved } : {}) };
 }
 
+
+/** The secret findings in what a snapshot adds over the one below it (or over its head, for a first one). */
+async function scanSnapshot(context: StoreContext, commit: string): Promise<SecretFinding[]> {
+  const { blobs } = await addedBlobs(context.git, context.cwd, commit, [`${commit}^`]);
+  return scanBlobs(context.git, context.cwd, blobs);
+}

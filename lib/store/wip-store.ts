@@ -1,4 +1,5 @@
 import type { ListResult } from '../documents/wip-read.js';
+import type { PruneResult, StorageResult } from '../documents/storage.js';
 import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
@@ -9,7 +10,11 @@ import { list } from './list.js';
 import type { ListOptions } from './list.js';
 import { restore } from './restore.js';
 import type { RestoreOptions } from './restore.js';
+import { prune } from './prune.js';
+import type { PruneOptions } from './prune.js';
 import { save } from './save.js';
+import { storage } from './storage.js';
+import type { StorageOptions } from './storage.js';
 import type { SaveOptions } from './save.js';
 import type { StagingMode } from './staging.js';
 
@@ -129,6 +134,45 @@ export class WipStore {
   list(options: ListOptions = {}): Promise<ListResult> {
     return list(this.#context, options);
   }
+
+  /**
+   * What each chain of snapshots costs: how many snapshots, when the oldest and newest were
+   * taken, and the bytes its objects take on disk beyond what branches, tags, remote-tracking
+   * refs and HEAD reach. Reads local refs only; its cost does not grow with the object store.
+   * @param options - `branch` to read one chain only
+   * @returns each chain sorted by branch, and the total (shared objects counted once)
+   * @throws {@link WipError} `not-a-git-repository` or `git-failed`
+   * @example
+   * ```ts
+   * const { branches, total } = await new WipStore({ cwd: process.cwd() }).storage();
+   * for (const chain of branches) console.log(chain.branch, chain.snapshots, chain.oldest, chain.bytes);
+   * ```
+   */
+  storage(options: StorageOptions = {}): Promise<StorageResult> {
+    return storage(this.#context, options);
+  }
+
+  /**
+   * Rewrites chains down to the snapshots the rules keep (any rule keeping one keeps it; the
+   * newest always stays): the kept snapshots are written again with the same trees, messages and
+   * dates, the new oldest one marked with the tip it replaced, and each ref moves by
+   * compare-and-swap. The reflog entries of the dropped snapshots are expired; their objects go
+   * with git's gc, or at once with `gc: true`. A plain push never carries a pruned chain: see
+   * {@link Replicator.pushPruned}.
+   * @param options - the rules, the branch, `dryRun` and `gc`
+   * @returns what was (or, for a dry run, would be) dropped per chain
+   * @throws {@link WipError} `write-usage-invalid` (no rule, or a bad one), `not-a-git-repository`,
+   *   a declaration code, `wip-race` or `git-failed`
+   * @example
+   * ```ts
+   * const store = new WipStore({ cwd: process.cwd() });
+   * const plan = await store.prune({ keepLast: 100, keepWithin: '7d', keepLabelled: true, dryRun: true });
+   * if (plan.branches.some((chain) => chain.dropped.length > 0)) await store.prune({ keepLast: 100, keepWithin: '7d', keepLabelled: true });
+   * ```
+   */
+  prune(options: PruneOptions = {}): Promise<PruneResult> {
+    return prune(this.#context, options);
+  }
 }
 
-export type { ListOptions, RestoreOptions, SaveOptions, StagingMode };
+export type { ListOptions, PruneOptions, RestoreOptions, SaveOptions, StagingMode, StorageOptions };

@@ -7,13 +7,17 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   static override usage = Command.Usage({
     description: "Take a snapshot of the checkout's working tree onto refs/chant/wip/<branch>.",
     details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false.',
-    examples: [['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json']],
+    examples: [
+      ['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json'],
+      ['Save, and say at once whether the snapshot holds a likely secret', 'chant workspace wip save --scan --json'],
+    ],
   });
   readonly action = 'save';
   label = Option.String('--label', { description: 'What to call the snapshot, such as turn:7 (one line, at most 200 characters).' });
   by = Option.String('--by', { description: 'Who takes it, such as github:alex (one line, at most 200 characters).' });
+  scan = Option.Boolean('--scan', false, { description: 'Scan what the snapshot adds for likely secrets and list them in findings (path, rule, line).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan });
   }
 }

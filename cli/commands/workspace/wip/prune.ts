@@ -1,0 +1,37 @@
+import { Command, Option } from 'clipanion';
+import { asWipError, pruneDocument, storageFailureDocument, WipStore } from '../../../../lib/index.js';
+import { printDocument } from '../../../base-command.js';
+import type { ChantContext } from '../../../base-command.js';
+
+export class WipPruneCommand extends Command<ChantContext> {
+  static override paths = [['workspace', 'wip', 'prune']];
+  static override usage = Command.Usage({
+    description: 'Rewrite chains down to the snapshots the retention rules keep.',
+    details: 'A snapshot stays when any rule keeps it, and the newest always stays. The kept snapshots are written again with the same trees, messages and dates; the dropped ones\' reflog entries are expired and their objects go with git\'s gc, or at once with --gc. wip push never carries a pruned chain to the remote: wip prune --push does, with a lease on what chant recorded the remote to hold, and is refused when another box pushed meanwhile.',
+    examples: [
+      ['What a prune would drop', 'chant workspace wip prune --keep-last 100 --keep-within 7d --keep-labelled --dry-run'],
+      ['Keep a week, and free the space now', 'chant workspace wip prune --keep-within 7d --gc'],
+      ['Keep the newest 100 here and on the remote', 'chant workspace wip prune --keep-last 100 --push'],
+    ],
+  });
+  branch = Option.String('--branch', { description: "Only this branch's chain; every chain when absent." });
+  keepLast = Option.String('--keep-last', { description: 'Keep the newest n snapshots.' });
+  keepWithin = Option.String('--keep-within', { description: 'Keep every snapshot taken within this age: a number and s, m, h, d or w (7d).' });
+  keepLabelled = Option.Boolean('--keep-labelled', false, { description: 'Keep every snapshot with a label.' });
+  dryRun = Option.Boolean('--dry-run', false, { description: 'Say what would be dropped; write nothing.' });
+  push = Option.Boolean('--push', false, { description: 'Push the pruned chains, each with a lease on the value chant recorded for the remote; refused for a ref another box pushed to meanwhile.' });
+  gc = Option.Boolean('--gc', false, { description: 'Run git gc --prune=now afterwards (a repack of the whole repository).' });
+  json = Option.Boolean('--json', false, { description: 'Print the JSON document (printed either way).' });
+
+  async execute(): Promise<number> {
+    try {
+      const store = new WipStore({ cwd: this.context.cwd });
+      const result = await store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
+      printDocument(this.context, pruneDocument(result));
+      return 0;
+    } catch (error) {
+      printDocument(this.context, storageFailureDocument('prune', asWipError(error)));
+      return 1;
+    }
+  }
+}

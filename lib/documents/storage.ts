@@ -1,0 +1,140 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import { header, NoError, Nullable, ObjectId, WIP_STORAGE_ID } from './common.js';
+import { PushResult } from './replication.js';
+import { WriteErrorCode } from './wip-write.js';
+
+/**
+ * What one chain of snapshots costs.
+ * @public
+ */
+export const BranchStorage = Type.Object({
+  branch: Type.String(),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>.' }),
+  tip: ObjectId,
+  snapshots: Type.Integer({ minimum: 0, description: "How many snapshots the ref's first-parent chain holds." }),
+  oldest: Nullable(Type.String({ format: 'date-time' }), 'When the oldest snapshot was taken (its at), or null for a chain with none.'),
+  newest: Nullable(Type.String({ format: 'date-time' }), 'When the newest snapshot was taken, or null for a chain with none.'),
+  bytes: Type.Integer({ minimum: 0, description: 'What the objects the chain reaches take on disk, as stored, leaving out every object a branch, tag, remote-tracking ref or HEAD reaches: about what deleting the chain frees once reflogs expire and gc runs.' }),
+});
+/**
+ * What one chain costs, as a TypeScript type.
+ * @public
+ */
+export type BranchStorage = Static<typeof BranchStorage>;
+
+/**
+ * What `WipStore.storage` (chant-wip) returns.
+ * @public
+ */
+export const StorageResult = Type.Object({
+  branches: Type.Array(BranchStorage, { description: 'One entry per ref under refs/chant/wip/, sorted by branch.' }),
+  total: Type.Object({
+    snapshots: Type.Integer({ minimum: 0 }),
+    bytes: Type.Integer({ minimum: 0, description: 'What every chain listed takes together, each object counted once: two chains sharing a file count it once here, so the branches may add up to more.' }),
+  }),
+});
+/**
+ * What `WipStore.storage` (chant-wip) returns, as a TypeScript type.
+ * @public
+ */
+export type StorageResult = Static<typeof StorageResult>;
+
+/**
+ * The retention rules a prune applies: a snapshot stays when any rule keeps it, and the newest
+ * always stays.
+ * @public
+ */
+export const RetentionRules = Type.Object({
+  keepLast: Nullable(Type.Integer({ minimum: 1 }), 'Keep the newest n snapshots.'),
+  keepWithin: Nullable(Type.String({ pattern: '^[1-9][0-9]*[smhdw]$' }), 'Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d).'),
+  keepLabelled: Type.Boolean({ description: 'Keep every snapshot with a label.' }),
+});
+/**
+ * The retention rules, as a TypeScript type.
+ * @public
+ */
+export type RetentionRules = Static<typeof RetentionRules>;
+
+/**
+ * What a prune did, or would do, to one chain.
+ * @public
+ */
+export const BranchPrune = Type.Object({
+  branch: Type.String(),
+  ref: Type.String(),
+  tip: ObjectId,
+  next: Nullable(ObjectId, 'The rewritten chain\'s tip; the same as tip when nothing was dropped, null for a dry run that would rewrite.'),
+  kept: Type.Integer({ minimum: 0 }),
+  dropped: Type.Array(ObjectId, { description: 'The snapshots dropped (or that a dry run would drop), newest first.' }),
+});
+/**
+ * What a prune did to one chain, as a TypeScript type.
+ * @public
+ */
+export type BranchPrune = Static<typeof BranchPrune>;
+
+/**
+ * What `WipStore.prune` (chant-wip) returns.
+ * @public
+ */
+export const PruneResult = Type.Object({
+  dryRun: Type.Boolean({ description: 'True when nothing was written: the branches say what a prune would do.' }),
+  rules: RetentionRules,
+  branches: Type.Array(BranchPrune, { description: 'Sorted by branch.' }),
+  collected: Type.Boolean({ description: 'True when git gc --prune=now ran, so the dropped snapshots\' objects are gone from disk; otherwise git\'s own gc deletes them once they are older than gc.pruneExpire.' }),
+  replication: Nullable(PushResult, 'With --push: the wip refs pushed with a lease on the replica chant recorded (rejected with stale info when another box pushed meanwhile); null otherwise.'),
+});
+/**
+ * What `WipStore.prune` (chant-wip) returns, as a TypeScript type.
+ * @public
+ */
+export type PruneResult = Static<typeof PruneResult>;
+
+/**
+ * What `chant workspace wip storage` prints.
+ * @public
+ */
+export const StorageDocument = Type.Object({ ...header(WIP_STORAGE_ID), error: NoError, action: Type.Literal('storage'), ...StorageResult.properties }, { description: 'What the chains of snapshots cost. Exit code 0.' });
+/**
+ * The storage document, as a TypeScript type.
+ * @public
+ */
+export type StorageDocument = Static<typeof StorageDocument>;
+
+/**
+ * What `chant workspace wip prune` prints.
+ * @public
+ */
+export const PruneDocument = Type.Object({ ...header(WIP_STORAGE_ID), error: NoError, action: Type.Literal('prune'), ...PruneResult.properties }, { description: 'The chains were rewritten to the snapshots the rules keep (or, for a dry run, what would be). Exit code 0.' });
+/**
+ * The prune document, as a TypeScript type.
+ * @public
+ */
+export type PruneDocument = Static<typeof PruneDocument>;
+
+/**
+ * A refused storage verb.
+ * @public
+ */
+export const StorageFailure = Type.Object({
+  ...header(WIP_STORAGE_ID),
+  action: Nullable(Type.Union([Type.Literal('storage'), Type.Literal('prune')])),
+  error: Type.Object({ code: WriteErrorCode, message: Type.String() }),
+}, { description: 'Nothing was written. Exit code 1.' });
+/**
+ * A refused storage verb, as a TypeScript type.
+ * @public
+ */
+export type StorageFailure = Static<typeof StorageFailure>;
+
+/**
+ * Any document `chant workspace wip storage|prune` prints.
+ * @public
+ */
+export const WipStorageDocument = Type.Union([StorageDocument, PruneDocument, StorageFailure]);
+/**
+ * Any storage document, as a TypeScript type.
+ * @public
+ */
+export type WipStorageDocument = Static<typeof WipStorageDocument>;

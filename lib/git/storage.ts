@@ -1,0 +1,270 @@
+// The git calls of bounded storage: what a chain's objects take on disk, writing a rewritten
+// chain as one pack, and letting the old one go (reflogs, gc). See docs/design.md, "Bounded
+// storage".
+import { createHash } from 'node:crypto';
+import { parseBatch } from './formats/batch.js';
+import { objectHash } from './formats/object-format.js';
+import { packOf } from './formats/pack.js';
+import { asWipError } from '../errors.js';
+import type { GitRunner, GitRunOptions } from './runner.js';
+
+/** The pack type of a commit object. */
+const OBJ_COMMIT = 1;
+
+/**
+ * What the objects reachable from `tips` take on disk (compressed, as stored), leaving out every
+ * object a branch, a tag, a remote-tracking ref or HEAD reaches: the bytes the chains cost beyond
+ * what the repository keeps anyway. Its cost is the chains' own commits and the trees they
+ * changed, plus marking the excluded tips' trees once; it does not grow with the object store.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tips - commits (full ids) to count from
+ * @returns the bytes
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function uniqueDiskUsage(git: GitRunner, cwd: string, tips: readonly string[]): Promise<number> {
+  if (tips.length === 0) return 0;
+  // The tips are object ids read from for-each-ref, never a user's text; HEAD may be unborn.
+  const out = await run(git, cwd, ['rev-list', '--objects', '--disk-usage', '--ignore-missing', ...tips, '--not', '--branches', '--tags', '--remotes', 'HEAD']);
+  const bytes = Number(out.trim());
+  return Number.isFinite(bytes) ? bytes : 0;
+}
+
+/**
+ * The chain tips the prune markers on `tip`'s first-parent chain name as replaced
+ * (`Chant-Wip-Pruned` and `Chant-Wip-Pruned-Remote`), walking down to what `local` reaches: the
+ * rewritten chain's own commits, bounded by what its prune kept.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tip - the remote's chain tip
+ * @param local - the local chain tip, whose history is left out
+ * @returns the ids named
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function replacedTips(git: GitRunner, cwd: string, tip: string, local: string): Promise<Set<string>> {
+  const out = await run(git, cwd, [
+    'log', '--first-parent', '--format=%(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
+    tip, '--not', local, '--',
+  ]);
+  return new Set(out.split(/\s+/).filter((word) => /^[0-9a-f]{40,64}$/.test(word)));
+}
+
+/**
+ * A commit as stored, split into what a rewrite keeps and what it changes.
+ * @internal
+ */
+export interface RawCommit {
+  commit: string;
+  tree: string;
+  parents: string[];
+  /** The header lines after the parents (author, committer, anything else), verbatim. */
+  rest: string;
+  /** The message, verbatim. */
+  message: string;
+}
+
+/**
+ * Reads commits as stored, in one `cat-file --batch`.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param commits - full commit ids
+ * @returns each commit, in the order asked
+ * @throws {@link WipError} `git-failed` when one is missing or not a commit
+ * @internal
+ */
+export async function readRawCommits(git: GitRunner, cwd: string, commits: readonly string[]): Promise<RawCommit[]> {
+  if (commits.length === 0) return [];
+  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: commits.map((commit) => `${commit}\n`).join('') });
+  const objects = parseBatch(stdoutBuffer, commits.length);
+  if (objects === null) throw asWipError(new Error('git cat-file --batch printed less than it was asked for'));
+  return objects.map((object, index) => {
+    if (object === null || object.type !== 'commit') throw asWipError(new Error(`${commits[index]} is not a commit`));
+    const raw = object.content.toString('utf8');
+    const split = raw.indexOf('\n\n');
+    const headers = (split < 0 ? raw : raw.slice(0, split)).split('\n');
+    const parents: string[] = [];
+    let tree = '';
+    const rest: string[] = [];
+    for (const line of headers) {
+      if (line.startsWith('tree ')) tree = line.slice(5);
+      else if (line.startsWith('parent ')) parents.push(line.slice(7));
+      else rest.push(line);
+    }
+    return { commit: object.oid, tree, parents, rest: rest.join('\n'), message: split < 0 ? '' : raw.slice(split + 2) };
+  });
+}
+
+/**
+ * A commit to write: its tree, parents, the other header lines and the message.
+ * @internal
+ */
+export interface CommitBody {
+  tree: string;
+  parents: readonly string[];
+  rest: string;
+  message: string;
+}
+
+/**
+ * The bytes of a commit object.
+ * @param body - its parts
+ * @returns the object's content
+ * @internal
+ */
+export function commitBytes(body: CommitBody): Buffer {
+  const lines = [`tree ${body.tree}`, ...body.parents.map((parent) => `parent ${parent}`), ...(body.rest.length > 0 ? [body.rest] : [])];
+  return Buffer.from(`${lines.join('\n')}\n\n${body.message}`, 'utf8');
+}
+
+/**
+ * The id git gives an object of `type` holding `content`.
+ * @param type - `commit`, `tree` or `blob`
+ * @param content - the object's content
+ * @param objectFormat - `sha1` or `sha256`
+ * @returns the id
+ * @internal
+ */
+export function objectId(type: string, content: Buffer, objectFormat: string): string {
+  return createHash(objectHash(objectFormat).algorithm).update(`${type} ${content.length}\0`).update(content).digest('hex');
+}
+
+/**
+ * Writes commits built in memory as one pack, in one `git index-pack --stdin`: thousands of
+ * commits cost one process.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param bodies - each commit's content
+ * @param objectFormat - `sha1` or `sha256`
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function writeCommits(git: GitRunner, cwd: string, bodies: readonly Buffer[], objectFormat: string): Promise<void> {
+  if (bodies.length === 0) return;
+  await run(git, cwd, ['index-pack', '--stdin', '--fix-thin'], { input: packOf(bodies, OBJ_COMMIT, objectFormat) });
+}
+
+/**
+ * Drops the reflog entries of `refs` that their tips no longer reach, so a rewritten chain's old
+ * commits are held by nothing chant wrote. Other refs' reflogs are never touched.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param refs - full refnames
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function expireUnreachableReflogs(git: GitRunner, cwd: string, refs: readonly string[]): Promise<void> {
+  if (refs.length === 0) return;
+  await run(git, cwd, ['reflog', 'expire', '--expire-unreachable=now', '--end-of-options', ...refs]);
+}
+
+/**
+ * `git gc --prune=now`: deletes every unreachable object at once, at the cost of a repack of
+ * the whole repository.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function collectGarbageNow(git: GitRunner, cwd: string): Promise<void> {
+  await run(git, cwd, ['gc', '--prune=now', '--quiet']);
+}
+
+async function run(git: GitRunner, cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<string> {
+  try {
+    return (await git.run(args, { cwd, ...options })).stdout;
+  } catch (error) {
+    throw asWipError(error);
+  }
+}
+
+async function runBuffer(git: GitRunner, cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<{ stdoutBuffer: Buffer }> {
+  const chunks: Buffer[] = [];
+  try {
+    const out = await git.run(args, { cwd, ...options, onStdout: (chunk) => chunks.push(chunk) });
+    return { stdoutBuffer: chunks.length > 0 ? Buffer.concat(chunks) : Buffer.from(out.stdout, 'utf8') };
+  } catch (error) {
+    throw asWipError(error);
+  }
+}
+
+/**
+ * One file a snapshot adds or changes over the snapshot below it.
+ * @internal
+ */
+export interface AddedBlob {
+  /** The snapshot that first holds this content at this path. */
+  snapshot: string;
+  path: string;
+  blob: string;
+}
+
+/**
+ * The snapshots `tip`'s first-parent chain holds that none of `known` reaches, oldest first, and
+ * the files each adds or changes over the one below it: one `rev-list` and one `diff-tree
+ * --stdin`, however many snapshots.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tip - the chain's tip
+ * @param known - commits the remote is known to hold
+ * @returns the new snapshots with their first parents, and the files they add
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{ chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[] }> {
+  const input = `${tip}\n${[...new Set(known)].map((oid) => `^${oid}\n`).join('')}`;
+  // A chain ends at the commit HEAD named, which a branch reaches: the branches' history is
+  // never walked, even when the remote holds nothing yet.
+  const listed = await run(git, cwd, ['rev-list', '--first-parent', '--parents', '--reverse', '--ignore-missing', '--not', '--branches', '--tags', '--stdin'], { input });
+  const chain = listed.split('\n').filter((line) => line.length > 0).map((line) => {
+    const [commit, parent] = line.split(' ');
+    return { commit: commit as string, parent: parent ?? null };
+  });
+  const pairs = chain.filter((link) => link.parent !== null);
+  const blobs: AddedBlob[] = [];
+  if (pairs.length > 0) {
+    // A line of `<commit> <parent>` diffs the commit against that parent alone (a snapshot's
+    // last parent, its head, is left out); -z prints the commit's id, then per change
+    // ":<modes> <ids> <status>" and the path.
+    const out = await run(git, cwd, ['diff-tree', '--stdin', '-r', '--raw', '-z', '--no-renames', '--diff-filter=AMT'], { input: pairs.map((link) => `${link.commit} ${link.parent}\n`).join('') });
+    const commits = new Set(pairs.map((link) => link.commit));
+    const fields = out.split('\0');
+    let snapshot: string | null = null;
+    for (let i = 0; i < fields.length; i += 1) {
+      const field = fields[i] as string;
+      if (field.startsWith(':')) {
+        const [, newMode, , newBlob] = field.slice(1).split(' ');
+        const path = fields[i + 1] as string;
+        i += 1;
+        // Files only: a gitlink names a commit, and a symlink's target is no file's content.
+        if (snapshot !== null && newMode?.startsWith('100') && newBlob !== undefined) blobs.push({ snapshot, path, blob: newBlob });
+      } else if (/^[0-9a-f]{40,64}$/.test(field.trim())) {
+        snapshot = commits.has(field.trim()) ? field.trim() : null;
+      }
+    }
+  }
+  return { chain, blobs };
+}
+
+/**
+ * The contents of blobs, each cut to its first `limit` bytes, in one `cat-file --batch`.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param blobs - blob ids
+ * @param limit - the most bytes of each kept
+ * @returns each blob's content by id
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function readBlobs(git: GitRunner, cwd: string, blobs: readonly string[], limit: number): Promise<Map<string, Buffer>> {
+  const unique = [...new Set(blobs)];
+  const contents = new Map<string, Buffer>();
+  if (unique.length === 0) return contents;
+  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: unique.map((oid) => `${oid}\n`).join('') });
+  const objects = parseBatch(stdoutBuffer, unique.length) ?? [];
+  for (const object of objects) {
+    if (object !== null && object.type === 'blob') contents.set(object.oid, Buffer.from(object.content.subarray(0, limit)));
+  }
+  return contents;
+}

@@ -1,0 +1,118 @@
+// The secret gate: what a push would add of a wip chain is scanned with secretlint's recommended
+// rules before it leaves the box, and a snapshot holding a likely secret stays local with every
+// snapshot above it. The scanner is imported the first time a scan runs, so a save or read that
+// scans nothing never loads it. A finding names the path, the rule and the line, never the
+// secret: secretlint's own messages quote the match, so they are never passed on.
+import { createHash } from 'node:crypto';
+import type { HeldBack, SecretFinding } from '../documents/replication.js';
+import { addedBlobs, readBlobs } from '../git/storage.js';
+import type { AddedBlob } from '../git/storage.js';
+import type { GitRunner } from '../git/runner.js';
+
+/** The most bytes of one file scanned: a key sits near the top of the files that hold one. */
+const SCAN_LIMIT = 1024 * 1024;
+
+/** git's own test for a binary file: a NUL in the first 8,000 bytes. */
+const BINARY_PROBE = 8000;
+
+interface Scanner {
+  lint(path: string, content: string): Promise<Array<{ rule: string; line: number }>>;
+}
+
+let scanner: Promise<Scanner> | undefined;
+
+/** secretlint with its recommended preset, loaded once, on the first scan. */
+function loadScanner(): Promise<Scanner> {
+  scanner ??= (async () => {
+    const [{ lintSource }, { creator }] = await Promise.all([
+      import('@secretlint/core'),
+      import('@secretlint/secretlint-rule-preset-recommend'),
+    ]);
+    const config = { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: creator }] };
+    return {
+      async lint(path: string, content: string) {
+        const result = await lintSource({ source: { filePath: path, content, contentType: 'text' }, options: { config } });
+        return result.messages.map((message) => ({ rule: `${message.ruleId}:${message.messageId}`, line: message.loc.start.line }));
+      },
+    };
+  })();
+  return scanner;
+}
+
+/**
+ * A finding's id: stable across pushes and boxes for the same content at the same path, so a
+ * host acknowledges exactly that finding; a changed file is a new finding.
+ */
+function findingId(blob: string, path: string, rule: string, line: number | null): string {
+  return createHash('sha256').update(`${blob}\0${path}\0${rule}\0${line ?? ''}`).digest('hex').slice(0, 20);
+}
+
+/** The printable runs of a binary file, one a line, as `strings` prints them. */
+function printableRuns(content: Buffer): string {
+  return content.toString('latin1').match(/[\x20-\x7e]{8,}/g)?.join('\n') ?? '';
+}
+
+/**
+ * Scans files for likely secrets. Each (content, path) is scanned once, credited to the first
+ * snapshot listed that holds it.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param blobs - the files, oldest snapshot first
+ * @returns the findings, in the order of the files
+ * @internal
+ */
+export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly AddedBlob[]): Promise<SecretFinding[]> {
+  const seen = new Set<string>();
+  const files = blobs.filter((file) => {
+    const key = `${file.blob}\0${file.path}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (files.length === 0) return [];
+  const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), SCAN_LIMIT), loadScanner()]);
+  const findings: SecretFinding[] = [];
+  for (const file of files) {
+    const content = contents.get(file.blob);
+    if (content === undefined || content.length === 0) continue;
+    const binary = content.subarray(0, BINARY_PROBE).includes(0);
+    const text = binary ? printableRuns(content) : content.toString('utf8');
+    for (const hit of await lint.lint(file.path, text)) {
+      const line = binary ? null : hit.line;
+      findings.push({ id: findingId(file.blob, file.path, hit.rule, line), path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
+    }
+  }
+  return findings;
+}
+
+/**
+ * What the gate decides for one wip ref: push it whole, push it up to the newest snapshot below
+ * the first one holding a finding, or hold it all back.
+ * @internal
+ */
+export interface GateDecision {
+  /** The commit to push in the ref's place, or null to push nothing of it. */
+  source: string | null;
+  held: HeldBack | null;
+}
+
+/**
+ * Scans what a push of `ref` at `tip` would add over `known` and decides what goes.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param ref - the wip ref
+ * @param tip - its local tip
+ * @param known - commits the remote is known to hold
+ * @param allowed - finding ids the host acknowledged
+ * @returns what to push of the ref
+ * @internal
+ */
+export async function gateRef(git: GitRunner, cwd: string, ref: string, tip: string, known: readonly string[], allowed: ReadonlySet<string>): Promise<GateDecision> {
+  const { chain, blobs } = await addedBlobs(git, cwd, tip, known);
+  const findings = (await scanBlobs(git, cwd, blobs)).filter((finding) => !allowed.has(finding.id));
+  if (findings.length === 0) return { source: tip, held: null };
+  const flagged = new Set(findings.map((finding) => finding.snapshot));
+  const first = chain.findIndex((link) => flagged.has(link.commit));
+  const source = first > 0 ? (chain[first - 1] as { commit: string }).commit : null;
+  return { source, held: { ref, commit: tip, pushed: source, findings } };
+}

@@ -1,0 +1,144 @@
+// `prune`: rewrites chains down to the snapshots the retention rules keep. Every kept snapshot is
+// written again with the same tree, message, author and committer; the new oldest one carries the
+// prune marker, so a box that fetches the chain can tell a prune from a fork. See
+// docs/design.md, "Retention".
+import type { BranchPrune, PruneResult, RetentionRules } from '../documents/storage.js';
+import type { Snapshot } from '../documents/snapshot.js';
+import { WipError } from '../errors.js';
+import { moveRefs, readRefTips } from '../git/remote.js';
+import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
+import { replicaRef } from '../replication/ref-classes.js';
+import { loadPolicy, locked, replicatorOf } from './context.js';
+import type { StoreContext } from './context.js';
+import { list } from './list.js';
+
+/**
+ * Options of {@link WipStore.prune}. A snapshot stays when any rule keeps it; the newest always
+ * stays. At least one rule is required.
+ * @public
+ */
+export interface PruneOptions {
+  /** Only this branch's chain; every chain when absent. */
+  branch?: string | null;
+  /** Keep the newest n snapshots (n at least 1). */
+  keepLast?: number | null;
+  /** Keep every snapshot taken within this age of the store's clock: a number and s, m, h, d or w (`7d`). */
+  keepWithin?: string | null;
+  /** Keep every snapshot with a label. */
+  keepLabelled?: boolean;
+  /** Say what would be dropped, and write nothing. */
+  dryRun?: boolean;
+  /**
+   * Push the pruned chains afterwards, each with a lease on the replica chant recorded
+   * ({@link Replicator.pushPruned}); needs a replicate policy.
+   */
+  push?: boolean;
+  /** Run `git gc --prune=now` afterwards, so the dropped snapshots' objects leave the disk at once (a repack of the whole repository). */
+  gc?: boolean;
+}
+
+/** The trailer on a rewritten chain's oldest snapshot naming the tip of the chain it replaced. */
+export const PRUNED_TRAILER = 'Chant-Wip-Pruned';
+/** The trailer naming what the remote was recorded to hold of the ref when the prune ran, or `none`. */
+export const PRUNED_REMOTE_TRAILER = 'Chant-Wip-Pruned-Remote';
+
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/**
+ * The rules a prune applies, checked: `write-usage-invalid` for a bad value or no rule at all.
+ * @param options - the rules as given
+ * @returns the rules
+ * @internal
+ */
+export function retentionRules(options: Pick<PruneOptions, 'keepLast' | 'keepWithin' | 'keepLabelled'>): RetentionRules {
+  const keepLast = options.keepLast ?? null;
+  const keepWithin = options.keepWithin ?? null;
+  const keepLabelled = options.keepLabelled === true;
+  if (keepLast !== null && (!Number.isSafeInteger(keepLast) || keepLast < 1)) {
+    throw new WipError('write-usage-invalid', `--keep-last must be a whole number of at least 1, not ${JSON.stringify(keepLast)}`);
+  }
+  if (keepWithin !== null && !/^[1-9][0-9]{0,9}[smhdw]$/.test(keepWithin)) {
+    throw new WipError('write-usage-invalid', `--keep-within must be a number and one of s, m, h, d, w (such as 7d), not ${JSON.stringify(keepWithin)}`);
+  }
+  if (keepLast === null && keepWithin === null && !keepLabelled) {
+    throw new WipError('write-usage-invalid', 'prune needs a rule: --keep-last <n>, --keep-within <age> or --keep-labelled (or a retain block in the declaration)');
+  }
+  return { keepLast, keepWithin, keepLabelled };
+}
+
+/**
+ * Which snapshots of a chain (newest first) the rules keep: a boolean per snapshot.
+ * @param snapshots - the chain, newest first
+ * @param rules - the rules
+ * @param now - the time ages are counted from
+ * @returns for each snapshot whether it stays
+ * @internal
+ */
+export function keptByRules(snapshots: readonly Snapshot[], rules: RetentionRules, now: Date): boolean[] {
+  const within = rules.keepWithin === null ? null : now.getTime() - Number(rules.keepWithin.slice(0, -1)) * (UNIT_MS[rules.keepWithin.slice(-1)] as number);
+  return snapshots.map((snapshot, index) => index === 0
+    || (rules.keepLast !== null && index < rules.keepLast)
+    || (within !== null && Date.parse(snapshot.at) >= within)
+    || (rules.keepLabelled && snapshot.label !== null));
+}
+
+/** Prunes chains; see {@link WipStore.prune}. */
+export async function prune(context: StoreContext, options: PruneOptions): Promise<PruneResult> {
+  const rules = retentionRules(options);
+  const dryRun = options.dryRun === true;
+  const { layout } = await context.plumbing.checkout();
+  const policy = await loadPolicy(context, layout);
+  const push = options.push === true && !dryRun;
+  if (push && policy === null) throw new WipError('wip-policy-none', 'prune --push needs a box in the workspace declaration that declares replicate');
+  const work = async (): Promise<PruneResult> => {
+    const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
+    const now = context.clock();
+    const replicas = policy === null
+      ? new Map<string, string>()
+      : new Map((await readRefTips(context.git, context.cwd, [replicaRef(policy.remote, 'refs/chant/wip/')])).map((tip) => [tip.ref, tip.commit]));
+    const results: BranchPrune[] = [];
+    const rewrites: Array<{ ref: string; next: string; expected: string }> = [];
+    const bodies: Buffer[] = [];
+    for (const entry of branches) {
+      const keep = keptByRules(entry.snapshots, rules, now);
+      const dropped = entry.snapshots.filter((_, index) => !keep[index]).map((snapshot) => snapshot.commit);
+      const kept = entry.snapshots.filter((_, index) => keep[index]);
+      if (dropped.length === 0) {
+        results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: entry.tip, kept: kept.length, dropped });
+        continue;
+      }
+      if (dryRun) {
+        results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: null, kept: kept.length, dropped });
+        continue;
+      }
+      const replica = policy === null ? null : replicas.get(replicaRef(policy.remote, entry.ref)) ?? null;
+      const raws = await readRawCommits(context.git, context.cwd, kept.map((snapshot) => snapshot.commit).reverse());
+      let below: string | null = null;
+      raws.forEach((raw, index) => {
+        const head = raw.parents.at(-1) as string;
+        const marker = index === 0 ? `${PRUNED_TRAILER}: ${entry.tip}\n${PRUNED_REMOTE_TRAILER}: ${replica ?? 'none'}\n` : '';
+        const message = marker === '' ? raw.message : `${raw.message.replace(/\n*$/, '\n')}${marker}`;
+        const bytes = commitBytes({ tree: raw.tree, parents: below === null ? [head] : [below, head], rest: raw.rest, message });
+        bodies.push(bytes);
+        below = objectId('commit', bytes, layout.objectFormat);
+      });
+      rewrites.push({ ref: entry.ref, next: below as unknown as string, expected: entry.tip });
+      results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: below, kept: kept.length, dropped });
+    }
+    if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: false, replication: null };
+    await writeCommits(context.git, context.cwd, bodies, layout.objectFormat);
+    // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
+    try {
+      await moveRefs(context.git, context.cwd, rewrites, 'chant wip: prune');
+    } catch (error) {
+      throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
+    }
+    await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
+    if (options.gc === true) await collectGarbageNow(context.git, context.cwd);
+    return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
+  };
+  const result = dryRun ? await work() : await locked(context, layout, work);
+  // The push runs outside the lock: it is the network, and a save may go on meanwhile.
+  if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
+  return result;
+}

@@ -1,0 +1,103 @@
+// A pruned chain and the remote: wip push never carries it, an explicit prune push does under a
+// lease on the replica chant recorded, and the lease refuses when another clone pushed meanwhile.
+// Real bare remotes, real clones.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Policy, Replicator, WipStore } from '../lib/index.js';
+import { buildChain } from './chains.js';
+import { assertValidDocument, git, makeRepo, runCli, tempDir } from './helpers.js';
+import { bareRemote } from './remotes.js';
+
+function boxes(): { remote: string; a: string; b: string; policy: Policy } {
+  const remote = bareRemote();
+  const a = makeRepo();
+  git(a, ['remote', 'add', 'origin', remote]);
+  git(a, ['push', '-q', 'origin', 'main']);
+  const b = tempDir();
+  git(b, ['clone', '-q', remote, '.']);
+  const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+  return { remote, a, b, policy };
+}
+
+describe('a pruned chain and the remote', () => {
+  it('is never carried by wip push, and goes with a prune push under a lease on the recorded replica', async () => {
+    const { remote, a, policy } = boxes();
+    buildChain(a, 1000);
+    const replicator = new Replicator({ cwd: a, policy });
+    assert.equal((await replicator.push()).replication.pushed.length, 1);
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 3 });
+    const local = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const plain = await replicator.push();
+    assert.equal(plain.replication.pushed.length, 0);
+    assert.match(plain.replication.rejected[0]?.reason ?? '', /non-fast-forward|fetch first/);
+    assert.notEqual(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), local);
+    const pruned = await replicator.pushPruned();
+    assert.deepEqual(pruned.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: local }]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), local);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/replica/origin/chant/wip/main']).trim(), local);
+    assert.equal((await replicator.state())?.replicated, true);
+    assert.equal(git(remote, ['rev-list', '--count', '--first-parent', 'refs/chant/wip/main']).trim(), '4'); // three snapshots and main's commit
+  });
+
+  it('is refused by the lease, and the remote keeps the other clone\'s snapshot, when that clone pushed in between', async () => {
+    const { remote, a, b, policy } = boxes();
+    buildChain(a, 30);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    assert.equal((await replicatorB.fetch()).refs[0]?.result, 'created');
+    writeFileSync(join(b, 'from-b.txt'), 'b\n');
+    await new WipStore({ cwd: b, policy }).save({ label: 'b' });
+    assert.equal((await replicatorB.push()).replication.pushed.length, 1);
+    const remoteTip = git(remote, ['rev-parse', 'refs/chant/wip/main']).trim();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const refused = await replicatorA.pushPruned();
+    assert.equal(refused.replication.pushed.length, 0);
+    assert.match(refused.replication.rejected[0]?.reason ?? '', /stale info/);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip);
+    assert.equal(git(remote, ['log', '-1', '--format=%s', 'refs/chant/wip/main']).trim(), 'chant wip: main (b)');
+    // After a fetch (the replica now names b's snapshot) and a prune again, the lease holds and b's snapshot stays.
+    await replicatorA.fetch();
+    git(a, ['update-ref', 'refs/chant/wip/main', remoteTip]);
+    writeFileSync(join(a, 'chant.workspace.json'), JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] }));
+    const again = await runCli(a, ['workspace', 'wip', 'prune', '--keep-last', '2', '--push']);
+    assert.equal(again.code, 0, again.stdout);
+    assert.equal(again.doc.replication.pushed.length, 1);
+    await assertValidDocument(again.doc, { oursOnly: true });
+    assert.equal(git(remote, ['log', '-1', '--format=%s', 'refs/chant/wip/main']).trim(), 'chant wip: main (b)');
+  });
+
+  it('is learnt by a fetching box whose tip the prune replaced, and a box with a snapshot of its own stays diverged', async () => {
+    const { a, b, policy } = boxes();
+    buildChain(a, 40);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.fetch();
+    const c = tempDir();
+    git(c, ['clone', '-q', git(a, ['remote', 'get-url', 'origin']).trim(), '.']);
+    const replicatorC = new Replicator({ cwd: c, policy });
+    await replicatorC.fetch();
+    git(c, ['checkout', '-q', '-b', 'elsewhere']);
+    git(c, ['update-ref', '-d', 'refs/chant/wip/elsewhere'], { allowFail: true });
+    // c takes a snapshot on main of its own (via plain git, since main is not checked out there).
+    const cTip = git(c, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const own = git(c, ['commit-tree', '-p', cTip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(c, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${cTip}^{tree}`]).trim();
+    git(c, ['update-ref', 'refs/chant/wip/main', own]);
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 4 });
+    assert.equal((await replicatorA.pushPruned()).replication.pushed.length, 1);
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    const fetched = await replicatorB.fetch();
+    assert.deepEqual(fetched.refs.map(({ ref, result, pruned: was }) => ({ ref, result, was })), [{ ref: 'refs/chant/wip/main', result: 'fast-forward', was: true }]);
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    const run = await runCli(b, ['workspace', 'wip', '--json']);
+    assert.equal(run.doc.branches[0]?.snapshots.length, 4);
+    const other = await replicatorC.fetch();
+    assert.equal(other.refs[0]?.result, 'diverged');
+    assert.equal(other.refs[0]?.pruned, undefined);
+    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), own);
+  });
+});

@@ -1,0 +1,119 @@
+// The secret gate before a push, against a real bare remote: a likely secret in an untracked
+// file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Policy, Replicator, WipStore } from '../lib/index.js';
+import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
+import { bareRemote } from './remotes.js';
+
+// Shaped like real credentials so the rules match; none of them was ever issued.
+const GITHUB_TOKEN = ['ghp_', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('');
+const AWS_SECRET = ['wJalrXUtnFEMI/K7MDENG', '/bPxRfiCYEXAMPLEKEZ'].join('');
+
+function box(): { dir: string; remote: string; policy: Policy; store: WipStore; replicator: Replicator } {
+  const remote = bareRemote();
+  const dir = makeRepo({ 'README.md': 'hello\n', 'config.js': 'export const region = "eu-west-1";\n' });
+  git(dir, ['remote', 'add', 'origin', remote]);
+  const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+  return { dir, remote, policy, store: new WipStore({ cwd: dir, policy }), replicator: new Replicator({ cwd: dir, policy }) };
+}
+
+function remoteTip(remote: string): string | null {
+  const out = git(remote, ['for-each-ref', '--format=%(objectname)', 'refs/chant/wip/main']).trim();
+  return out.length > 0 ? out : null;
+}
+
+describe('the secret gate', () => {
+  it('keeps a snapshot holding an untracked .env with a token local, and says where without the token', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, '.env'), `DEBUG=1\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const { snapshot } = await store.save({});
+    const run = await runCli(dir, ['workspace', 'wip', 'push', '--json'], { ...process.env });
+    // The CLI reads the declaration; this box states its policy in the SDK, so push through it.
+    assert.equal(run.doc.error?.code, 'wip-policy-none');
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.pushed, []);
+    assert.equal(remoteTip(remote), null);
+    assert.equal(replication.heldBack?.length, 1);
+    const [held] = replication.heldBack ?? [];
+    assert.equal(held?.ref, 'refs/chant/wip/main');
+    assert.equal(held?.commit, snapshot.commit);
+    assert.equal(held?.pushed, null);
+    assert.deepEqual(held?.findings.map(({ path, line, rule, snapshot: s }) => ({ path, line, rule, s })), [
+      { path: '.env', line: 2, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN', s: snapshot.commit },
+    ]);
+    assert.ok(!JSON.stringify(replication).includes(GITHUB_TOKEN));
+    assert.equal((await replicator.state())?.replicated, false);
+  });
+
+  it('pushes the snapshots below the first holding a secret in a modified tracked file, and holds that one and those above', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'notes.txt'), 'first\n');
+    const first = (await store.save({ label: 'one' })).snapshot.commit;
+    writeFileSync(join(dir, 'notes.txt'), 'second\n');
+    const second = (await store.save({ label: 'two' })).snapshot.commit;
+    writeFileSync(join(dir, 'config.js'), `export const region = "eu-west-1";\nexport const aws_secret_access_key = "${AWS_SECRET}";\n`);
+    const third = (await store.save({ label: 'three' })).snapshot.commit;
+    writeFileSync(join(dir, 'notes.txt'), 'fourth\n');
+    const fourth = (await store.save({ label: 'four' })).snapshot.commit;
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.pushed, [{ ref: 'refs/chant/wip/main', commit: second }]);
+    assert.equal(remoteTip(remote), second);
+    const [held] = replication.heldBack ?? [];
+    assert.equal(held?.commit, fourth);
+    assert.equal(held?.pushed, second);
+    assert.deepEqual(held?.findings.map(({ path, line, snapshot }) => ({ path, line, snapshot })), [{ path: 'config.js', line: 2, snapshot: third }]);
+    assert.match(held?.findings[0]?.rule ?? '', /aws/);
+    assert.notEqual(first, second);
+    // The next push scans only what the remote lacks, and holds the same finding back.
+    const again = await replicator.push();
+    assert.deepEqual(again.replication.pushed, []);
+    assert.equal(again.replication.heldBack?.[0]?.findings[0]?.id, held?.findings[0]?.id);
+  });
+
+  it('finds a key inside a binary file, with no line', async () => {
+    const { dir, store, replicator } = box();
+    writeFileSync(join(dir, 'blob.bin'), Buffer.concat([Buffer.from([0, 1, 2, 0, 255]), Buffer.from(`\ntoken=${GITHUB_TOKEN}\n`), Buffer.alloc(64)]));
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line }) => ({ path, line })), [{ path: 'blob.bin', line: null }]);
+  });
+
+  it('lets a false positive go once the host allows its id, and the document says nothing was held', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const { snapshot } = await store.save({});
+    const first = await replicator.push();
+    const id = first.replication.heldBack?.[0]?.findings[0]?.id as string;
+    assert.match(id, /^[0-9a-f]{20}$/);
+    writeFileSync(join(dir, 'chant.workspace.json'), JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] }));
+    const refused = await runCli(dir, ['workspace', 'wip', 'push', '--allow', 'ffffffffffffffffffff']);
+    assert.equal(refused.doc.replication.heldBack?.length, 1);
+    assert.equal(remoteTip(remote), null);
+    const allowed = await runCli(dir, ['workspace', 'wip', 'push', '--allow', id]);
+    assert.equal(allowed.code, 0, allowed.stdout);
+    assert.deepEqual(allowed.doc.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: snapshot.commit }]);
+    assert.equal(allowed.doc.replication.heldBack, undefined);
+    assert.equal(remoteTip(remote), snapshot.commit);
+    await assertValidDocument(allowed.doc);
+  });
+
+  it('lets clean snapshots go without loading a finding, and save --scan reports a secret at once', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'notes.txt'), 'nothing secret\n');
+    const clean = await store.save({ scan: true });
+    assert.deepEqual(clean.findings, []);
+    const { replication } = await replicator.push();
+    assert.equal(replication.heldBack, undefined);
+    assert.equal(remoteTip(remote), clean.snapshot.commit);
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--scan']);
+    assert.equal(run.code, 0);
+    assert.deepEqual(run.doc.findings.map(({ path, line }: { path: string; line: number }) => ({ path, line })), [{ path: '.env', line: 1 }]);
+    assert.ok(!run.stdout.includes(GITHUB_TOKEN));
+    await assertValidDocument(run.doc);
+  });
+});

@@ -1,0 +1,161 @@
+// Bounded storage: the storage report and prune, on chains of thousands of snapshots built with
+// one git fast-import stream.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { WipStore } from '../lib/index.js';
+import { BASE, buildChain } from './chains.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, tempDir } from './helpers.js';
+
+function store(dir: string, now: number = BASE + 100_000 * 60): WipStore {
+  return new WipStore({ cwd: dir, policy: null, clock: () => new Date(now * 1000) });
+}
+
+describe('the storage report', () => {
+  it('counts a chain of 3,000 snapshots, dates its oldest and newest, and leaves out what HEAD holds', async () => {
+    const big = 'x'.repeat(200_000) + Math.random().toString(36);
+    const dir = makeRepo({ 'README.md': 'hello\n', 'big.bin': big });
+    buildChain(dir, 3000);
+    const result = await store(dir).storage();
+    assert.equal(result.branches.length, 1);
+    const [chain] = result.branches;
+    assert.equal(chain?.snapshots, 3000);
+    assert.equal(chain?.oldest, new Date(BASE * 1000).toISOString());
+    assert.equal(chain?.newest, new Date((BASE + 2999 * 60) * 1000).toISOString());
+    // 3,000 commits, trees and small blobs: well under the 200 kB file HEAD holds, which is not counted.
+    const all = Number(git(dir, ['rev-list', '--objects', '--disk-usage', 'refs/chant/wip/main']).trim());
+    assert.ok((chain?.bytes ?? 0) > 0 && (chain?.bytes ?? 0) < all, `${chain?.bytes} < ${all}`);
+    const blob = Number(git(dir, ['cat-file', '-s', 'HEAD:big.bin']).trim());
+    assert.ok(all - (chain?.bytes ?? 0) >= Math.min(blob, 1000), 'the object HEAD reaches is left out');
+    assert.equal(result.total.bytes, chain?.bytes);
+    assert.equal(result.total.snapshots, 3000);
+    const run = await runCli(dir, ['workspace', 'wip', 'storage', '--json']);
+    assert.equal(run.code, 0);
+    assert.equal(run.doc.action, 'storage');
+    await assertValidDocument(run.doc, { oursOnly: true });
+  });
+
+  it('counts what two chains share once in the total', async () => {
+    const dir = makeRepo();
+    writeFileSync(join(dir, 'notes.txt'), 'the same untracked file on two branches\n'.repeat(200));
+    await store(dir).save({});
+    git(dir, ['checkout', '-q', '-b', 'other']);
+    await store(dir).save({});
+    const { branches, total } = await store(dir).storage();
+    assert.deepEqual(branches.map((chain) => chain.branch), ['main', 'other']);
+    assert.ok(total.bytes < (branches[0]?.bytes ?? 0) + (branches[1]?.bytes ?? 0));
+  });
+});
+
+describe('prune', () => {
+  it('keeps the newest n of 3,000 snapshots, with the same trees, messages and dates, and marks the new oldest one', async () => {
+    const dir = makeRepo();
+    const chain = buildChain(dir, 3000);
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const before = await store(dir).list();
+    const result = await store(dir).prune({ keepLast: 10 });
+    const [pruned] = result.branches;
+    assert.equal(pruned?.kept, 10);
+    assert.equal(pruned?.dropped.length, 2990);
+    assert.equal(pruned?.tip, chain[0]);
+    const after = await store(dir).list();
+    const snapshots = after.branches[0]?.snapshots ?? [];
+    assert.equal(snapshots.length, 10);
+    assert.equal(after.branches[0]?.tip, pruned?.next);
+    const old = before.branches[0]?.snapshots.slice(0, 10) ?? [];
+    assert.deepEqual(snapshots.map((s) => ({ ...s, commit: '' })), old.map((s) => ({ ...s, commit: '' })));
+    // The new oldest snapshot hangs on its head alone and names the chain it replaced.
+    const root = snapshots.at(-1)?.commit as string;
+    assert.equal(git(dir, ['rev-parse', `${root}^@`]).trim(), head);
+    const trailers = git(dir, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Pruned,valueonly)%(trailers:key=Chant-Wip-Pruned-Remote,valueonly)', root]);
+    assert.deepEqual(trailers.trim().split('\n'), [chain[0], 'none']);
+    // Every kept snapshot but the oldest has the one below it first and the head last.
+    assert.deepEqual(git(dir, ['rev-parse', `${snapshots[0]?.commit}^@`]).trim().split('\n'), [snapshots[1]?.commit, head]);
+    // The old chain's reflog entries are gone, so nothing chant wrote holds the dropped snapshots.
+    const reflog = git(dir, ['reflog', 'show', '--format=%H', 'refs/chant/wip/main']).trim().split('\n');
+    assert.ok(!reflog.includes(chain[100] as string));
+    assert.equal(git(dir, ['fsck', '--connectivity-only', '--no-dangling']).trim(), '');
+  });
+
+  it('keeps what is newer than an age, and every labelled snapshot', async () => {
+    const dir = makeRepo();
+    buildChain(dir, 2000, (i) => i % 500 === 7);
+    // The clock stands one minute after the newest: 100m keeps the newest 100.
+    const now = BASE + 2000 * 60;
+    const within = await store(dir, now).prune({ keepWithin: '100m', dryRun: true });
+    assert.equal(within.branches[0]?.kept, 100);
+    assert.equal(within.branches[0]?.next, null);
+    const labelled = await store(dir, now).prune({ keepLabelled: true });
+    const snapshots = (await store(dir).list()).branches[0]?.snapshots ?? [];
+    assert.deepEqual(snapshots.map((s) => s.label), [null, 'keep:1507', 'keep:1007', 'keep:507', 'keep:7']);
+    assert.equal(labelled.branches[0]?.kept, 5);
+  });
+
+  it('writes nothing on a dry run, and refuses a prune without a rule or with a bad one', async () => {
+    const dir = makeRepo();
+    buildChain(dir, 50);
+    const refs = refsOf(dir);
+    const plan = await store(dir).prune({ keepLast: 5, dryRun: true });
+    assert.equal(plan.dryRun, true);
+    assert.equal(plan.branches[0]?.dropped.length, 45);
+    assert.equal(refsOf(dir), refs);
+    await assertRefusal(() => store(dir).prune({}), 'write-usage-invalid', /needs a rule/);
+    await assertRefusal(() => store(dir).prune({ keepLast: 0 }), 'write-usage-invalid', /keep-last/);
+    await assertRefusal(() => store(dir).prune({ keepWithin: '7 days' }), 'write-usage-invalid', /keep-within/);
+    assert.equal(refsOf(dir), refs);
+    const run = await runCli(dir, ['workspace', 'wip', 'prune', '--keep-last', '5', '--dry-run']);
+    assert.equal(run.code, 0);
+    await assertValidDocument(run.doc, { oursOnly: true });
+    const refused = await runCli(dir, ['workspace', 'wip', 'prune']);
+    assert.equal(refused.code, 1);
+    assert.equal(refused.doc.error.code, 'write-usage-invalid');
+    await assertValidDocument(refused.doc, { oursOnly: true });
+  });
+
+  it('frees the dropped snapshots\' objects with gc, and the storage report shows it', async () => {
+    const dir = makeRepo();
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    // Each snapshot adds a file of its own that no later one keeps.
+    const parts: string[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const message = `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\n`;
+      const content = `${i}:${'y'.repeat(2000)}${Math.random()}\n`;
+      parts.push('commit refs/chant/wip/main', `mark :${i + 1}`, `committer T <t@e> ${BASE + i} +0000`, `data ${Buffer.byteLength(message)}`, message,
+        i === 0 ? `from ${head}` : `from :${i}`, ...(i === 0 ? [] : [`merge ${head}`]), 'deleteall', `M 100644 inline scratch.txt`, `data ${Buffer.byteLength(content)}`, content, '');
+    }
+    git(dir, ['fast-import', '--quiet'], { input: `${parts.join('\n')}\n` });
+    const before = (await store(dir).storage()).total.bytes;
+    const result = await store(dir).prune({ keepLast: 2, gc: true });
+    assert.equal(result.collected, true);
+    const after = (await store(dir).storage()).total.bytes;
+    assert.ok(after * 20 < before, `${after} bytes after, ${before} before`);
+    const objects = git(dir, ['count-objects', '-v']);
+    assert.match(objects, /^count: 0$/m);
+  });
+
+  it('refuses with wip-race and changes nothing when the chain moves under it', async () => {
+    const dir = makeRepo();
+    buildChain(dir, 20);
+    const racing = new WipStore({
+      cwd: dir,
+      policy: null,
+      git: {
+        async run(args, options) {
+          const { SimpleGitRunner } = await import('../lib/index.js');
+          // Just before the ref moves, another writer (another worktree's save) moves it.
+          if (args[0] === 'index-pack') {
+            const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+            const message = git(dir, ['log', '-1', '--format=%B', tip]);
+            const next = git(dir, ['commit-tree', '-p', tip, '-m', message, `${tip}^{tree}`]).trim();
+            git(dir, ['update-ref', 'refs/chant/wip/main', next, tip]);
+          }
+          return new SimpleGitRunner(dir).run(args, options);
+        },
+      },
+    });
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    await assertRefusal(() => racing.prune({ keepLast: 3 }), 'wip-race');
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main^']).trim(), tip);
+  });
+});
