@@ -17,7 +17,8 @@ export interface WipErrorOptions {
 
 /**
  * The one error class of the SDK: every refusal and every failure of git carries a stable code.
- * Nothing was written when one is thrown by a write.
+ * A refusal by a write has changed nothing; a restore's `git-failed` may follow its checkpoint,
+ * and then says whether the working tree was put back or which checkpoint to restore.
  * @public
  */
 export class WipError extends Error {

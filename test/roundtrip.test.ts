@@ -61,6 +61,11 @@ const editArb = fc.record({
   target: linkTarget,
 });
 
+// What the index holds when the restore runs: HEAD's tree, everything staged, everything staged
+// and then edited again (partially staged), or a conflict (stages 1 to 3 of a path).
+type IndexState = 'head' | 'staged' | 'partial' | 'conflict';
+const indexStateArb = fc.constantFrom<IndexState>('head', 'head', 'staged', 'partial', 'conflict');
+
 function clone(entries: readonly Entry[]): Entry[] {
   return entries.map(([key, node]) => [key, node.kind === 'dir' ? { kind: 'dir', entries: clone(node.entries) } : { ...node }]);
 }
@@ -155,7 +160,7 @@ function compareBytes(a: string, b: string): number {
 }
 
 /** What one worker's run of the property found. */
-interface Tally { cases: number; restored: number; blocked: number }
+interface Tally { cases: number; restored: number; blocked: number; conflicts: number; staged: number }
 
 /** Runs `runs` cases of the property on a repository of its own. */
 async function roundTrips(seed: number, runs: number): Promise<Tally> {
@@ -163,14 +168,26 @@ async function roundTrips(seed: number, runs: number): Promise<Tally> {
   const store = new WipStore({ cwd: dir });
   const fixed = treeOf(dir);
   const wipRefFile = join(dir, '.git', 'refs', 'chant', 'wip', 'main');
-  const tally: Tally = { cases: 0, restored: 0, blocked: 0 };
-  await fc.assert(fc.asyncProperty(treeArb, fc.array(editArb, { minLength: 1, maxLength: 5 }), async (tree, edits) => {
+  const tally: Tally = { cases: 0, restored: 0, blocked: 0, conflicts: 0, staged: 0 };
+  const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'a side of a conflict\n' }).trim();
+  await fc.assert(fc.asyncProperty(treeArb, fc.array(editArb, { minLength: 1, maxLength: 5 }), indexStateArb, fc.array(editArb, { minLength: 1, maxLength: 3 }), async (tree, edits, indexState, laterEdits) => {
     tally.cases += 1;
+    // The last case's index is not this one's.
+    git(dir, ['read-tree', '--reset', 'HEAD']);
     materialize(dir, tree);
     const saved = await store.save({});
     const savedFiles = only(flatten(tree), (path) => !ignored(path));
-    const edited = applyEdits(tree, edits);
+    let edited = applyEdits(tree, edits);
     materialize(dir, edited);
+    if (indexState !== 'head') git(dir, ['add', '--all']);
+    if (indexState === 'partial') {
+      edited = applyEdits(edited, laterEdits);
+      materialize(dir, edited);
+    }
+    if (indexState === 'conflict') {
+      git(dir, ['update-index', '--index-info'], { input: `0 ${'0'.repeat(40)}\tconflicted.txt\n100644 ${blob} 1\tconflicted.txt\n100644 ${blob} 2\tconflicted.txt\n100644 ${blob} 3\tconflicted.txt\n` });
+    }
+    const index = git(dir, ['ls-files', '--stage', '-z']);
     const before = treeOf(dir);
     assert.deepEqual(before, { ...fixed, ...flatten(edited) }, 'the fixture wrote the edited tree');
     const ignoredBefore = only(before, ignored);
@@ -183,19 +200,28 @@ async function roundTrips(seed: number, runs: number): Promise<Tally> {
       result = await store.restore({ snapshot: saved.snapshot.commit });
     } catch (error) {
       if (!isWipError(error, 'wip-restore-blocked')) throw error;
-      assert.ok(inTheWay, `refused only when an ignored file is in the way: ${error.message}`);
+      if (indexState === 'conflict') {
+        assert.match(error.message, /the index holds a conflict/);
+        tally.conflicts += 1;
+      } else {
+        assert.ok(inTheWay, `refused only when an ignored file is in the way: ${error.message}`);
+        tally.blocked += 1;
+      }
       assert.deepEqual(treeOf(dir), before, 'a refused restore changed nothing');
+      assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, 'nor the index');
       assert.equal(readFileSync(wipRefFile, 'utf8'), tip, 'not even the wip ref');
-      tally.blocked += 1;
       return;
     }
+    assert.notEqual(indexState, 'conflict', 'a conflict is always refused');
     assert.ok(!inTheWay, 'an ignored file in the way is never overwritten or deleted');
     assert.deepEqual(treeOf(dir), { ...fixed, ...savedFiles, ...ignoredBefore }, 'the working tree is the snapshot, byte for byte and mode for mode, ignored files untouched');
     const changed = [...new Set([...Object.keys(savedFiles), ...Object.keys(editedFiles)])].filter((path) => savedFiles[path] !== editedFiles[path]).sort(compareBytes);
     assert.deepEqual(result.paths, changed, 'paths lists every path written or removed');
+    assert.equal(git(dir, ['diff', '--cached', '--name-only', '-z']), '', 'the index is reset to HEAD');
     await store.restore({ snapshot: result.checkpoint.snapshot.commit });
     assert.deepEqual(treeOf(dir), before, 'restoring the checkpoint gives the edited tree back');
-    if (tally.cases % 25 === 0) assert.equal(git(dir, ['diff', '--cached', '--name-only', '-z']), '', 'the index is reset to HEAD');
+    assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, 'and the index, staged content and staged new files included');
+    if (indexState !== 'head') tally.staged += 1;
     tally.restored += 1;
   }), { seed, numRuns: runs, endOnFailure: true });
   return tally;
@@ -206,9 +232,10 @@ describe('round trips on random trees', () => {
     // Workers on repositories of their own keep both cores busy; each has its own fixed seed.
     const seeds = Array.from({ length: WORKERS }, (_, index) => SEED + index);
     const tallies = await Promise.all(seeds.map((seed) => roundTrips(seed, RUNS / WORKERS)));
-    const total = tallies.reduce((sum, tally) => ({ cases: sum.cases + tally.cases, restored: sum.restored + tally.restored, blocked: sum.blocked + tally.blocked }));
-    t.diagnostic(`fast-check seeds ${seeds.join(', ')} (${RUNS / WORKERS} cases each): ${total.cases} cases, ${total.restored} round trips, ${total.blocked} refused with wip-restore-blocked as predicted`);
+    const total = tallies.reduce((sum, tally) => ({ cases: sum.cases + tally.cases, restored: sum.restored + tally.restored, blocked: sum.blocked + tally.blocked, conflicts: sum.conflicts + tally.conflicts, staged: sum.staged + tally.staged }));
+    t.diagnostic(`fast-check seeds ${seeds.join(', ')} (${RUNS / WORKERS} cases each): ${total.cases} cases, ${total.restored} round trips (${total.staged} over a staged or partially staged index, given back exactly), ${total.blocked} refused with wip-restore-blocked as predicted, ${total.conflicts} conflicts refused`);
     assert.equal(total.cases, RUNS);
     assert.ok(total.restored > RUNS / 2, `most cases round-trip (${total.restored})`);
+    assert.ok(total.staged > RUNS / 5 && total.conflicts > 0, 'the index states were all tried');
   });
 });

@@ -61,7 +61,11 @@ export const RestoreResult = Type.Object({
   snapshot: Snapshot,
   checkpoint: Checkpoint,
   headMoved: Type.Boolean({ description: 'True when the snapshot was taken on another commit than HEAD names now: the files are restored over the current HEAD, as uncommitted changes against it.' }),
-  paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted. The index is reset to HEAD as well.' }),
+  paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted by their bytes. A path that is not UTF-8, or that begins with a double quote, is written whole in git\'s C-style quoting: between double quotes, with \\" and \\\\, \\t, \\n and the like, and every other control byte or byte that is not part of UTF-8 as a backslash and three octal digits ("caf\\351.log"). The index is reset to HEAD as well, or, for a checkpoint that recorded the index, to what it recorded.' }),
+  inexact: Type.Optional(Type.Array(Type.Object({
+    path: Type.String({ description: 'The path, written as in paths.' }),
+    reason: Type.String({ description: 'Why the checkpoint does not hold its bytes, for people.' }),
+  }), { description: "Files the restore overwrote or removed whose bytes on disk the checkpoint does not hold exactly, because git's attributes (end-of-line conversion such as * text=auto, a clean filter) store other bytes than the file had: restoring the checkpoint writes what git's checkout makes of what it stored. Present only when there are any." })),
 });
 /**
  * What `WipStore.restore` (chant-wip) returns, as a TypeScript type.
@@ -165,10 +169,10 @@ export const WriteFailure = Type.Object(
     error: Type.Object({
       code: WriteErrorCode,
       message: Type.String(),
-      paths: Type.Optional(Type.Array(Type.String(), { description: 'For wip-restore-blocked: the ignored paths in the way, from the repository root, sorted.' })),
+      paths: Type.Optional(Type.Array(Type.String(), { description: 'For wip-restore-blocked: every path in the way (ignored files, submodule working trees and embedded repositories, folders this user may not write, the current working directory, unmerged paths), from the repository root, sorted by their bytes, written as in the restore document paths.' })),
     }),
   },
-  { description: 'Nothing was written. Exit code 1.' },
+  { description: 'Nothing was changed, except that a restore refused with git-failed may have recorded its checkpoint; when git failed partway through writing the working tree, the message says the tree was put back, or names the checkpoint to restore. Exit code 1.' },
 );
 /**
  * A refused write, as a TypeScript type.

@@ -8,6 +8,7 @@ import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
 import { OBJECT_ID } from './formats/object-format.js';
+import { quotePath, rawPathText } from './formats/path-text.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -48,7 +49,10 @@ export interface RefRecord extends CommitRecord {
 
 /** One path that differs between two trees. */
 export interface TreeChange {
+  /** The path as documents print it: itself, or in git's C-style quoting when it is not UTF-8 (lib/path-text.ts). */
   path: string;
+  /** The path's bytes, one character a byte (as `latin1` decodes them). */
+  raw: string;
   oldMode: string;
   newMode: string;
   /** The object the path names before (the zero id when it is added). */
@@ -195,7 +199,9 @@ export class Plumbing {
    */
   async readNamedCommit(name: string): Promise<CommitRecord | null> {
     if (name.length === 0 || /[\0\n\r]/.test(name)) return null;
-    const out = await this.run(['cat-file', '--batch'], { input: `${name}^{commit}\n` });
+    // git dies (128) on some names it cannot resolve, such as @{u} without an upstream: that
+    // is a name that names no commit, whatever git's message.
+    const out = await this.run(['cat-file', '--batch'], { input: `${name}^{commit}\n`, okExitCodes: [128] });
     const newline = out.indexOf('\n');
     const header = /^([0-9a-f]{40,64}) commit \d+$/.exec(out.slice(0, newline));
     if (header === null) return null;
@@ -414,14 +420,21 @@ export class Plumbing {
     return null;
   }
 
-  /** Every path that differs between two trees, recursively, renames not followed. */
+  /**
+   * Every path that differs between two trees, recursively, renames not followed. Paths are
+   * read as bytes, so names that are not UTF-8 stay distinct and exact.
+   */
   async diffTrees(from: string, to: string): Promise<TreeChange[]> {
-    const out = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to]);
+    const chunks: Buffer[] = [];
+    const stdout = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to], { onStdout: (chunk) => chunks.push(chunk) });
+    // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
+    const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
     const fields = out.split('\0');
     const changes: TreeChange[] = [];
     for (let i = 0; i + 1 < fields.length; i += 2) {
       const [oldMode, newMode, oldOid, newOid, status] = (fields[i] as string).replace(/^:/, '').split(' ') as [string, string, string, string, string];
-      changes.push({ path: fields[i + 1] as string, oldMode, newMode, oldOid, newOid, status });
+      const raw = fields[i + 1] as string;
+      changes.push({ path: rawPathText(raw), raw, oldMode, newMode, oldOid, newOid, status });
     }
     return changes;
   }
@@ -433,12 +446,62 @@ export class Plumbing {
    * deleting files outside the cone that the move does not otherwise touch.
    */
   async switchTree(top: string, indexFile: string, from: string, to: string): Promise<void> {
-    await this.run(['read-tree', '-m', '-u', '--no-sparse-checkout', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    // Never into a submodule, whatever submodule.recurse says: its working tree is in no snapshot.
+    await this.run(['read-tree', '-m', '-u', '--no-sparse-checkout', '--no-recurse-submodules', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
   }
 
-  /** Resets the checkout's index to `commit`, keeping the stat data of entries whose content is unchanged. */
-  async resetIndex(top: string, commit: string): Promise<void> {
-    await this.run(['read-tree', '--reset', commit], { cwd: top });
+  /**
+   * Puts a working tree that a failed {@link Plumbing.switchTree} from `from` to `to` left
+   * anywhere between the two back to `from`: through a fresh index holding `to`, a two-tree
+   * reset from `to` to `from` rewrites every path the two differ in whatever is on disk there,
+   * removes what only `to` holds, and leaves every other path alone.
+   */
+  async switchTreeBack(top: string, indexFile: string, from: string, to: string): Promise<void> {
+    await this.run(['read-tree', '--no-sparse-checkout', to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['read-tree', '--reset', '-u', '--no-sparse-checkout', '--no-recurse-submodules', to, from], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  }
+
+  /**
+   * Writes the files of `tree` at `raws` (byte strings) into `staging`, an empty folder, as git's
+   * checkout writes them (filters, end-of-line conversion, modes, symlinks), through `indexFile`,
+   * which is made to hold `tree`. The attributes are the tree's own: `staging` is the work tree
+   * git reads them from, then the index.
+   */
+  async checkoutInto(gitDir: string, indexFile: string, tree: string, staging: string, raws: readonly string[]): Promise<void> {
+    await this.run(['read-tree', tree], { env: { GIT_INDEX_FILE: indexFile } });
+    const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw}\0`, 'latin1')));
+    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
+  }
+
+  /** Resets the checkout's index to `treeish`, keeping the stat data of entries whose content is unchanged. */
+  async resetIndex(top: string, treeish: string): Promise<void> {
+    await this.run(['read-tree', '--reset', '--no-recurse-submodules', treeish], { cwd: top });
+  }
+
+  /**
+   * The tree an index file holds, written through `scratch`, a hard link of it (or a copy):
+   * git updates the cache tree of the index it writes a tree from, and so writes the link, never
+   * the checkout's index file.
+   */
+  async indexTree(scratch: string): Promise<string> {
+    return (await this.run(['write-tree'], { env: { GIT_INDEX_FILE: scratch } })).trim();
+  }
+
+  /**
+   * The ids the files at `raws` (byte strings, paths from `top`) have as they are on disk, no
+   * filter or end-of-line conversion applied, written nowhere. Paths holding a newline are left
+   * out (hash-object reads one path a line): their entry is null.
+   */
+  async hashRaw(top: string, raws: readonly string[]): Promise<string[]> {
+    if (raws.length === 0) return [];
+    // git reads one path a line, unquoting a line that begins with a double quote and dropping
+    // a carriage return at its end: such paths go quoted.
+    const lines = raws.map((raw) => {
+      const bytes = Buffer.from(raw, 'latin1');
+      return Buffer.concat([/^"|[\n]|\r$/.test(raw) ? Buffer.from(quotePath(bytes), 'utf8') : bytes, Buffer.from('\n')]);
+    });
+    const out = await this.run(['hash-object', '--no-filters', '--stdin-paths'], { cwd: top, input: Buffer.concat(lines) });
+    return out.split('\n').filter((line) => line.length > 0);
   }
 }
 

@@ -11,7 +11,13 @@ import { processAlive } from './lock.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
 
-const TEMPORARY_INDEX = /^chant-wip-(\d+)-[0-9a-f]+\.index(?:\.lock)?$/;
+// A restore's staging folder (and its index) is named the same way.
+const TEMPORARY_INDEX = /^chant-wip-(\d+)-[0-9a-f]+\.(?:index(?:\.lock)?|staging(?:\.index(?:\.lock)?)?)$/;
+
+/** A new restore staging folder's path in `gitDir`, named for {@link removeStaleTemporaries}. */
+export function stagingFolder(gitDir: string): string {
+  return join(gitDir, `chant-wip-${process.pid}-${randomBytes(6).toString('hex')}.staging`);
+}
 
 /** A new temporary index file's path in `gitDir`, named for {@link removeStaleTemporaries}. */
 export function temporaryIndexFile(gitDir: string): string {
@@ -38,7 +44,7 @@ export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<
       // holds: any other is left by a killed holder, whatever its pid names now (another PID
       // namespace numbers processes otherwise). The shared memo is written by reads, unlocked.
       const locked = dir === layout.gitDir && !shared.test(name);
-      if (pid !== process.pid && (locked || !processAlive(pid))) await rm(join(dir, name), { force: true });
+      if (pid !== process.pid && (locked || !processAlive(pid))) await rm(join(dir, name), { force: true, recursive: name.endsWith('.staging') });
     }
   }
 }

@@ -248,3 +248,16 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
   // A message of one paragraph has a subject and no trailers.
   return closed ? snapshotOf(commit, texts) : null;
 }
+
+/**
+ * The trailer of a checkpoint that records the checkout's index: the tree it held, kept
+ * reachable by a middle parent (a commit of that tree on HEAD).
+ */
+export const INDEX_TRAILER = 'Chant-Wip-Index';
+
+/** The index tree a snapshot's message records in its trailers, or null. */
+export function indexTrailer(message: string): string | null {
+  const trimmed = message.replace(/\s+$/, '');
+  const match = /^chant-wip-index: ?([0-9a-f]{40,64})[ \t]*$/im.exec(trimmed.slice(trimmed.lastIndexOf('\n\n') + 1));
+  return match === null ? null : (match[1] as string).toLowerCase();
+}

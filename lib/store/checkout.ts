@@ -4,6 +4,7 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
+import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';
 
@@ -74,22 +75,43 @@ export function branchOf(opened: Opened): BranchCheckout {
   return { layout, branch, head, ref, tip: null };
 }
 
-/** The snapshot a restore puts back. */
-export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout, name: string | null): Promise<Snapshot> {
+/**
+ * The snapshot a restore puts back, with its commit: the newest of kind `save` on the branch
+ * when none is named (a checkpoint is restored by naming it), else the named one.
+ */
+export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout, name: string | null): Promise<{ snapshot: Snapshot; record: CommitRecord }> {
   if (name === null) {
-    const snapshot = checkout.tip === null ? null : readSnapshot(checkout.tip);
-    if (snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist`);
-    return sameBranch(checkout, snapshot);
+    const tip = checkout.tip;
+    const snapshot = tip === null ? null : readSnapshot(tip);
+    if (tip === null || snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist`);
+    if (snapshot.kind === 'save') return { snapshot: sameBranch(checkout, snapshot), record: tip };
+    // After a restore its checkpoint is the tip, and on a replacement box it holds the clean
+    // clone: the work is the newest save down the chain.
+    let found: { snapshot: Snapshot; record: CommitRecord } | null = null;
+    await plumbing.readFirstParentChains([tip.commit], (record) => {
+      const link = readSnapshot(record);
+      if (link === null) return null;
+      if (link.kind === 'save') {
+        found = { snapshot: link, record };
+        return null;
+      }
+      return record.parents.length > 1 ? (record.parents[0] as string) : null;
+    });
+    if (found === null) {
+      throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot of kind save, only checkpoints a restore took: name one to restore it`);
+    }
+    const chosen = found as { snapshot: Snapshot; record: CommitRecord };
+    return { snapshot: sameBranch(checkout, chosen.snapshot), record: chosen.record };
   }
   const commit = await plumbing.readNamedCommit(name);
   const oid = commit?.commit ?? null;
   const snapshot = commit === null ? null : readSnapshot(commit);
-  if (snapshot === null) {
+  if (commit === null || snapshot === null) {
     throw new WipError('wip-snapshot-unknown', oid === null
-      ? `${JSON.stringify(name)} names no commit`
+      ? `${JSON.stringify(name)} names no commit git can resolve`
       : `${JSON.stringify(name)} names commit ${oid}, which is not a snapshot chant took (it has no Chant-Wip-Branch and Chant-Wip-Head trailers)`);
   }
-  return sameBranch(checkout, snapshot);
+  return { snapshot: sameBranch(checkout, snapshot), record: commit };
 }
 
 function sameBranch(checkout: BranchCheckout, snapshot: Snapshot): Snapshot {

@@ -1,8 +1,8 @@
 // The record loop: a tree becomes a snapshot on the branch's wip ref by compare-and-swap.
 import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
-import type { Plumbing } from '../git/plumbing.js';
-import { readSnapshot, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
+import type { Plumbing, RefRecord } from '../git/plumbing.js';
+import { indexTrailer, INDEX_TRAILER, readSnapshot, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
 import { readTip } from './checkout.js';
@@ -15,19 +15,26 @@ const CAS_ATTEMPTS = 8;
  * already is it: with the same fields (kind and notes, `exact`), or with any (`tree-and-head`,
  * for a checkpoint, whose only job is that the tree is kept).
  */
-export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, kind: SnapshotKind, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head'): Promise<{ created: boolean; snapshot: Snapshot }> {
+export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, kind: SnapshotKind, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
   const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind }, notes);
-  const message = snapshotMessage(fields);
+  // A checkpoint of an index that is not HEAD's tree records it (`staged`): a commit of that
+  // tree on HEAD as a middle parent, which keeps it reachable and replicated, and a trailer
+  // naming the tree, which tells the restore of the checkpoint to put the index back.
+  const message = `${snapshotMessage(fields)}${staged === null ? '' : `${INDEX_TRAILER}: ${staged}\n`}`;
+  let stagedCommit: string | null = null;
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const current = tip === null ? null : readSnapshot(tip);
-    if (current !== null && current.tree === tree && current.head === checkout.head
+    if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
       && (reuse === 'tree-and-head' || sameFields(current, fields))) {
       return { created: false, snapshot: current };
     }
     const seconds = Math.floor(clock().getTime() / 1000);
     const date = `@${seconds} +0000`;
-    const parents = tip === null ? [checkout.head] : [tip.commit, checkout.head];
+    if (staged !== null && stagedCommit === null) {
+      stagedCommit = await plumbing.commitTree(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+    }
+    const parents = [...(tip === null ? [] : [tip.commit]), ...(stagedCommit === null ? [] : [stagedCommit]), checkout.head];
     const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
     if (await plumbing.updateRefCas(checkout.ref, commit, tip?.commit ?? null, `chant wip: ${kind}`)) {
       const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });

@@ -1,11 +1,17 @@
 // The restore's checks, made before anything is written, the checkpoint included: git would
-// refuse some of these only after writing other files.
-import { lstat, readdir, statfs } from 'node:fs/promises';
+// refuse some of these only after writing other files, and some would destroy what no snapshot
+// holds. Every check looks only at the paths the restore changes and the folders on their way:
+// its cost follows the change, not the size of the working tree. Paths are byte strings (one
+// character a byte, as `latin1` decodes them), so names that are not UTF-8 are looked at as
+// they are on disk.
+import { constants, realpathSync } from 'node:fs';
+import { access, lstat, readdir, statfs } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
+import { readUnmergedPaths } from '../git/formats/index-file.js';
+import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
-import { sortPaths } from '../order.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 
 /**
@@ -13,13 +19,13 @@ import { PATH_MAX, unwritableChanges } from './tree-paths.js';
  * chant never records (`.git`, `..`, names too long), and objects that are missing, of the
  * wrong type, or symlink targets too long for the system.
  */
-export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout, target: Snapshot, changes: readonly TreeChange[]): Promise<void> {
+export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout, target: Snapshot, changes: readonly TreeChange[], targetIndex: string | null): Promise<void> {
   const refuse = (what: string, problems: readonly string[]) => new WipError('wip-snapshot-unknown',
     `snapshot ${target.commit} ${what}, so it is not one chant took and nothing was changed: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
   const paths = unwritableChanges(layout.top, changes);
   if (paths.length > 0) throw refuse('holds paths git would not write', paths);
   const written = changes.filter((change) => change.newMode !== '000000' && change.newMode !== '160000');
-  const objects = await plumbing.objectInfo(written.map((change) => change.newOid));
+  const objects = await plumbing.objectInfo([...written.map((change) => change.newOid), ...(targetIndex === null ? [] : [targetIndex])]);
   const problems: string[] = [];
   for (const change of written) {
     const object = objects.get(change.newOid) ?? null;
@@ -27,8 +33,9 @@ export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout
     else if (object.type !== 'blob') problems.push(`${JSON.stringify(change.path)}: object ${change.newOid} is a ${object.type}, not a file's content`);
     else if (change.newMode === '120000' && object.size >= PATH_MAX) problems.push(`${JSON.stringify(change.path)}: a symlink target of ${object.size} bytes`);
   }
+  if (targetIndex !== null && objects.get(targetIndex)?.type !== 'tree') problems.push(`the index it records (${targetIndex}) is not a tree this repository holds`);
   if (problems.length > 0) throw refuse('cannot be written whole', problems);
-  await enoughSpace(layout, target, written.map((change) => objects.get(change.newOid) ?? null));
+  await enoughRoom(layout, target.commit, changes, written.map((change) => objects.get(change.newOid) ?? null));
 }
 
 /**
@@ -42,12 +49,184 @@ export async function indexNotLocked(layout: RepositoryLayout): Promise<void> {
   }
 }
 
+/** One path a restore cannot go through, and why. */
+export interface Blocker {
+  /** The path, a byte string. */
+  raw: string;
+  why: string;
+}
+
+const ABSENT = '000000';
+const GITLINK = '160000';
+const SLASH = Buffer.from('/');
+
+/** The longest refusal message, in characters; the full list is in `error.paths`. */
+const MESSAGE_MAX = 900;
+
+/** A path of the working tree on disk, as bytes. */
+function onDisk(top: string, raw: string): Buffer {
+  return raw === '' ? Buffer.from(top) : Buffer.concat([Buffer.from(top), SLASH, Buffer.from(raw, 'latin1')]);
+}
+
+function parentOf(raw: string): string {
+  const slash = raw.lastIndexOf('/');
+  return slash < 0 ? '' : raw.slice(0, slash);
+}
+
+const IGNORED = 'an ignored file: no snapshot holds it';
+const REPOSITORY = "a submodule's working tree or an embedded repository: its commits and files are in no snapshot";
+
 /**
- * Refuses a restore, before it writes anything, when the file system holding the working tree
- * has clearly too little room for the files it writes: git would fail halfway through. Sizes are
- * the objects' own; a filter that grows files on checkout (CRLF, LFS) can still run out later.
+ * Everything on disk a move from the working tree's tree to the target's would delete or
+ * overwrite that the checkpoint cannot give back: ignored files (by definition in no snapshot),
+ * and the working trees of submodules and embedded repositories (a snapshot holds only the
+ * commit they are at), which git's checkout removes whole when a file takes their place.
+ * @param top - the top of the working tree
+ * @param changes - the paths the restore writes or removes
+ * @returns each path in the way with why, sorted by bytes
+ * @internal
  */
-async function enoughSpace(layout: RepositoryLayout, target: Snapshot, objects: ReadonlyArray<{ size: number } | null>): Promise<void> {
+export async function inTheWay(top: string, changes: readonly TreeChange[]): Promise<Blocker[]> {
+  const leaving = new Set(changes.filter((change) => change.oldMode !== ABSENT).map((change) => change.raw));
+  const gitlinksLeaving = new Set(changes.filter((change) => change.oldMode === GITLINK && change.newMode !== GITLINK).map((change) => change.raw));
+  const blocked = new Map<string, string>();
+  for (const raw of gitlinksLeaving) {
+    const entries = await readdir(onDisk(top, raw)).catch(() => null);
+    if (entries !== null && entries.length > 0) blocked.set(raw, REPOSITORY);
+  }
+  for (const change of changes) {
+    if (change.newMode === ABSENT) continue;
+    const parts = change.raw.split('/');
+    let parentsAreFolders = true;
+    for (let depth = 1; depth < parts.length; depth += 1) {
+      const folder = parts.slice(0, depth).join('/');
+      const stats = await lstat(onDisk(top, folder)).catch(() => null);
+      if (stats === null) {
+        parentsAreFolders = false;
+        break;
+      }
+      if (!stats.isDirectory()) {
+        if (!leaving.has(folder)) blocked.set(folder, IGNORED);
+        parentsAreFolders = false;
+        break;
+      }
+    }
+    if (!parentsAreFolders || leaving.has(change.raw)) continue;
+    const stats = await lstat(onDisk(top, change.raw)).catch(() => null);
+    if (stats === null) continue;
+    if (!stats.isDirectory()) {
+      blocked.set(change.raw, IGNORED);
+      continue;
+    }
+    // A folder where the target has a file or a symlink: whatever in it is not leaving is lost.
+    await walkFolder(top, change.raw, (raw, isRepository) => {
+      if (isRepository) {
+        if (!gitlinksLeaving.has(raw)) blocked.set(raw, REPOSITORY);
+      } else if (!leaving.has(raw)) {
+        blocked.set(raw, IGNORED);
+      }
+    });
+  }
+  return [...blocked].map(([raw, why]) => ({ raw, why })).sort(compareRaw);
+}
+
+/**
+ * Hands every file under a folder to `found`, and every repository (a folder holding `.git`,
+ * or a gitlink's folder) as one path without going into it.
+ */
+async function walkFolder(top: string, folder: string, found: (raw: string, isRepository: boolean) => void): Promise<void> {
+  const entries = await readdir(onDisk(top, folder), { withFileTypes: true, encoding: 'buffer' }).catch(() => null);
+  if (entries === null) return;
+  if (entries.some((entry) => entry.name.toString('latin1') === '.git')) {
+    found(folder, true);
+    return;
+  }
+  for (const entry of entries) {
+    const raw = `${folder}/${entry.name.toString('latin1')}`;
+    if (entry.isDirectory()) await walkFolder(top, raw, found);
+    else found(raw, false);
+  }
+}
+
+/**
+ * Whether the restore would remove the folder the caller works in (git's own switch refuses
+ * to): a file or symlink takes its place or a parent's, or every file under it is removed and
+ * nothing is written there.
+ * @param top - the top of the working tree
+ * @param cwd - the caller's folder
+ * @param changes - the paths the restore writes or removes
+ * @returns the blocker, or null
+ * @internal
+ */
+export async function cwdRemoved(top: string, cwd: string, changes: readonly TreeChange[]): Promise<Blocker | null> {
+  let rel: string;
+  try {
+    rel = relative(realpathSync(top), realpathSync(cwd));
+  } catch {
+    return null;
+  }
+  if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) return null;
+  const raw = Buffer.from(rel.split(sep).join('/'), 'utf8').toString('latin1');
+  const why = 'the current working directory: the restore would remove it (run it from the top of the working tree)';
+  const under = `${raw}/`;
+  let removes = false;
+  for (const change of changes) {
+    const file = change.newMode !== ABSENT && change.newMode !== GITLINK;
+    if (file && (raw === change.raw || raw.startsWith(`${change.raw}/`))) return { raw, why };
+    if (change.raw.startsWith(under)) {
+      if (change.newMode !== ABSENT) return null;
+      removes = true;
+    }
+  }
+  if (!removes) return null;
+  const removed = new Set(changes.filter((change) => change.newMode === ABSENT).map((change) => change.raw));
+  let stays = false;
+  await walkFolder(top, raw, (path, isRepository) => {
+    if (isRepository || !removed.has(path)) stays = true;
+  });
+  return stays ? null : { raw, why };
+}
+
+/**
+ * The folders the restore must write in that this process may not: each path's parent, or
+ * the nearest folder of it that exists, needs write and search permission.
+ * @internal
+ */
+export async function unwritableFolders(top: string, changes: readonly TreeChange[]): Promise<Blocker[]> {
+  const checked = new Map<string, boolean>();
+  const blocked = new Map<string, string>();
+  for (const change of changes) {
+    let folder = parentOf(change.raw);
+    for (;;) {
+      const known = checked.get(folder);
+      if (known !== undefined) {
+        if (!known) blocked.set(folder, 'a folder this user may not write in (permission denied)');
+        break;
+      }
+      const stats = await lstat(onDisk(top, folder)).catch(() => null);
+      if (stats === null && folder !== '') {
+        folder = parentOf(folder);
+        continue;
+      }
+      const writable = stats !== null && stats.isDirectory()
+        ? await access(onDisk(top, folder), constants.W_OK | constants.X_OK).then(() => true, () => false)
+        : true;
+      checked.set(folder, writable);
+      if (!writable) blocked.set(folder, 'a folder this user may not write in (permission denied)');
+      break;
+    }
+  }
+  return [...blocked].map(([raw, why]) => ({ raw, why })).sort(compareRaw);
+}
+
+/**
+ * Refuses, before anything is written, a restore the file system holding the working tree has
+ * clearly too little room for: bytes (the objects' own sizes; a filter that grows files on
+ * checkout can still run out later, and the restore then puts the checkpoint back) and inodes
+ * (one for each file written and each folder it may create, and a few for git's own files).
+ * @internal
+ */
+export async function enoughRoom(layout: RepositoryLayout, target: string, changes: readonly TreeChange[], objects: ReadonlyArray<{ size: number } | null>): Promise<void> {
   const room = await statfs(layout.top).catch(() => null);
   if (room === null || room.bsize <= 0) return;
   const blocks = (bytes: number) => Math.ceil(bytes / room.bsize) * room.bsize;
@@ -55,46 +234,58 @@ async function enoughSpace(layout: RepositoryLayout, target: Snapshot, objects: 
   const needed = objects.reduce((sum, object) => sum + blocks(object?.size ?? 0), blocks(index));
   const free = room.bavail * room.bsize;
   if (needed > free) {
-    throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} writes about ${needed} bytes and the file system holding ${layout.top} has ${free} free: No space left on device; nothing was changed`);
+    throw new WipError('git-failed', `restoring ${target.slice(0, 12)} writes about ${needed} bytes and the file system holding ${layout.top} has ${free} free: No space left on device; nothing was changed`);
+  }
+  // statfs reports no inode limit as zero files (some file systems have none).
+  if (room.files > 0) {
+    const written = changes.filter((change) => change.newMode !== ABSENT);
+    const folders = new Set(written.map((change) => parentOf(change.raw)));
+    const inodes = written.length + folders.size + 4;
+    if (inodes > room.ffree) {
+      throw new WipError('git-failed', `restoring ${target.slice(0, 12)} needs about ${inodes} inodes and the file system holding ${layout.top} has ${room.ffree} free: No space left on device (inodes); nothing was changed`);
+    }
   }
 }
 
 /**
- * The ignored files a move from the working tree to another tree would delete or overwrite:
- * anything on disk in the way of a path to write that the working tree's own tree does not hold.
+ * A refusal naming paths: as many as fit a readable message, then how many more, every one in
+ * `paths` (in the encoding of lib/path-text.ts).
+ * @internal
  */
-export async function ignoredInTheWay(top: string, changes: readonly TreeChange[]): Promise<string[]> {
-  const leaving = new Set(changes.filter((change) => change.oldMode !== '000000').map((change) => change.path));
-  const blocked = new Set<string>();
-  for (const change of changes) {
-    if (change.newMode === '000000') continue;
-    const parts = change.path.split('/');
-    let parentsAreFolders = true;
-    for (let depth = 1; depth < parts.length; depth += 1) {
-      const folder = parts.slice(0, depth).join('/');
-      const stats = await lstat(join(top, folder)).catch(() => null);
-      if (stats === null) {
-        parentsAreFolders = false;
-        break;
-      }
-      if (!stats.isDirectory()) {
-        if (!leaving.has(folder)) blocked.add(folder);
-        parentsAreFolders = false;
-        break;
-      }
-    }
-    if (!parentsAreFolders || leaving.has(change.path)) continue;
-    const stats = await lstat(join(top, change.path)).catch(() => null);
-    if (stats === null) continue;
-    if (!stats.isDirectory()) {
-      blocked.add(change.path);
-      continue;
-    }
-    for (const entry of await readdir(join(top, change.path), { recursive: true, withFileTypes: true })) {
-      if (entry.isDirectory()) continue;
-      const path = relative(top, join(entry.parentPath, entry.name)).split(sep).join('/');
-      if (!leaving.has(path)) blocked.add(path);
-    }
+export function blockedError(intro: string, blockers: readonly Blocker[]): WipError {
+  const shown: string[] = [];
+  let length = intro.length;
+  for (const blocker of blockers) {
+    const item = `${rawPathText(blocker.raw)} (${blocker.why})`;
+    if (length + item.length + 2 > MESSAGE_MAX - 40 && shown.length > 0) break;
+    shown.push(item);
+    length += item.length + 2;
   }
-  return sortPaths([...blocked]);
+  const more = blockers.length - shown.length;
+  const message = `${intro}: ${shown.join('; ')}${more > 0 ? `; and ${more} more (all in error.paths)` : ''}`;
+  return new WipError('wip-restore-blocked', message, { paths: blockers.map((blocker) => rawPathText(blocker.raw)) });
+}
+
+/** Orders byte strings as git orders paths: by their bytes. */
+export function compareRaw(a: { raw: string }, b: { raw: string }): number {
+  return a.raw < b.raw ? -1 : a.raw > b.raw ? 1 : 0;
+}
+
+/**
+ * Refuses a restore, before it writes anything, while a merge, rebase, cherry-pick or revert
+ * is in progress or the index holds a conflict: no snapshot holds that state (the stages of a
+ * conflict, the operation's own files), and a restore under it would leave the operation
+ * against files it did not make.
+ * @internal
+ */
+export async function refuseOperationInProgress(layout: RepositoryLayout): Promise<void> {
+  const operations: Array<[string, string]> = [['MERGE_HEAD', 'a merge'], ['rebase-merge', 'a rebase'], ['rebase-apply', 'a rebase or git am'], ['CHERRY_PICK_HEAD', 'a cherry-pick'], ['REVERT_HEAD', 'a revert']];
+  const present = await Promise.all(operations.map(([name]) => lstat(join(layout.gitDir, name)).then(() => true, () => false)));
+  const operation = operations.find((_, index) => present[index]);
+  const unmerged = await readUnmergedPaths(layout.indexFile, layout.objectFormat);
+  if (operation === undefined && unmerged.length === 0) return;
+  const state = operation === undefined ? 'the index holds a conflict' : `${operation[1]} is in progress (${operation[0]} in the git directory)${unmerged.length > 0 ? ' and the index holds a conflict' : ''}`;
+  const blockers = unmerged.map((raw) => ({ raw, why: 'unmerged: the stages of a conflict are in no snapshot' }));
+  const intro = `${state}: no snapshot holds that state, so nothing was changed; finish or abort it first (git merge --abort, git rebase --abort, ...), then restore`;
+  throw blockers.length > 0 ? blockedError(intro, blockers) : new WipError('wip-restore-blocked', intro);
 }

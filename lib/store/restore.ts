@@ -1,62 +1,80 @@
-// `restore`: the working tree put back as a snapshot holds it, after a pre-restore checkpoint.
+// `restore`: the working tree put back as a snapshot holds it, after a pre-restore checkpoint that
+// holds the working tree and the index as they were. It finishes or changes nothing, and never
+// deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore).
 import { rmSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
+import { asWipError, WipError } from '../errors.js';
 import { indexHoldsTree } from '../git/formats/index-file.js';
-import { sortPaths } from '../order.js';
+import { rawPathText } from '../git/formats/path-text.js';
+import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
+import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
+import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
 import { checkIdentity, locked } from './context.js';
 import type { StoreContext } from './context.js';
+import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
+import type { FolderOp } from './folder-writer.js';
 import { recordSnapshot } from './record.js';
-import { checkWritable, ignoredInTheWay, indexNotLocked } from './restore-checks.js';
-import { stageWorkingTree } from './staging.js';
-import { pathsInMessage, WipError } from '../errors.js';
+import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import { seedIndex, stageWorkingTree } from './staging.js';
 
 /**
  * Options of {@link WipStore.restore}.
  * @public
  */
 export interface RestoreOptions {
-  /** The snapshot to restore, by commit (any name git resolves); the branch's latest when absent. */
+  /** The snapshot to restore, by commit (any name git resolves); the branch's newest of kind `save` when absent. */
   snapshot?: string | null;
   /** Who restores, recorded on the pre-restore checkpoint. */
   by?: string | null;
 }
 
+const ABSENT = '000000';
+const GITLINK = '160000';
+
 /** Restores a snapshot; see {@link WipStore.restore}. */
 export async function restore(context: StoreContext, options: RestoreOptions): Promise<RestoreResult> {
   const by = checkText('--by', options.by);
-  const opened = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);
+  const { plumbing } = context;
+  const opened = await openCheckout(plumbing, context.cwd, context.env ?? process.env);
   const layout = opened.layout;
-  const checkout = await checkoutOf(context.plumbing, opened);
-  const target = await restoreTarget(context.plumbing, checkout, options.snapshot ?? null);
+  const checkout = await checkoutOf(plumbing, opened);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(plumbing, checkout, options.snapshot ?? null);
   await checkIdentity(context, layout, by);
   return locked(context, layout, async () => {
-    const indexFile = await stageWorkingTree(context.plumbing, checkout);
+    await refuseOperationInProgress(layout);
+    const indexFile = await stageWorkingTree(plumbing, checkout);
     try {
-      const current = await context.plumbing.writeTree(indexFile);
-      const changes = await context.plumbing.diffTrees(current, target.tree);
+      const current = await plumbing.writeTree(indexFile);
+      const changes = await plumbing.diffTrees(current, target.tree);
+      const targetIndex = indexTrailer(targetRecord.message);
       // Checked before anything is written, the checkpoint included: git would refuse some of
-      // these only after writing other files.
-      await checkWritable(context.plumbing, layout, target, changes);
-      const blocked = await ignoredInTheWay(layout.top, changes);
-      if (blocked.length > 0) {
-        throw new WipError(
-          'wip-restore-blocked',
-          `restoring ${target.commit.slice(0, 12)} would delete or overwrite ignored files, so nothing was changed: ${pathsInMessage(blocked)}`,
-          { paths: blocked },
-        );
+      // these only after writing other files, and some would destroy what no snapshot holds.
+      await checkWritable(plumbing, layout, target, changes, targetIndex);
+      const blockers = [...await inTheWay(layout.top, changes), ...await unwritableFolders(layout.top, changes)];
+      const cwdBlocker = await cwdRemoved(layout.top, context.cwd, changes);
+      if (cwdBlocker !== null) blockers.push(cwdBlocker);
+      if (blockers.length > 0) {
+        throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers.sort(compareRaw));
       }
       await indexNotLocked(layout);
-      const checkpoint = await recordSnapshot(context.plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head');
-      // The checkout's index is reset to HEAD unless it holds HEAD's tree already (the usual
-      // case: nothing staged), when the reset would leave it as it is. It is read while git
-      // writes the working tree, which leaves that index alone.
-      const [, reset] = await Promise.all([
-        changes.length > 0 ? context.plumbing.switchTree(layout.top, indexFile, current, target.tree) : null,
-        opened.headTree === null ? true : indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree).then((holds) => !holds),
-      ]);
-      if (reset) await context.plumbing.resetIndex(layout.top, checkout.head);
+      // The checkout's index as it is, when it is not HEAD's tree: the checkpoint records it, so
+      // restoring the checkpoint puts staged content back too.
+      const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
+      const stagedTree = indexHoldsHead ? null : await indexTree(plumbing, layout);
+      const staged = stagedTree === null || stagedTree === opened.headTree ? null : stagedTree;
+      const inexact = await inexactFiles(plumbing, layout.top, changes);
+      const checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
+      if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot);
+      // The index goes back as the snapshot recorded it when HEAD is where it was then, else to
+      // HEAD. The reset is left out when the index holds that tree already (the usual case:
+      // nothing staged), since it would leave the index as it is.
+      const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : opened.headTree;
+      const holds = wanted === null ? false : wanted === opened.headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
+      if (!holds) await plumbing.resetIndex(layout.top, wanted ?? checkout.head);
       return {
         branch: checkout.branch,
         ref: checkout.ref,
@@ -64,10 +82,144 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         snapshot: target,
         checkpoint,
         headMoved: target.head !== checkout.head,
-        paths: sortPaths(changes.map((change) => change.path)),
+        paths: [...changes].sort(compareRaw).map((change) => change.path),
+        ...(inexact.length > 0 ? { inexact } : {}),
       };
     } finally {
       rmSync(indexFile, { force: true });
     }
   });
+}
+
+/** The tree the checkout's index holds, written through a link of it so the file is never touched. */
+async function indexTree(plumbing: Plumbing, layout: RepositoryLayout): Promise<string | null> {
+  const scratch = temporaryIndexFile(layout.gitDir);
+  try {
+    await seedIndex(layout.indexFile, scratch);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new WipError('git-failed', `cannot copy the index: ${(error as Error).message}`, { cause: error });
+  }
+  try {
+    return await plumbing.indexTree(scratch);
+  } finally {
+    rmSync(scratch, { force: true });
+  }
+}
+
+/**
+ * The files the restore overwrites or removes whose bytes on disk are not what the checkpoint
+ * holds: git's attributes (end-of-line conversion, a clean filter) store other bytes than the
+ * file has, so restoring the checkpoint writes what git's checkout makes of them.
+ */
+async function inexactFiles(plumbing: Plumbing, top: string, changes: readonly TreeChange[]): Promise<Array<{ path: string; reason: string }>> {
+  const files = changes.filter((change) => change.oldMode === '100644' || change.oldMode === '100755');
+  if (files.length === 0) return [];
+  const raws = await plumbing.hashRaw(top, files.map((change) => change.raw));
+  const inexact: Array<{ path: string; reason: string }> = [];
+  for (const [index, change] of files.entries()) {
+    const raw = raws[index];
+    if (raw !== undefined && raw !== change.oldOid) {
+      inexact.push({ path: change.path, reason: "git's attributes (end-of-line conversion or a clean filter) store other bytes than the file holds: the checkpoint holds what git add stores, and restoring it writes what git's checkout makes of that" });
+    }
+  }
+  return inexact;
+}
+
+/**
+ * Moves the working tree from `current` to the target's tree. Where descriptor-relative paths
+ * exist (Linux), git writes the target's files into a private staging folder in the git
+ * directory, and the folder writer moves them into place and removes what goes, never through a
+ * symlink: a process racing the restore cannot make it write or delete outside the working
+ * tree. Elsewhere git's own two-tree checkout does it all. Either way, a failure partway puts
+ * the working tree back, and the refusal says so.
+ */
+async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot): Promise<void> {
+  if (!folderWriterAvailable()) {
+    try {
+      await plumbing.switchTree(layout.top, indexFile, current, target.tree);
+    } catch (error) {
+      throw await putBack(plumbing, layout, current, target, checkpoint, error);
+    }
+    return;
+  }
+  const staging = stagingFolder(layout.gitDir);
+  try {
+    await mkdir(staging);
+    const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
+    try {
+      if (written.length > 0) await plumbing.checkoutInto(layout.gitDir, indexFile, target.tree, staging, written.map((change) => change.raw));
+    } catch (error) {
+      throw new WipError('git-failed', `${asWipError(error).message}; git failed writing the snapshot's files into a staging folder, before any file of the working tree was touched, so nothing in it was changed (checkpoint ${checkpoint.commit} holds it too)`, { cause: error });
+    }
+    try {
+      applyOps(layout.top, staging, forwardOps(changes));
+    } catch (error) {
+      throw await moveBack(plumbing, layout, current, target, changes, checkpoint, error);
+    }
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The moves from the old tree to the new: a path is removed unless a file or symlink replaces
+ * it (a rename does that in one step), and a gitlink's place is an empty folder.
+ */
+function forwardOps(changes: readonly TreeChange[]): FolderOp[] {
+  return changes.flatMap((change): FolderOp[] => {
+    const replacedByFile = change.newMode !== ABSENT && change.newMode !== GITLINK && change.oldMode !== GITLINK;
+    return [
+      ...(change.oldMode !== ABSENT && !replacedByFile ? [{ raw: change.raw, kind: 'remove' as const }] : []),
+      ...(change.newMode === GITLINK ? [{ raw: change.raw, kind: 'folder' as const }] : change.newMode !== ABSENT ? [{ raw: change.raw, kind: 'write' as const }] : []),
+    ];
+  });
+}
+
+/** The moves back from the new tree to the old, whatever of the forward moves was made. */
+function backwardOps(changes: readonly TreeChange[]): FolderOp[] {
+  return forwardOps(changes.map((change) => ({ ...change, oldMode: change.newMode, newMode: change.oldMode, oldOid: change.newOid, newOid: change.oldOid })));
+}
+
+/**
+ * After the move into the working tree stopped partway: writes the checkpoint's files back the
+ * same safe way, and says so; when even that fails, says which checkpoint to restore.
+ */
+async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, error: unknown): Promise<WipError> {
+  const race = error instanceof FolderRaceError;
+  const what = race
+    ? `another process changed ${rawPathText(error.raw)} while the restore wrote (${error.message})`
+    : `writing the working tree failed: ${error instanceof Error ? error.message : String(error)}`;
+  const code = race ? 'wip-race' : 'git-failed';
+  const staging = stagingFolder(layout.gitDir);
+  const scratch = `${staging}.index`;
+  try {
+    await mkdir(staging);
+    const back = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK);
+    if (back.length > 0) await plumbing.checkoutInto(layout.gitDir, scratch, current, staging, back.map((change) => change.raw));
+    applyOps(layout.top, staging, backwardOps(changes));
+  } catch (again) {
+    return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway and putting the working tree back failed too (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit}); nothing was written outside the working tree`, { cause: error });
+  } finally {
+    await rm(staging, { recursive: true, force: true });
+    await rm(scratch, { force: true });
+  }
+  return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway, and the working tree was put back as it was (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
+}
+
+/**
+ * Where git's own checkout failed partway (without the folder writer): puts back the tree it
+ * was moving from, and says so; when even that fails, says which checkpoint to restore.
+ */
+async function putBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, checkpoint: Snapshot, error: unknown): Promise<WipError> {
+  const failed = asWipError(error);
+  const scratch = temporaryIndexFile(layout.gitDir);
+  try {
+    await plumbing.switchTreeBack(layout.top, scratch, current, target.tree);
+  } catch (again) {
+    return new WipError('git-failed', `${failed.message}; restoring ${target.commit.slice(0, 12)} stopped partway and putting the working tree back failed too (${asWipError(again).message}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit})`, { cause: error });
+  } finally {
+    rmSync(scratch, { force: true });
+  }
+  return new WipError('git-failed', `${failed.message}; restoring ${target.commit.slice(0, 12)} stopped partway, and the working tree was put back as it was, so nothing in it was changed (checkpoint ${checkpoint.commit} holds it too)`, { cause: error });
 }

@@ -62,7 +62,7 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
  * was written is only re-read while the index's mtime says so. Elsewhere a copy, given the
  * original's mtime (taken before copying, rounded down, so never newer than its contents).
  */
-async function seedIndex(original: string, copy: string): Promise<void> {
+export async function seedIndex(original: string, copy: string): Promise<void> {
   try {
     // Synchronous, as the save waits on it before its first git call.
     linkSync(original, copy);

@@ -2,8 +2,8 @@
 // checkpoint is recorded, and some only halfway through writing the tree (a name too long for
 // the file system fails after earlier files were written). A snapshot chant took never holds any
 // of them, so one that does was made by hand, and is refused before anything is written.
-import { join } from 'node:path';
 import type { TreeChange } from '../git/plumbing.js';
+import { rawPathText } from '../git/formats/path-text.js';
 
 /**
  * The longest file name Linux, macOS and Windows file systems take, in bytes.
@@ -26,16 +26,17 @@ const DOTGITMODULES = /^(?:\.gitmodules|gitmod~\d|gi7eba~\d)[. ]*$/i;
  * Why a path may not be written by a restore, or null when it may.
  * @param path - repository-relative, `/`-separated, as git lists it
  * @param mode - its mode in the tree (`120000` for a symlink)
+ * @param raw - whether `path` is a byte string (one character a byte) rather than text
  * @returns a reason for people, or null
  * @internal
  */
-export function unwritablePath(path: string, mode: string): string | null {
+export function unwritablePath(path: string, mode: string, raw = false): string | null {
   const parts = path.split('/');
   for (const [index, part] of parts.entries()) {
     if (part === '') return 'it has an empty name';
     if (part === '.' || part === '..') return `it holds a ${part} component`;
     if (part.split('\\').some((piece) => DOTGIT.test(piece))) return 'it holds a .git component';
-    if (Buffer.byteLength(part) > NAME_MAX) return `a name in it is longer than ${NAME_MAX} bytes`;
+    if ((raw ? part.length : Buffer.byteLength(part)) > NAME_MAX) return `a name in it is longer than ${NAME_MAX} bytes`;
     if (index === parts.length - 1 && mode === '120000' && DOTGITMODULES.test(part)) return 'it is a symlink named .gitmodules';
   }
   return null;
@@ -54,14 +55,17 @@ export function unwritableChanges(top: string, changes: readonly TreeChange[]): 
   const problems: string[] = [];
   const written = changes.filter((change) => change.newMode !== '000000');
   const files = new Set<string>();
+  // Names are checked as bytes (raw: one character a byte), so a name that is not UTF-8 is one
+  // name of its own, and its length is its length on disk.
   for (const change of written) {
-    if (files.has(change.path)) problems.push(`${JSON.stringify(change.path)}: the tree lists it twice`);
-    files.add(change.path);
+    if (files.has(change.raw)) problems.push(`${JSON.stringify(change.path)}: the tree lists it twice`);
+    files.add(change.raw);
   }
+  const topBytes = Buffer.byteLength(top);
   for (const change of written) {
-    const reason = unwritablePath(change.path, change.newMode)
-      ?? (Buffer.byteLength(join(top, change.path)) >= PATH_MAX ? `the path is longer than ${PATH_MAX - 1} bytes` : null)
-      ?? parentWritten(change.path, files);
+    const reason = unwritablePath(change.raw, change.newMode, true)
+      ?? (topBytes + 1 + change.raw.length >= PATH_MAX ? `the path is longer than ${PATH_MAX - 1} bytes` : null)
+      ?? parentWritten(change.raw, files);
     if (reason !== null) problems.push(`${JSON.stringify(change.path)}: ${reason}`);
   }
   return problems;
@@ -71,7 +75,7 @@ function parentWritten(path: string, files: ReadonlySet<string>): string | null 
   let slash = path.indexOf('/');
   while (slash > 0) {
     const parent = path.slice(0, slash);
-    if (files.has(parent)) return `the tree also lists ${JSON.stringify(parent)} as a file`;
+    if (files.has(parent)) return `the tree also lists ${JSON.stringify(rawPathText(parent))} as a file`;
     slash = path.indexOf('/', slash + 1);
   }
   return null;

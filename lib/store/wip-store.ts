@@ -108,13 +108,18 @@ export class WipStore {
 
   /**
    * Puts the working tree back as a snapshot holds it, after a `pre-restore` snapshot of how it
-   * is, so that restoring that one undoes the restore. Files are written and removed by git's own
-   * checkout; ignored files are never touched (`wip-restore-blocked` before anything changes when
-   * one is in the way); the index is reset to HEAD keeping the stat data of unchanged entries;
-   * HEAD and the branch stay where they are. A snapshot git could not write whole (a path such as
-   * `.git` or `..`, a name too long, a missing object) is refused as `wip-snapshot-unknown`, and
-   * a lack of room or a locked index as `git-failed`, before anything is written.
-   * @param options - the snapshot (the branch's latest when absent) and the principal
+   * is (the index too, when it is not HEAD's tree), so that restoring that one undoes the restore.
+   * git writes the files into a staging folder and they are moved into place never through a
+   * symlink. Ignored files, submodule working trees and embedded repositories are never touched,
+   * and a restore that would have to, could not write a folder, would remove the caller's
+   * current directory, or runs during a merge, rebase or conflict is refused with
+   * `wip-restore-blocked` before anything changes. The index is reset to HEAD (or to the index a
+   * checkpoint recorded) keeping the stat data of unchanged entries; HEAD and the branch stay
+   * where they are. A snapshot git could not write whole (a path such as `.git` or `..`, a name
+   * too long, a missing object) is refused as `wip-snapshot-unknown`, and a lack of room or
+   * inodes or a locked index as `git-failed`, before anything is written. When writing fails
+   * partway anyway, the working tree is put back and the refusal says so.
+   * @param options - the snapshot (the branch's newest save when absent) and the principal
    * @returns what was restored, the checkpoint, and every path written or removed
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
    *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `principal-unidentified`,

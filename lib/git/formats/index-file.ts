@@ -176,3 +176,25 @@ function cacheTreeRoot(extension: Buffer, hashBytes: number, count: number): str
   if (match === null || Number(match[1]) !== count || newline + 1 + hashBytes > extension.length) return null;
   return extension.toString('hex', newline + 1, newline + 1 + hashBytes);
 }
+
+/**
+ * The paths of an index's unmerged entries (a conflict's stages 1 to 3), once each, in index
+ * order, as byte strings (one character a byte).
+ * @param indexFile - the index file
+ * @param objectFormat - `sha1` or `sha256`
+ * @returns the paths; empty when there are none, or when the file is missing or not an index
+ * @internal
+ */
+export async function readUnmergedPaths(indexFile: string, objectFormat: string): Promise<string[]> {
+  const data = await readFile(indexFile).catch(() => null);
+  if (data === null) return [];
+  const found: string[] = [];
+  walkEntries(data, objectHash(objectFormat).bytes, true, (entry) => {
+    if ((entry.flags & 0x3000) !== 0) {
+      const path = entry.path === null ? data.toString('latin1', entry.nameStart, entry.nameEnd) : entry.path.toString('latin1');
+      if (found.at(-1) !== path) found.push(path);
+    }
+    return true;
+  });
+  return found;
+}

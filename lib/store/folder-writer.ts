@@ -1,0 +1,194 @@
+// Moves files git wrote into a private staging folder into the working tree, and removes files
+// from it, without ever following a symlink on the way: every folder is opened once, relative
+// to its parent's descriptor, with O_NOFOLLOW, and every rename, unlink, mkdir and rmdir goes
+// through `/proc/self/fd/<folder>/<name>`, which names the entry in the folder that descriptor
+// holds, wherever that folder has moved since. A process racing the restore that swaps a folder
+// for a symlink to somewhere outside either makes the open fail (the restore stops and puts back
+// what it did) or has moved the real folder, which the restore keeps writing into: never through
+// the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
+
+const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/**
+ * A folder of the working tree is not where or what the restore found it to be: another process
+ * changed it while the restore wrote.
+ * @internal
+ */
+export class FolderRaceError extends Error {
+  /** The folder, a byte string. */
+  readonly raw: string;
+
+  constructor(raw: string, why: string) {
+    super(why);
+    this.name = 'FolderRaceError';
+    this.raw = raw;
+  }
+}
+
+/** One change to make: remove a path, or put the staged file of a path in its place. */
+export interface FolderOp {
+  /** The path, a byte string (one character a byte). */
+  raw: string;
+  /** `remove`, `write` (from staging), or `folder` (an empty folder, a gitlink's place). */
+  kind: 'remove' | 'write' | 'folder';
+}
+
+/**
+ * Whether descriptor-relative paths are available here.
+ * @internal
+ */
+export function available(): boolean {
+  return process.platform === 'linux' && existsSync('/proc/self/fd');
+}
+
+/**
+ * Makes `ops` in the working tree at `top`: first every removal (files, and the folders that
+ * are left empty by them and receive nothing), then every write, each a rename of the staged
+ * file (`<staging>/<path>`), or a copy where the staging folder is on another file system.
+ * @param top - the top of the working tree
+ * @param staging - the folder the staged files are in, under the same relative paths
+ * @param ops - what to do
+ * @throws {@link FolderRaceError} when a folder on the way is a symlink or not a folder, or was
+ *   moved while the restore wrote; any other file system error as it is
+ * @internal
+ */
+export function applyOps(top: string, staging: string, ops: readonly FolderOp[]): void {
+  const folders = new Map<string, number>();
+  const topFd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
+  folders.set('', topFd);
+  try {
+    const entry = (fd: number, name: string): Buffer => Buffer.concat([Buffer.from(`/proc/self/fd/${fd}/`), Buffer.from(name, 'latin1')]);
+    const open = (raw: string, create: boolean): number | null => {
+      const known = folders.get(raw);
+      if (known !== undefined) return known;
+      const slash = raw.lastIndexOf('/');
+      const parent = open(slash < 0 ? '' : raw.slice(0, slash), create);
+      if (parent === null) return null;
+      const path = entry(parent, raw.slice(slash + 1));
+      let fd: number;
+      try {
+        fd = openSync(path, FOLDER_FLAGS);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' && create) {
+          try {
+            mkdirSync(path);
+          } catch (made) {
+            if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
+          }
+          return open(raw, false) ?? raceOn(raw, 'it vanished as it was made');
+        }
+        if (code === 'ENOENT') return null;
+        if (code === 'ELOOP' || code === 'ENOTDIR') raceOn(raw, 'it is a symlink or a file where a folder should be');
+        throw error;
+      }
+      folders.set(raw, fd);
+      return fd;
+    };
+    const writes = ops.filter((op) => op.kind !== 'remove');
+    const receiving = new Set<string>();
+    for (const op of writes) {
+      for (let slash = op.raw.indexOf('/'); slash > 0; slash = op.raw.indexOf('/', slash + 1)) receiving.add(op.raw.slice(0, slash));
+    }
+    // Removals: files first, then the folders they leave empty, deepest first.
+    const emptied = new Set<string>();
+    for (const op of ops) {
+      if (op.kind !== 'remove') continue;
+      const slash = op.raw.lastIndexOf('/');
+      const parent = open(slash < 0 ? '' : op.raw.slice(0, slash), false);
+      if (parent === null) continue;
+      const path = entry(parent, op.raw.slice(slash + 1));
+      try {
+        unlinkSync(path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        // A gitlink's place is an (empty) folder; anything else not there is already gone.
+        if (code === 'EISDIR' || code === 'EPERM') rmdirQuietly(path);
+        else if (code !== 'ENOENT') throw error;
+      }
+      for (let at = slash; at > 0; at = op.raw.lastIndexOf('/', at - 1)) emptied.add(op.raw.slice(0, at));
+    }
+    for (const folder of [...emptied].sort((a, b) => b.length - a.length)) {
+      if (receiving.has(folder)) continue;
+      const slash = folder.lastIndexOf('/');
+      const parent = open(slash < 0 ? '' : folder.slice(0, slash), false);
+      if (parent === null) continue;
+      if (rmdirQuietly(entry(parent, folder.slice(slash + 1)))) {
+        const fd = folders.get(folder);
+        if (fd !== undefined) closeSync(fd);
+        folders.delete(folder);
+      }
+    }
+    for (const op of writes) {
+      const slash = op.raw.lastIndexOf('/');
+      const parent = open(slash < 0 ? '' : op.raw.slice(0, slash), true) as number;
+      const path = entry(parent, op.raw.slice(slash + 1));
+      if (op.kind === 'folder') {
+        try {
+          mkdirSync(path);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+        }
+        continue;
+      }
+      const from = Buffer.concat([Buffer.from(`${staging}/`), Buffer.from(op.raw, 'latin1')]);
+      try {
+        renameSync(from, path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+        copyInto(from, path);
+      }
+    }
+    // Every folder written in is still the one at its path: else another process moved it, and
+    // what was written there is not where the working tree has it.
+    for (const [raw, fd] of folders) {
+      if (raw === '') continue;
+      const held = fstatSync(fd);
+      const now = (() => {
+        try {
+          return lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]));
+        } catch {
+          return null;
+        }
+      })();
+      if (now === null || now.ino !== held.ino || now.dev !== held.dev) raceOn(raw, 'another process moved or replaced it while the restore wrote in it');
+    }
+  } finally {
+    for (const fd of folders.values()) closeSync(fd);
+  }
+}
+
+function raceOn(raw: string, why: string): never {
+  throw new FolderRaceError(raw, why);
+}
+
+function rmdirQuietly(path: Buffer): boolean {
+  try {
+    rmdirSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A staged file or symlink copied into place, the place's own entry replaced, never followed. */
+function copyInto(from: Buffer, to: Buffer): void {
+  const stats = lstatSync(from);
+  try {
+    unlinkSync(to);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  if (stats.isSymbolicLink()) {
+    symlinkSync(readlinkSync(from, { encoding: 'buffer' }), to);
+    return;
+  }
+  const fd = openSync(to, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, stats.mode & 0o777);
+  try {
+    writeSync(fd, readFileSync(from));
+    fchmodSync(fd, stats.mode & 0o777);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,119 @@
+// A process that can write the working tree (an agent in a sandbox, while the host restores
+// outside it) swaps the folders a restore fills and empties for symlinks to a folder outside,
+// over and over. Whatever the restore answers, nothing outside the working tree is written or
+// deleted.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { makeRepo, tempDir, writeFiles } from './helpers.js';
+import { isWipError, WipStore } from '../lib/index.js';
+
+const FILES = 400;
+
+/**
+ * Starts a process that waits for the restore to start emptying `empty/` (its first file gone)
+ * and filling `fill/` (its first file there), and at that moment swaps each for a symlink to
+ * `outside`, moving the real folder aside inside the working tree.
+ */
+function racer(dir: string, outside: string): { ready: Promise<void>; stop(): Promise<number> } {
+  const script = `
+    const fs = require('node:fs');
+    const path = require('node:path');
+    const [dir, outside] = process.argv.slice(1);
+    const swapped = new Set();
+    let running = true;
+    process.on('SIGTERM', () => { running = false; });
+    const swap = (folder) => {
+      const real = path.join(dir, folder);
+      try {
+        fs.renameSync(real, real + '.aside');
+        fs.symlinkSync(outside, real);
+        swapped.add(folder);
+      } catch {}
+    };
+    const loop = () => {
+      for (let round = 0; round < 2000 && running; round += 1) {
+        if (!swapped.has('empty') && !fs.existsSync(path.join(dir, 'empty', 'empty-0.txt'))) swap('empty');
+        if (!swapped.has('fill') && fs.existsSync(path.join(dir, 'fill', 'fill-0.txt'))) swap('fill');
+      }
+      if (running) setImmediate(loop);
+      else { fs.writeSync(1, String(swapped.size)); process.exit(0); }
+    };
+    fs.writeSync(1, 'ready ');
+    loop();
+  `;
+  const child = spawn(process.execPath, ['-e', script, dir, outside], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const ready = new Promise<void>((resolve) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('ready')) resolve();
+    });
+  });
+  return {
+    ready,
+    stop: () => new Promise((resolve) => {
+      child.on('exit', () => resolve(Number(out.replace('ready ', '')) || 0));
+      child.kill('SIGTERM');
+    }),
+  };
+}
+
+/** Every file under a folder with its content. */
+function contents(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (entry.isFile()) {
+      const full = join(entry.parentPath, entry.name);
+      out[full.slice(dir.length + 1)] = readFileSync(full, 'utf8');
+    }
+  }
+  return out;
+}
+
+describe('restore: a racing writer', () => {
+  it('never writes or deletes outside the working tree while folders it fills and empties become symlinks', async () => {
+    let swapsSeen = 0;
+    for (let round = 0; round < 3; round += 1) {
+      const outside = tempDir('chant-outside-');
+      // The outside folder holds files of the same names the restore deletes and writes.
+      const decoys: Record<string, string> = {};
+      for (let i = 0; i < FILES; i += 1) {
+        decoys[`fill-${i}.txt`] = 'outside, must stay\n';
+        decoys[`empty-${i}.txt`] = 'outside, must stay\n';
+      }
+      writeFiles(outside, decoys);
+      const before = contents(outside);
+      const dir = makeRepo();
+      const store = new WipStore({ cwd: dir });
+      const saved: Record<string, string> = {};
+      for (let i = 0; i < FILES; i += 1) saved[`fill/fill-${i}.txt`] = `snapshot ${i}\n`;
+      writeFiles(dir, saved);
+      mkdirSync(join(dir, 'empty'));
+      const snapshot = await store.save({});
+      // Now the working tree lacks fill/ and has empty/ full: the restore fills one and empties the other.
+      writeFiles(dir, { 'fill': null });
+      mkdirSync(join(dir, 'fill'));
+      writeFileSync(join(dir, 'fill', '.keep'), 'keeps the folder\n');
+      const extra: Record<string, string> = {};
+      for (let i = 0; i < FILES; i += 1) extra[`empty/empty-${i}.txt`] = `working tree ${i}\n`;
+      writeFiles(dir, extra);
+      const race = racer(dir, outside);
+      await race.ready;
+      let outcome = 'restored';
+      try {
+        await store.restore({ snapshot: snapshot.snapshot.commit });
+      } catch (error) {
+        assert.ok(isWipError(error), `a refusal with a code, not ${String(error)}`);
+        outcome = error.code;
+      }
+      const swaps = await race.stop();
+      swapsSeen += swaps;
+      process.stderr.write(`round ${round}: ${outcome}, ${swaps} folders swapped\n`);
+      assert.deepEqual(contents(outside), before, `round ${round} (${outcome}): nothing outside the working tree was written or deleted`);
+    }
+    assert.ok(swapsSeen > 0, 'the racer swapped folders while the restores wrote');
+  });
+});

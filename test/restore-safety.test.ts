@@ -1,0 +1,387 @@
+// A restore finishes or changes nothing, never destroys what its checkpoint cannot give back,
+// and its undo is exact (issue 14). Each case was written to fail before the change it proves.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import { WipStore } from '../lib/index.js';
+
+/** The index as `git ls-files --stage` lists it: modes, ids and stages, not stat data. */
+function stagedEntries(dir: string): string {
+  return git(dir, ['ls-files', '--stage', '-z']);
+}
+
+/** The working tree as path bytes (latin1) to content, `.git` left out: for names that are not UTF-8. */
+function byteTreeOf(dir: Buffer, prefix = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(dir, { encoding: 'buffer' })) {
+    const key = `${prefix}${name.toString('latin1')}`;
+    if (key === '.git') continue;
+    const full = Buffer.concat([dir, Buffer.from('/'), name]);
+    const stats = lstatSync(full);
+    if (stats.isDirectory()) Object.assign(out, byteTreeOf(full, `${key}/`));
+    else out[key] = readFileSync(full, 'latin1');
+  }
+  return out;
+}
+
+/** A byte path under `dir`, for names that are not UTF-8. */
+function bytePath(dir: string, ...names: Buffer[]): Buffer {
+  return Buffer.concat([Buffer.from(dir), ...names.flatMap((name) => [Buffer.from('/'), name])]);
+}
+
+describe('restore: what it brings back by default', () => {
+  it('brings back the newest save, not the checkpoint a restore took, when no snapshot is named', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'work.txt': 'the work\n' });
+    const saved = await store.save({ label: 'turn:1' });
+    writeFiles(dir, { 'work.txt': null });
+    const first = await store.restore({});
+    assert.equal(first.snapshot.commit, saved.snapshot.commit);
+    assert.equal(first.checkpoint.snapshot.kind, 'pre-restore');
+    writeFiles(dir, { 'work.txt': 'edited after\n' });
+    const second = await store.restore({});
+    assert.equal(second.snapshot.commit, saved.snapshot.commit, 'the default is the newest save, never a checkpoint');
+    assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'the work\n');
+    const undo = await store.restore({ snapshot: second.checkpoint.snapshot.commit });
+    assert.equal(undo.snapshot.kind, 'pre-restore', 'a checkpoint is restored by naming it');
+    assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'edited after\n');
+  });
+
+  it('answers wip-none when the branch holds checkpoints only', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const saved = await store.save({});
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    // A chain of one checkpoint on its own: the ref moved to it by hand.
+    git(dir, ['update-ref', 'refs/chant/wip/main', restored.checkpoint.snapshot.commit]);
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const lone = git(dir, ['commit-tree', '-p', head, '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: pre-restore\n`, `${head}^{tree}`]).trim();
+    git(dir, ['update-ref', 'refs/chant/wip/main', lone]);
+    await assertRefusal(() => store.restore({}), 'wip-none', /no snapshot of kind save/);
+  });
+});
+
+describe('restore: names git cannot resolve', () => {
+  it('answers wip-snapshot-unknown for @{u} without an upstream, and for other names git refuses', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    await store.save({});
+    const before = stateOf(dir);
+    for (const name of ['@{u}', '@{upstream}', 'main@{99}', '@{-1}', ':/no such message', 'HEAD@{yesterday-ish}']) {
+      await assertRefusal(() => store.restore({ snapshot: name }), 'wip-snapshot-unknown');
+    }
+    const run = await runCli(dir, ['workspace', 'wip', 'restore', '@{u}']);
+    assert.equal(run.code, 1);
+    assert.equal(run.doc.error.code, 'wip-snapshot-unknown');
+    await assertValidDocument(run.doc);
+    assert.deepEqual(stateOf(dir), before);
+  });
+});
+
+describe('restore: the caller\'s folder', () => {
+  it('refuses from a subfolder the snapshot lacks, as git switch does, and changes nothing', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({});
+    writeFiles(dir, { 'sub/deeper/file.txt': 'untracked work\n' });
+    const before = stateOf(dir);
+    const cwd = join(dir, 'sub', 'deeper');
+    const run = await runCli(cwd, ['workspace', 'wip', 'restore', saved.snapshot.commit]);
+    assert.equal(run.code, 1, run.stdout);
+    assert.equal(run.doc.error.code, 'wip-restore-blocked');
+    assert.match(run.doc.error.message, /current (working )?(directory|folder)/);
+    assert.deepEqual(run.doc.error.paths, ['sub/deeper']);
+    await assertValidDocument(run.doc, { oursOnly: true });
+    assert.deepEqual(stateOf(dir), before);
+    assert.ok(existsSync(cwd));
+    // From the top, the same restore goes ahead.
+    await new WipStore({ cwd: dir }).restore({ snapshot: saved.snapshot.commit });
+    assert.equal(existsSync(join(dir, 'sub')), false);
+  });
+});
+
+describe('restore: what no checkpoint can give back', () => {
+  it('refuses to replace an embedded repository with a file, naming it, and leaves it whole', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'emb': 'a file once\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'emb': null });
+    const inner = join(dir, 'emb');
+    mkdirSync(inner);
+    git(inner, ['init', '-q', '-b', 'main']);
+    writeFiles(inner, { 'precious.txt': 'commits of its own\n' });
+    git(inner, ['add', '-A']);
+    git(inner, ['commit', '-q', '-m', 'inner']);
+    writeFiles(inner, { 'uncommitted.txt': 'and work in progress\n' });
+    const before = stateOf(dir);
+    const innerBefore = treeOf(inner);
+    const message = await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /emb/);
+    assert.match(message, /repository/);
+    assert.deepEqual(stateOf(dir), before);
+    assert.deepEqual(treeOf(inner), innerBefore);
+    assert.ok(existsSync(join(inner, '.git', 'HEAD')));
+  });
+
+  it('refuses to delete an embedded repository the snapshot lacks', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({});
+    const inner = join(dir, 'nested', 'emb');
+    mkdirSync(inner, { recursive: true });
+    git(inner, ['init', '-q', '-b', 'main']);
+    writeFiles(inner, { 'precious.txt': 'x\n' });
+    git(inner, ['add', '-A']);
+    git(inner, ['commit', '-q', '-m', 'inner']);
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /nested\/emb/);
+    assert.deepEqual(stateOf(dir), before);
+  });
+
+  for (const recurse of [false, true]) {
+    it(`never touches a submodule's working tree${recurse ? ', with submodule.recurse=true in the user\'s config' : ''}`, async () => {
+      const upstream = makeRepo({ 'lib.txt': 'v1\n' });
+      const v1 = git(upstream, ['rev-parse', 'HEAD']).trim();
+      writeFiles(upstream, { 'lib.txt': 'v2\n' });
+      git(upstream, ['commit', '-qam', 'v2']);
+      const dir = makeRepo();
+      git(dir, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'mod']);
+      git(dir, ['commit', '-qm', 'add mod']);
+      if (recurse) git(dir, ['config', 'submodule.recurse', 'true']);
+      const mod = join(dir, 'mod');
+      // The snapshot has the submodule at v1; the submodule is now at v2 with an edit.
+      git(mod, ['checkout', '-q', v1]);
+      const store = new WipStore({ cwd: dir });
+      const saved = await store.save({});
+      git(mod, ['checkout', '-q', 'main']);
+      writeFiles(mod, { 'lib.txt': 'uncommitted edit in the submodule\n' });
+      const modHead = git(mod, ['rev-parse', 'HEAD']).trim();
+      const result = await store.restore({ snapshot: saved.snapshot.commit });
+      assert.deepEqual(result.paths, ['mod']);
+      assert.equal(git(mod, ['rev-parse', 'HEAD']).trim(), modHead, 'the submodule\'s HEAD did not move');
+      assert.equal(readFileSync(join(mod, 'lib.txt'), 'utf8'), 'uncommitted edit in the submodule\n');
+      assert.equal(git(mod, ['symbolic-ref', 'HEAD']).trim(), 'refs/heads/main');
+    });
+
+    it(`refuses to replace a submodule's working tree with a file${recurse ? ' (submodule.recurse=true)' : ''}`, async () => {
+      const upstream = makeRepo({ 'lib.txt': 'v1\n' });
+      const dir = makeRepo();
+      if (recurse) git(dir, ['config', 'submodule.recurse', 'true']);
+      const store = new WipStore({ cwd: dir });
+      writeFiles(dir, { 'mod': 'a file before the submodule\n' });
+      const saved = await store.save({});
+      writeFiles(dir, { 'mod': null });
+      git(dir, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'mod']);
+      writeFiles(join(dir, 'mod'), { 'lib.txt': 'uncommitted\n' });
+      const before = stateOf(dir);
+      const modTree = treeOf(join(dir, 'mod'));
+      await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /mod/);
+      assert.deepEqual(stateOf(dir), before);
+      assert.deepEqual(treeOf(join(dir, 'mod')), modTree);
+    });
+  }
+
+  it('refuses to overwrite an ignored file whose name is not UTF-8, naming it in a documented encoding', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const name = Buffer.from('caf\xe9.log', 'latin1');
+    writeFileSync(bytePath(dir, name), 'in the snapshot\n');
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': '*.log\n' });
+    writeFileSync(bytePath(dir, name), 'precious and ignored\n');
+    const before = { tree: byteTreeOf(Buffer.from(dir)), index: stagedEntries(dir), refs: git(dir, ['for-each-ref']) };
+    const error = await store.restore({ snapshot: saved.snapshot.commit }).then(() => null, (caught: unknown) => caught as { code: string; paths: string[]; message: string });
+    assert.ok(error !== null, 'the restore was refused');
+    assert.equal(error.code, 'wip-restore-blocked');
+    assert.deepEqual(error.paths, ['"caf\\351.log"']);
+    assert.equal(readFileSync(bytePath(dir, name), 'utf8'), 'precious and ignored\n');
+    assert.deepEqual({ tree: byteTreeOf(Buffer.from(dir)), index: stagedEntries(dir), refs: git(dir, ['for-each-ref']) }, before);
+  });
+
+  it('caps the refusal message and lists every path in error.paths', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i += 1) files[`logs/entry-${String(i).padStart(3, '0')}.log`] = 'saved\n';
+    writeFiles(dir, files);
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': '*.log\n' });
+    const before = stateOf(dir);
+    const run = await runCli(dir, ['workspace', 'wip', 'restore', saved.snapshot.commit]);
+    assert.equal(run.doc.error.code, 'wip-restore-blocked');
+    assert.equal(run.doc.error.paths.length, 300);
+    assert.ok(run.doc.error.message.length <= 1000, `the message is ${run.doc.error.message.length} characters`);
+    assert.match(run.doc.error.message, /and \d+ more/);
+    assert.deepEqual(stateOf(dir), before);
+  });
+});
+
+describe('restore: names that are not UTF-8', () => {
+  it('restores two such names in one folder and lists them in git\'s C-style quoting', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    mkdirSync(join(dir, 'd'));
+    const one = Buffer.from('\xe9t\xe9', 'latin1');
+    const two = Buffer.from('na\xefve', 'latin1');
+    writeFileSync(bytePath(dir, Buffer.from('d'), one), 'one\n');
+    writeFileSync(bytePath(dir, Buffer.from('d'), two), 'two\n');
+    writeFiles(dir, { 'd/plain.txt': 'plain\n', 'd/"quoted".txt': 'quote\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'd': null });
+    const result = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(result.paths, ['d/"quoted".txt', '"d/na\\357ve"', 'd/plain.txt', '"d/\\351t\\351"']);
+    assert.equal(readFileSync(bytePath(dir, Buffer.from('d'), one), 'utf8'), 'one\n');
+    assert.equal(readFileSync(bytePath(dir, Buffer.from('d'), two), 'utf8'), 'two\n');
+    const names = readdirSync(Buffer.from(join(dir, 'd')), { encoding: 'buffer' }).map((entry) => entry.toString('latin1')).sort();
+    assert.deepEqual(names, ['"quoted".txt', 'na\xefve', 'plain.txt', '\xe9t\xe9']);
+  });
+});
+
+describe('restore: the undo is exact', () => {
+  it('gives back staged content, a file staged then edited, and a staged new file', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'a.txt': 'one\n', 'b.txt': 'b\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': 'two, staged\n', 'new.txt': 'staged new file\n' });
+    git(dir, ['add', 'a.txt', 'new.txt']);
+    writeFiles(dir, { 'a.txt': 'three, edited after staging\n', 'b.txt': 'unstaged edit\n' });
+    const tree = treeOf(dir);
+    const index = stagedEntries(dir);
+    const status = git(dir, ['status', '--porcelain=v1', '-z']);
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'one\n');
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.deepEqual(treeOf(dir), tree);
+    assert.equal(stagedEntries(dir), index, 'the index is as it was: staged content, staged new file');
+    assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), status);
+  });
+
+  it('refuses during a conflicted merge, naming it, and changes nothing', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'c.txt': 'base\n' });
+    git(dir, ['checkout', '-q', '-b', 'other']);
+    writeFiles(dir, { 'c.txt': 'theirs\n' });
+    git(dir, ['commit', '-qam', 'theirs']);
+    git(dir, ['checkout', '-q', 'main']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'w.txt': 'work\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'w.txt': null, 'c.txt': 'ours\n' });
+    git(dir, ['commit', '-qam', 'ours']);
+    git(dir, ['merge', 'other'], { allowFail: true });
+    assert.match(git(dir, ['ls-files', '-u']), /c\.txt/);
+    const before = stateOf(dir);
+    const message = await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /merge/);
+    assert.match(message, /c\.txt/);
+    assert.deepEqual(stateOf(dir), before);
+    assert.match(git(dir, ['ls-files', '-u']), /c\.txt/, 'the conflict stages are still there');
+  });
+
+  it('gives back CRLF files under * text=auto byte for byte, or names them', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '* text=auto\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({});
+    writeFiles(dir, { 'win.txt': 'line one\r\nline two\r\n' });
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.equal(existsSync(join(dir, 'win.txt')), false);
+    const undo = await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    const back = readFileSync(join(dir, 'win.txt'), 'latin1');
+    const named = (restored as { inexact?: Array<{ path: string }> }).inexact?.map((entry) => entry.path) ?? [];
+    assert.ok(back === 'line one\r\nline two\r\n' || named.includes('win.txt'), `win.txt came back as ${JSON.stringify(back)} and the restore named ${JSON.stringify(named)}`);
+    assert.ok(undo.paths.includes('win.txt'));
+  });
+});
+
+describe('restore: git failing partway', () => {
+  it('a failing smudge filter leaves the working tree as it was, and the refusal says so', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '*.bin filter=broken\n' });
+    git(dir, ['config', 'filter.broken.clean', 'cat']);
+    git(dir, ['config', 'filter.broken.smudge', 'false']);
+    git(dir, ['config', 'filter.broken.required', 'true']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'saved a\n', 'z.bin': 'saved binary\n', 'gone.txt': 'saved only\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { 'a.txt': 'current a\n', 'z.bin': null, 'gone.txt': null, 'extra.txt': 'current only\n' });
+    const tree = treeOf(dir);
+    const index = stagedEntries(dir);
+    const message = await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'git-failed');
+    assert.match(message, /nothing in (it|the working tree) was changed|put back/);
+    assert.deepEqual(treeOf(dir), tree);
+    assert.equal(stagedEntries(dir), index);
+  });
+});
+
+describe('restore: room and permissions, checked first', () => {
+  it('refuses before the checkpoint when the file system has too few inodes', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('mounting a small tmpfs needs root');
+    const mount = tempDir('chant-inodes-');
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m,nr_inodes=1500', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) return t.skip(`cannot mount a tmpfs here: ${(mounted.stderr || '').trim()}`);
+    try {
+      const dir = join(mount, 'repo');
+      mkdirSync(dir);
+      git(dir, ['init', '-q', '-b', 'main']);
+      writeFiles(dir, { 'README.md': 'x\n' });
+      git(dir, ['add', '-A']);
+      git(dir, ['commit', '-qm', 'initial']);
+      const files: Record<string, string> = {};
+      for (let i = 0; i < 150; i += 1) files[`many/f${i}.txt`] = `${i}\n`;
+      writeFiles(dir, files);
+      const store = new WipStore({ cwd: dir });
+      const saved = await store.save({});
+      git(dir, ['gc', '-q']);
+      writeFiles(dir, { 'many': null, '.gitignore': 'fill/\n' });
+      // Use up the inodes, leaving fewer than the restore needs.
+      const free = Number((spawnSync('df', ['--output=iavail', mount], { encoding: 'utf8' }).stdout.trim().split('\n').pop() ?? '0').trim());
+      mkdirSync(join(dir, 'fill'));
+      for (let i = 0; i < free - 40; i += 1) writeFileSync(join(dir, 'fill', `${i}`), '');
+      const before = stateOf(dir);
+      await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'git-failed', /inode|No space/);
+      assert.deepEqual(stateOf(dir), before);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+
+  it('refuses a read-only folder as an unprivileged user, before anything is written', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('needs root to run the restore as another user');
+    const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
+    if (probe.status !== 0) return t.skip('setpriv cannot switch to uid 65534 here');
+    if (!existsSync(join(import.meta.dirname, '..', 'dist', 'bin', 'chant.cjs'))) return t.skip('dist/ is not built (npm run build)');
+    // The fixtures' git runs as root over a repository nobody owns.
+    writeFileSync(join(process.env.HOME as string, '.gitconfig'), `${readFileSync(join(process.env.HOME as string, '.gitconfig'), 'utf8')}[safe]\n\tdirectory = *\n`);
+    const base = tempDir('chant-ro-');
+    spawnSync('chmod', ['755', base]);
+    const dir = join(base, 'repo');
+    const asNobody = (args: string[], cwd = dir) => spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', ...args], {
+      cwd, encoding: 'utf8', env: { ...process.env, HOME: base, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'n', GIT_AUTHOR_EMAIL: 'n@n', GIT_COMMITTER_NAME: 'n', GIT_COMMITTER_EMAIL: 'n@n' },
+    });
+    mkdirSync(dir);
+    spawnSync('chown', ['65534:65534', dir]);
+    for (const args of [['git', 'init', '-q', '-b', 'main'], ['sh', '-c', 'mkdir ro && echo a > a.txt && echo r > ro/r.txt'], ['git', 'add', '-A'], ['git', 'commit', '-qm', 'i']]) {
+      const done = asNobody(args);
+      assert.equal(done.status, 0, done.stderr);
+    }
+    assert.equal(asNobody(['sh', '-c', 'echo saved > a.txt && echo saved > ro/r.txt && echo new > ro/new.txt']).status, 0);
+    const bin = join(import.meta.dirname, '..', 'dist', 'bin', 'chant.cjs');
+    const saved = asNobody([process.execPath, bin, 'workspace', 'wip', 'save']);
+    assert.equal(saved.status, 0, saved.stdout + saved.stderr);
+    const commit = JSON.parse(saved.stdout).snapshot.commit;
+    assert.equal(asNobody(['sh', '-c', 'echo now > a.txt && echo now > ro/r.txt && rm ro/new.txt && chmod 555 ro']).status, 0);
+    const before = stateOf(dir);
+    const run = asNobody([process.execPath, bin, 'workspace', 'wip', 'restore', commit]);
+    assert.equal(run.status, 1, run.stdout + run.stderr);
+    const doc = JSON.parse(run.stdout);
+    assert.equal(doc.error.code, 'wip-restore-blocked', doc.error.message);
+    assert.match(doc.error.message, /ro/);
+    assert.match(doc.error.message, /permission|writ/i);
+    assert.deepEqual(stateOf(dir), before);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'now\n');
+    assert.ok(lstatSync(join(dir, 'ro')).isDirectory());
+  });
+});
