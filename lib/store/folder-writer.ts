@@ -6,7 +6,7 @@
 // for a symlink to somewhere outside either makes the open fail (the restore stops and puts back
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
 
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -136,8 +136,23 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
       try {
         renameSync(from, path);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
-        copyInto(from, path);
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'EISDIR') {
+          // The folder in the file's place was emptied of its files above, but untracked empty
+          // folders (which git never records) can remain in it: they go, and nothing else can.
+          for (const [raw, fd] of folders) {
+            if (raw === op.raw || raw.startsWith(`${op.raw}/`)) {
+              closeSync(fd);
+              folders.delete(raw);
+            }
+          }
+          removeEmptyTree(path);
+          renameSync(from, path);
+        } else if (code === 'EXDEV') {
+          copyInto(from, path);
+        } else {
+          throw error;
+        }
       }
     }
     // Every folder written in is still the one at its path: else another process moved it, and
@@ -161,6 +176,18 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
 
 function raceOn(raw: string, why: string): never {
   throw new FolderRaceError(raw, why);
+}
+
+/**
+ * Removes a folder that holds nothing but (nested) empty folders: rmdir only, never unlink, so
+ * a folder holding any file or symlink fails with ENOTEMPTY and nothing of it is lost.
+ */
+function removeEmptyTree(path: Buffer): void {
+  for (const name of readdirSync(path, { encoding: 'buffer' })) {
+    const child = Buffer.concat([path, Buffer.from('/'), name]);
+    if (lstatSync(child).isDirectory()) removeEmptyTree(child);
+  }
+  rmdirSync(path);
 }
 
 function rmdirQuietly(path: Buffer): boolean {
