@@ -1,5 +1,6 @@
 import { git, makeRepo, readJson, ROOT, tempDir } from './helpers.js';
 import assert from 'node:assert/strict';
+import { builtinModules } from 'node:module';
 import { spawnSync } from 'node:child_process';
 import type { SpawnSyncOptions } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -70,9 +71,9 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     const declared = Object.keys((readJson('package.json') as { dependencies: Record<string, string> }).dependencies).sort();
     const loaded = new Set<string>();
     for (const path of files.filter((file) => /^dist\/(lib|cjs)\/.*\.c?js$/.test(file))) {
-      for (const [, imported, required] of readFileSync(join(ROOT, path), 'utf8').matchAll(/\bfrom '([^'.][^']*)'|\brequire\("([^".][^"]*)"\)/g)) {
-        const name = imported ?? required ?? '';
-        if (!name.startsWith('node:')) loaded.add(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0] as string);
+      for (const [, imported, required, dynamic] of readFileSync(join(ROOT, path), 'utf8').matchAll(/\bfrom '([^'.][^']*)'|\brequire\("([^".][^"]*)"\)|\bimport\('([^'.][^']*)'\)/g)) {
+        const name = imported ?? required ?? dynamic ?? '';
+        if (!name.startsWith('node:') && !builtinModules.includes(name)) loaded.add(name.startsWith('@') ? name.split('/').slice(0, 2).join('/') : name.split('/')[0] as string);
       }
     }
     assert.deepEqual(declared, [...loaded].sort());
