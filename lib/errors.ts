@@ -94,7 +94,9 @@ export function asWipError(error: unknown): WipError {
     if (/\bspawn \S*git\S* ENOENT\b/.test(error.stderr)) {
       return new WipError('git-failed', 'git could not be started (spawn git ENOENT): git is not on the PATH chant runs with, or the folder it runs in is gone', { cause: error });
     }
-    return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.lastLine}`, { cause: error });
+    // The summary keeps git's `error:` lines, which name the path and the system's reason; the
+    // last `fatal:` line alone often says only "adding files failed".
+    return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.summary}`, { cause: error });
   }
   return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

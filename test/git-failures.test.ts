@@ -131,7 +131,10 @@ describe('git failing', () => {
     try {
       accessSync(join(objects, 'pack'), constants.R_OK);
       const lastLine = gitAddLastLine(dir);
-      await failsWithGit(dir, ['workspace', 'wip', 'save'], lastLine);
+      const message = await failsWithGit(dir, ['workspace', 'wip', 'save'], lastLine);
+      // git's last line says only "adding files failed": the error: lines before it name the file and why.
+      assert.match(message, /error: [^;]*(?:new\.txt|README\.md)[^;]*;/);
+      assert.match(message, /error: [^;]*(?:Permission denied|Not a directory|insufficient permission)/);
       await failsWithGit(dir, ['workspace', 'wip', 'restore'], lastLine);
     } finally {
       chmodSync(objects, 0o755);

@@ -332,10 +332,25 @@ test('fetch reports failed when the remote sends a crafted tree, and lists what 
   git(fixture.remote, ['update-ref', 'refs/chant/kept/W-002/evil', evil]);
   const before = refsOf(fixture.clone);
   const result = await replicator.fetch();
-  assert.match(result.failed ?? '', /index-pack failed \(hasDotgit: contains '\.git'\)/);
+  assert.match(result.failed ?? '', /^error: object [0-9a-f]+: hasDotgit: contains '\.git'; .*index-pack failed$/);
   assert.deepEqual(result.refs.map((ref) => [ref.ref, ref.result]), [[KEPT, 'up-to-date'], [WIP, 'up-to-date'], [LEDGER, 'up-to-date'], [WORK, 'up-to-date']]);
   assert.deepEqual(refsOf(fixture.clone), before);
   assertDocument(writeDocument('fetch', result));
+});
+
+test('a remote that is not there is named in failed and in every rejected reason, with git\'s cause', async () => {
+  const fixture = checkout();
+  const missing = join(fixture.remote, '..', 'not-there.git');
+  git(fixture.dir, ['remote', 'set-url', 'origin', missing]);
+  const replicator = new Replicator({ cwd: fixture.dir, policy: POLICY });
+  // git ends with "Please make sure you have the correct access rights and the repository exists.":
+  // its last line names neither the remote nor the cause.
+  const cause = /^fatal: '[^']*not-there\.git' does not appear to be a git repository; fatal: Could not read from remote repository\.$/;
+  const fetched = await replicator.fetch();
+  assert.match(fetched.failed ?? '', cause);
+  const pushed = await replicator.push();
+  assert.ok(pushed.replication.rejected.length > 0);
+  for (const entry of pushed.replication.rejected) assert.match(entry.reason, cause);
 });
 
 /** A checkout with `count` kept refs, each its own commit on main, made by one fast-import. */

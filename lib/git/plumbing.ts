@@ -89,7 +89,7 @@ export class Plumbing {
     this.cwd = cwd;
   }
 
-  /** Runs git, turning its failure into a `git-failed` refusal that carries git's last line. */
+  /** Runs git, turning its failure into a `git-failed` refusal that carries git's cause: its `error:` and `fatal:` lines. */
   async run(args: readonly string[], options: GitRunOptions = {}): Promise<string> {
     try {
       return (await this.git.run(args, { cwd: this.cwd, ...options })).stdout;

@@ -239,8 +239,8 @@ function leaseFlags(batch: readonly string[], leases: ReadonlyMap<string, string
 /**
  * Pushes each ref under its own name (`<ref>:<ref>`), never forced, with no pre-push hook and no
  * prompt, in as few processes as the command line allows. Never throws: a push that fails as a
- * whole (an unreachable remote, a refused credential) rejects every ref not yet tried with the
- * last line git wrote, redacted.
+ * whole (an unreachable remote, a refused credential) rejects every ref not yet tried with git's
+ * cause (its `error:` and `fatal:` lines, see GitCommandError.summary), redacted.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param remote - the configured remote's name
@@ -285,7 +285,7 @@ export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs
  * @param remote - the configured remote's name
  * @param refspecs - what to fetch into which replica refs (see replicaRefspecs)
  * @param options - the ssh command and the timeout
- * @returns null, or why the remote could not be fetched from (git's last line, redacted)
+ * @returns null, or why the remote could not be fetched from (git's error: and fatal: lines, redacted)
  * @internal
  */
 export async function fetchReplicas(git: GitRunner, cwd: string, remote: string, refspecs: readonly string[], options: NetworkOptions): Promise<string | null> {
@@ -377,10 +377,9 @@ function parsePorcelain(stdout: string, secrets: readonly string[]): Map<string,
 
 function failureReason(error: unknown, secrets: readonly string[]): string {
   if (!(error instanceof GitCommandError)) return redact(error instanceof Error ? error.message : String(error), secrets);
-  // A pack refused by fsck ends in "index-pack failed"; the line before names the problem.
-  const fsck = /^error: object [0-9a-f]+: (\S.*)$/m.exec(error.stderr)?.[1]?.trim();
-  const line = error.lastLine;
-  return redact(fsck === undefined || line.includes(fsck) ? line : `${line} (${fsck})`, secrets);
+  // git's error: and fatal: lines, not the last alone: a pack refused by fsck ends in
+  // "index-pack failed", and the error: line before it names the object and the problem.
+  return redact(error.summary, secrets);
 }
 
 /**
