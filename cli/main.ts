@@ -1,5 +1,5 @@
 import { Builtins, Cli } from 'clipanion';
-import { readFailureDocument, VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
+import { readFailureDocument, storageFailureDocument, VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
 import type { WriteAction } from '../lib/index.js';
 import { printDocument, refusalOf } from './base-command.js';
 import type { ChantContext } from './base-command.js';
@@ -74,6 +74,7 @@ function diagnose(reading: Reading, definition: CliDefinition, parserMessage: st
 function failureDocument(reading: Reading, error: WipError): unknown {
   if (reading.path.join(' ') === READ_PATH && reading.stray === null) return readFailureDocument(error);
   const verb = reading.path[0] === 'workspace' && reading.path[1] === 'wip' ? reading.path[2] : undefined;
+  if (verb === 'storage' || verb === 'prune') return storageFailureDocument(verb, error);
   return writeFailureDocument(VERBS.find((candidate) => candidate === verb) ?? null, error);
 }
 

@@ -6,6 +6,7 @@ import { assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, w
 
 const WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
 const READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json';
+const STORAGE_ID = 'https://intentius.io/chant/schemas/workspace/wip-storage/v1/wip-storage.schema.json';
 
 describe('the chant CLI', () => {
   it('saves, lists and restores, each printing a document that validates against ours and the reference schemas', async () => {
@@ -101,6 +102,8 @@ describe('the chant CLI', () => {
     ['an option-like snapshot without --', ['workspace', 'wip', 'restore', '--output=x'], 'restore'],
     ['a missing option value', ['workspace', 'wip', 'save', '--label'], 'save'],
     ['a partial command', ['workspace'], null],
+    ['a missing option value on prune', ['workspace', 'wip', 'prune', '--keep-last'], 'prune'],
+    ['an unknown option on storage', ['workspace', 'wip', 'storage', '--keep-last', '3'], 'storage'],
   ] as const) {
     it(`answers ${what} with a write-usage-invalid document and writes nothing`, async () => {
       const dir = makeRepo();
@@ -109,8 +112,10 @@ describe('the chant CLI', () => {
       assert.equal(run.code, 1);
       assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
       assert.equal(run.doc.action, action);
+      assert.equal(run.doc.$schema, action === 'storage' || action === 'prune' ? STORAGE_ID : WRITE_ID, 'the verb\'s own document names it');
       assert.doesNotMatch(run.doc.error.message, /\n/);
-      await assertValidDocument(run.doc);
+      // The storage document is this project's own: the reference has no schema of it.
+      await assertValidDocument(run.doc, { oursOnly: run.doc.$schema === STORAGE_ID });
       assert.deepEqual(stateOf(dir), before);
     });
   }

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { asWipError, pruneDocument, storageFailureDocument, WipStore } from '../../../../lib/index.js';
+import { asWipError, pruneDocument, storageFailureDocument, WIP_STORAGE_ID, WipStore } from '../../../../lib/index.js';
 import { printDocument } from '../../../base-command.js';
 import type { ChantContext } from '../../../base-command.js';
 
@@ -14,6 +14,7 @@ export class WipPruneCommand extends Command<ChantContext> {
       ['Keep the newest 100 here and on the remote', 'chant workspace wip prune --keep-last 100 --push'],
     ],
   });
+  static document: string | null = WIP_STORAGE_ID;
   branch = Option.String('--branch', { description: "Only this branch's chain; every chain when absent." });
   keepLast = Option.String('--keep-last', { description: 'Keep the newest n snapshots.' });
   keepWithin = Option.String('--keep-within', { description: 'Keep every snapshot taken within this age: a number and s, m, h, d or w (7d).' });
