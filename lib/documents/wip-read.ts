@@ -28,9 +28,12 @@ export type Checkout = Static<typeof Checkout>;
  */
 export const BranchSnapshots = Type.Object({
   branch: Type.String(),
-  ref: Type.String({ description: 'refs/chant/wip/<branch>.' }),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>, or refs/chant/wip-aside/<tip> for a chain moved aside.' }),
   tip: ObjectId,
   snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history." }),
+  aside: Type.Optional(Type.Literal(true, {
+    description: 'Present, and true, for a chain moved aside to refs/chant/wip-aside/<tip> because its name was in the way of another branch\'s (refs/chant/wip/a and refs/chant/wip/a/b cannot both exist): the snapshots of a branch deleted since, kept whole. branch is the branch its snapshots name.',
+  })),
 });
 /**
  * One branch's snapshots: its wip ref, the ref's tip, and the snapshots newest first.

@@ -410,6 +410,16 @@ export class Plumbing {
     }
   }
 
+  /**
+   * Moves refs to other names in one transaction, each by compare-and-swap on the commit it
+   * names, with a reflog on the new name: nothing is deleted that is not kept under another name.
+   */
+  async moveRefs(moves: ReadonlyArray<{ from: string; to: string; commit: string }>, reason: string): Promise<void> {
+    if (moves.length === 0) return;
+    const input = moves.map(({ from, to, commit }) => `update ${to}\0${commit}\0\0delete ${from}\0${commit}\0`).join('');
+    await this.run(['update-ref', '--create-reflog', '-m', reason, '-z', '--stdin'], { input });
+  }
+
   /** The commit a full refname names, or null. */
   async refTip(ref: string): Promise<string | null> {
     const out = await this.run(['for-each-ref', '--format=%(objectname)%00%(refname)', '--end-of-options', ref]);

@@ -6,6 +6,24 @@ import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
 export const WIP_REF_PREFIX = 'refs/chant/wip/';
 
 /**
+ * Where a chain goes when its ref's name is in the way of another branch's (`refs/chant/wip/a`
+ * and `refs/chant/wip/a/b` cannot both exist): `refs/chant/wip-aside/<tip>`, named by its tip's
+ * commit so that it can never be in the way of anything itself. Its branch is its snapshots'.
+ */
+export const ASIDE_REF_PREFIX = 'refs/chant/wip-aside/';
+
+/**
+ * The refs whose names are in the way of `ref`: the ones it would be a folder of, and the ones
+ * that would be files inside it.
+ * @returns names to read: each folder above `ref` under the prefix exactly, and `ref/` as a prefix
+ */
+export function refsInTheWay(ref: string): string[] {
+  const names: string[] = [];
+  for (let slash = ref.indexOf('/', WIP_REF_PREFIX.length); slash >= 0; slash = ref.indexOf('/', slash + 1)) names.push(ref.slice(0, slash));
+  return [...names, `${ref}/`];
+}
+
+/**
  * The ref a branch's snapshots live on.
  * @param branch - the branch's full name without `refs/heads/`
  * @returns `refs/chant/wip/<branch>`

@@ -7,7 +7,7 @@ import { WipError } from '../errors.js';
 import { compareBytes } from '../order.js';
 import { chainLink, snapshotChain, walkChain } from '../snapshot/chain.js';
 import type { ChainLink } from '../snapshot/chain.js';
-import { WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
+import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
 import { openCheckout } from './checkout.js';
 import type { StoreContext } from './context.js';
@@ -38,11 +38,19 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   // repository, grafts or replace refs make git read a commit's parents other than the
   // commit says, and can change their minds: then the memo is neither read nor written.
   const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
-  const [tips, memo, grafted] = await Promise.all([
-    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only)]),
+  // Chains moved aside (see ASIDE_REF_PREFIX) are read in the same call, and listed under the
+  // branch their tips name.
+  const [read, memo, grafted] = await Promise.all([
+    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), ASIDE_REF_PREFIX]),
     replaced ? { links: new Map<string, ChainLink>(), stored: 0, appendable: false } : readSnapshotMemo(memoFile, layout.objectFormat),
     historyRewritten(layout.commonDir),
   ]);
+  const asideBranch = new Map<string, string>();
+  for (const tip of read) {
+    const snapshot = tip.ref.startsWith(ASIDE_REF_PREFIX) ? readSnapshot(tip) : null;
+    if (snapshot !== null) asideBranch.set(tip.ref, snapshot.branch);
+  }
+  const tips = read.filter((tip) => !tip.ref.startsWith(ASIDE_REF_PREFIX) || (asideBranch.has(tip.ref) && (only === null || asideBranch.get(tip.ref) === only)));
   const trusted = !grafted && !replaced;
   const links = trusted ? memo.links : new Map<string, ChainLink>();
   const learned = new Map<string, ChainLink>();
@@ -59,8 +67,14 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   // the memo keeps.
   const walks = tips.map((tip) => walkChain(tip.commit, links).walked);
   const branches: BranchSnapshots[] = tips
-    .map((tip, index) => ({ branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots: snapshotChain(walks[index] as string[], links).slice(0, limit ?? undefined) }))
-    .sort((a, b) => compareBytes(a.branch, b.branch));
+    .map((tip, index) => {
+      const aside = asideBranch.get(tip.ref);
+      const snapshots = snapshotChain(walks[index] as string[], links).slice(0, limit ?? undefined);
+      return aside === undefined
+        ? { branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, snapshots }
+        : { branch: aside, ref: tip.ref, tip: tip.commit, snapshots, aside: true as const };
+    })
+    .sort((a, b) => compareBytes(a.branch, b.branch) || compareBytes(a.ref, b.ref));
   // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
   // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
   if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(walks, links) : links);

@@ -2,7 +2,7 @@
 import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import type { Plumbing, RefRecord } from '../git/plumbing.js';
-import { indexTrailer, INDEX_TRAILER, readSnapshot, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
+import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
 import { readTip } from './checkout.js';
@@ -36,7 +36,7 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
     }
     const parents = [...(tip === null ? [] : [tip.commit]), ...(stagedCommit === null ? [] : [stagedCommit]), checkout.head];
     const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
-    if (await plumbing.updateRefCas(checkout.ref, commit, tip?.commit ?? null, `chant wip: ${kind}`)) {
+    if (await updateRef(plumbing, checkout, commit, tip?.commit ?? null, kind)) {
       const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });
       if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
       return { created: true, snapshot };
@@ -44,4 +44,23 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
     tip = await readTip(plumbing, checkout.ref);
   }
   throw new WipError('wip-race', `${checkout.ref} kept moving under ${CAS_ATTEMPTS} attempts to write it; nothing was lost, try again`);
+}
+
+/**
+ * Moves the wip ref by compare-and-swap; false when another writer moved it first. A first
+ * snapshot whose ref cannot be created because a chain of another branch's name is in the way
+ * (a deleted `feature` and a new `feature/login`) moves that chain aside first (see
+ * {@link ASIDE_REF_PREFIX}): nothing is deleted, and the read lists it. Asked only when the
+ * update fails, so the usual save spends nothing on it.
+ */
+async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: string, expected: string | null, kind: SnapshotKind): Promise<boolean> {
+  try {
+    return await plumbing.updateRefCas(checkout.ref, commit, expected, `chant wip: ${kind}`);
+  } catch (error) {
+    if (expected !== null) throw error;
+    const inTheWay = await plumbing.readRefs(refsInTheWay(checkout.ref));
+    if (inTheWay.length === 0) throw error;
+    await plumbing.moveRefs(inTheWay.map((record) => ({ from: record.ref, to: `${ASIDE_REF_PREFIX}${record.commit}`, commit: record.commit })), `chant wip: moved aside for ${checkout.branch}`);
+    return plumbing.updateRefCas(checkout.ref, commit, expected, `chant wip: ${kind}`);
+  }
 }
