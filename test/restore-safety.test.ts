@@ -2,7 +2,7 @@
 // and its undo is exact (issue 14). Each case was written to fail before the change it proves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
@@ -309,10 +309,35 @@ describe('restore: git failing partway', () => {
     writeFiles(dir, { 'a.txt': 'current a\n', 'z.bin': null, 'gone.txt': null, 'extra.txt': 'current only\n' });
     const tree = treeOf(dir);
     const index = stagedEntries(dir);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
     const message = await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'git-failed');
-    assert.match(message, /nothing in (it|the working tree) was changed|put back/);
+    assert.match(message, /before the checkpoint and before any file of the working tree, so nothing was changed/);
     assert.deepEqual(treeOf(dir), tree);
     assert.equal(stagedEntries(dir), index);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint was recorded for a restore that wrote nothing');
+  });
+
+  it('a Git LFS file whose object this clone lacks refuses the restore with nothing written, and says how to get it', async (t) => {
+    if (spawnSync('git', ['lfs', 'version'], { encoding: 'utf8' }).status !== 0) return t.skip('git-lfs is not installed');
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    git(dir, ['lfs', 'install', '--local']);
+    writeFiles(dir, { '.gitattributes': '*.bin filter=lfs diff=lfs merge=lfs -text\n' });
+    git(dir, ['add', '.gitattributes']);
+    git(dir, ['commit', '-qm', 'track bin files with LFS']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'data.bin': 'a large model\n', 'notes.txt': 'saved notes\n' });
+    const saved = await store.save({});
+    // The object leaves this clone (a replacement box that fetched the snapshot without it).
+    rmSync(join(dir, '.git', 'lfs', 'objects'), { recursive: true, force: true });
+    writeFiles(dir, { 'data.bin': null, 'notes.txt': 'current notes\n' });
+    const tree = treeOf(dir);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const message = await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'git-failed');
+    assert.match(message, /data\.bin/);
+    assert.match(message, /Git LFS object is not in this clone.*wip fetch/);
+    assert.deepEqual(treeOf(dir), tree);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+    assert.deepEqual(readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip-')), [], 'no staging folder is left behind');
   });
 });
 

@@ -67,8 +67,17 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       const stagedTree = indexHoldsHead ? null : await indexTree(plumbing, layout);
       const staged = stagedTree === null || stagedTree === opened.headTree ? null : stagedTree;
       const inexact = await inexactFiles(plumbing, layout.top, changes);
-      const checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
-      if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot);
+      // The snapshot's files are written into a private staging folder before the checkpoint:
+      // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
+      // restore with nothing written at all.
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(plumbing, layout, indexFile, target, changes) : null;
+      let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
+      try {
+        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
+        if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
+      } finally {
+        if (staging !== null) await rm(staging, { recursive: true, force: true });
+      }
       // The index goes back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
@@ -134,8 +143,8 @@ async function inexactFiles(plumbing: Plumbing, top: string, changes: readonly T
  * tree. Elsewhere git's own two-tree checkout does it all. Either way, a failure partway puts
  * the working tree back, and the refusal says so.
  */
-async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot): Promise<void> {
-  if (!folderWriterAvailable()) {
+async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, staging: string | null): Promise<void> {
+  if (staging === null) {
     try {
       await plumbing.switchTree(layout.top, indexFile, current, target.tree);
     } catch (error) {
@@ -143,22 +152,33 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
     }
     return;
   }
+  try {
+    applyOps(layout.top, staging, forwardOps(changes));
+  } catch (error) {
+    throw await moveBack(plumbing, layout, current, target, changes, checkpoint, error);
+  }
+}
+
+/**
+ * Writes the target's files into a private staging folder in the git directory, before the
+ * checkpoint and before any file of the working tree is touched; the folder is removed on
+ * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
+ * restore here, with nothing written.
+ */
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[]): Promise<string> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
-    try {
-      if (written.length > 0) await plumbing.checkoutInto(layout.gitDir, indexFile, target.tree, staging, written.map((change) => change.raw));
-    } catch (error) {
-      throw new WipError('git-failed', `${asWipError(error).message}; git failed writing the snapshot's files into a staging folder, before any file of the working tree was touched, so nothing in it was changed (checkpoint ${checkpoint.commit} holds it too)`, { cause: error });
-    }
-    try {
-      applyOps(layout.top, staging, forwardOps(changes));
-    } catch (error) {
-      throw await moveBack(plumbing, layout, current, target, changes, checkpoint, error);
-    }
-  } finally {
+    if (written.length > 0) await plumbing.checkoutInto(layout.gitDir, indexFile, target.tree, staging, written.map((change) => change.raw));
+    return staging;
+  } catch (error) {
     await rm(staging, { recursive: true, force: true });
+    const failed = asWipError(error);
+    const lfs = /filter lfs failed|git-lfs|Smudge error/i.test(failed.message)
+      ? ": a file's Git LFS object is not in this clone and could not be downloaded; fetch the snapshots with their LFS objects (chant workspace wip fetch, or git lfs fetch --all) and restore again"
+      : '';
+    throw new WipError('git-failed', `${failed.message}; git failed writing the snapshot's files into a private staging folder, before the checkpoint and before any file of the working tree, so nothing was changed${lfs}`, { cause: error });
   }
 }
 
