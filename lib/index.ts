@@ -12,7 +12,7 @@ export type { GitRunner, GitRunOptions, GitOutput, GitStopReason } from './git/r
 export { wipRef } from './snapshot/format.js';
 export type { SnapshotNotes } from './snapshot/format.js';
 export { Replicator } from './replication/replicator.js';
-export type { ReplicatorOptions, ReplicatorOpenOptions, PushOptions } from './replication/replicator.js';
+export type { ReplicatorOptions, ReplicatorOpenOptions, PushOptions, AfterOptions } from './replication/replicator.js';
 export { Policy } from './replication/policy.js';
 export type { PolicyLoadOptions, PolicyFromOptions } from './replication/policy.js';
 export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED_ROLES } from './workspace/identity.js';
@@ -35,3 +35,4 @@ export type {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
 } from './documents/replication.js';
 export type { ReplicateDeclaration } from './documents/replicate.js';
+export type { RetainDeclaration } from './documents/retain.js';

@@ -19,6 +19,10 @@ const ACCEPTED: Array<[string, unknown]> = [
   ['agents of any shape', { agents: [1, { name: 'hud', principals: 'x' }] }],
   ['members without names or boxes', { members: [{}, { name: 3 }] }],
   ['one box with replicate among others', { members: [{ name: 'a', box: {} }, { name: 'b', box: { replicate: {} } }, { name: 'c' }] }],
+  ['a replicate with an allowlist', { members: [{ name: 'app', box: { replicate: { allow: ['0123456789abcdef0123'] } } }] }],
+  ['a retain with every rule', { members: [{ name: 'app', box: { retain: { keepLast: 100, keepWithin: '7d', keepLabelled: true, onSave: true, 'x-note': 1 } } }] }],
+  ['a retain of labelled snapshots only', { members: [{ name: 'app', box: { retain: { keepLabelled: true } } }] }],
+  ['retain and replicate on different boxes', { members: [{ name: 'a', box: { replicate: {} } }, { name: 'b', box: { retain: { keepWithin: '12h' } } }] }],
 ];
 const REFUSED: Array<[string, unknown]> = [
   ['a top level that is not an object', [1, 2]],
@@ -29,6 +33,16 @@ const REFUSED: Array<[string, unknown]> = [
   ['a replicate with an unknown key', { members: [{ name: 'app', box: { replicate: { remotes: ['origin'] } } }] }],
   ['a replicate with a URL for remote', { members: [{ name: 'app', box: { replicate: { remote: 'https://example.com/r.git' } } }] }],
   ['two boxes with replicate', { members: [{ name: 'a', box: { replicate: {} } }, { name: 'b', box: { replicate: {} } }] }],
+  ['an allowlist entry that is not a finding id', { members: [{ name: 'app', box: { replicate: { allow: ['GHP_TOKEN'] } } }] }],
+  ['an allowlist naming an id twice', { members: [{ name: 'app', box: { replicate: { allow: ['0123456789abcdef0123', '0123456789abcdef0123'] } } }] }],
+  ['a retain with no rule', { members: [{ name: 'app', box: { retain: { onSave: true } } }] }],
+  ['a retain whose only rule is keepLabelled false', { members: [{ name: 'app', box: { retain: { keepLabelled: false } } }] }],
+  ['a retain with keepLast 0', { members: [{ name: 'app', box: { retain: { keepLast: 0 } } }] }],
+  ['a retain with a fractional keepLast', { members: [{ name: 'app', box: { retain: { keepLast: 2.5 } } }] }],
+  ['a retain with an age in words', { members: [{ name: 'app', box: { retain: { keepWithin: '7 days' } } }] }],
+  ['a retain with an unknown key', { members: [{ name: 'app', box: { retain: { keepFirst: 3 } } }] }],
+  ['a retain that is a number', { members: [{ name: 'app', box: { retain: 30 } }] }],
+  ['two boxes with retain', { members: [{ name: 'a', box: { retain: { keepLast: 1 } } }, { name: 'b', box: { retain: { keepLast: 2 } } }] }],
 ];
 
 describe('the published schema of the whole declaration', () => {

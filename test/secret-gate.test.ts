@@ -116,4 +116,39 @@ describe('the secret gate', () => {
     assert.ok(!run.stdout.includes(GITHUB_TOKEN));
     await assertValidDocument(run.doc);
   });
+
+  it('lets a finding the declaration allows go on every push, and save --scan leaves it out', async () => {
+    const { dir, remote } = box();
+    const declare = (allow: string[]): void => writeFileSync(join(dir, 'chant.workspace.json'), JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [], allow } } }] }));
+    declare([]);
+    writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const saved = await runCli(dir, ['workspace', 'wip', 'save', '--scan']);
+    const id = saved.doc.findings[0]?.id as string;
+    assert.match(id, /^[0-9a-f]{20}$/);
+    const held = await runCli(dir, ['workspace', 'wip', 'push']);
+    assert.equal(held.doc.replication.heldBack?.[0]?.findings[0]?.id, id);
+    assert.equal(remoteTip(remote), null);
+    declare([id]);
+    const pushed = await runCli(dir, ['workspace', 'wip', 'push']);
+    assert.equal(pushed.code, 0, pushed.stdout);
+    assert.equal(pushed.doc.replication.heldBack, undefined);
+    assert.deepEqual(pushed.doc.policy.allow, [id]);
+    assert.equal(remoteTip(remote), saved.doc.snapshot.commit);
+    await assertValidDocument(pushed.doc);
+    // The same file added again is the same finding: the scan on save leaves it out, the push lets it go.
+    writeFileSync(join(dir, 'fixture.env'), 'GITHUB_TOKEN=\n');
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const again = await runCli(dir, ['workspace', 'wip', 'save', '--scan']);
+    assert.deepEqual(again.doc.findings, []);
+    const next = await runCli(dir, ['workspace', 'wip', 'push']);
+    assert.equal(next.doc.replication.heldBack, undefined);
+    assert.equal(remoteTip(remote), again.doc.snapshot.commit);
+    // A changed file is a new finding, held back though the old one is allowed.
+    writeFileSync(join(dir, 'fixture.env'), `# changed\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const changed = await runCli(dir, ['workspace', 'wip', 'save', '--scan']);
+    assert.equal(changed.doc.findings.length, 1);
+    assert.notEqual(changed.doc.findings[0]?.id, id);
+    assert.equal((await runCli(dir, ['workspace', 'wip', 'push'])).doc.replication.heldBack?.length, 1);
+  });
 });

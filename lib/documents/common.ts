@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { TLiteral, TSchema, TUnion } from 'typebox';
 
+import { WIP_ERROR_CODES } from '../error-codes.js';
 import { CONTRACT } from './ids.js';
 
 export { CONTRACT, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
@@ -29,3 +30,6 @@ export function LiteralUnion<const T extends readonly string[]>(values: T, optio
 export function Nullable<T extends TSchema>(schema: T, description?: string) {
   return Type.Union([Type.Null(), schema], description === undefined ? {} : { description });
 }
+
+/** The codes a write can refuse with: every code. */
+export const WriteErrorCode = LiteralUnion(WIP_ERROR_CODES);

@@ -14,6 +14,7 @@ export {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
 } from './replication.js';
 export { ReplicateDeclaration } from './replicate.js';
+export { RetainDeclaration } from './retain.js';
 export { WorkspaceDeclaration } from './workspace-declaration.js';
 export { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './storage.js';
 export { publishedSchemas } from './schemas.js';

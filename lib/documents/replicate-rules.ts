@@ -26,7 +26,19 @@ export const REMOTE_NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$';
 export const EVERY_PATTERN = '^[1-9][0-9]*[smh]$';
 
 /**
- * The keys of `replicate` that are tolerated beyond the known ones.
+ * What a retention age (`keepWithin`, `--keep-within`) must match: a number and s, m, h, d or w (`7d`).
+ * @public
+ */
+export const KEEP_WITHIN_PATTERN = '^[1-9][0-9]{0,9}[smhdw]$';
+
+/**
+ * What a secret finding's id is: 20 lower-case hex digits.
+ * @public
+ */
+export const FINDING_ID_PATTERN = '^[0-9a-f]{20}$';
+
+/**
+ * The keys of `replicate` and `retain` that are tolerated beyond the known ones.
  * @public
  */
 export const EXTENSION_KEY_PATTERN = '^x-';

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REMOTE_NAME_PATTERN } from './replicate-rules.js';
+import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, FINDING_ID_PATTERN, REMOTE_NAME_PATTERN } from './replicate-rules.js';
 import { RefClass, Trigger } from './replication.js';
 
 /**
@@ -26,6 +26,10 @@ export const ReplicateDeclaration = Type.Object(
     every: Type.Optional(Type.String({
       pattern: EVERY_PATTERN,
       description: 'How often the host runs wip push: a whole number then s, m or h, such as 10m. Stated for the host\'s scheduler; chant itself never schedules. No schedule when absent.',
+    })),
+    allow: Type.Optional(Type.Array(Type.String({ pattern: FINDING_ID_PATTERN }), {
+      uniqueItems: true,
+      description: 'Secret findings acknowledged for good (a test fixture, an example key): their ids, as a push document\'s heldBack lists them (wip push --allow <id> acknowledges one for one push). The snapshots holding only these go; wip save --scan leaves them out of its findings. A changed file is a new finding. None when absent.',
     })),
   },
   {

@@ -39,6 +39,7 @@ export const PolicyDocument = Type.Object(
     }),
     on: Type.Array(Trigger, { description: 'When chant pushes on its own: after a wip save, after a work lease release.' }),
     every: Nullable(Type.String(), 'The interval at which the host runs wip push, or null.'),
+    allow: Type.Optional(Type.Array(Type.String(), { description: 'The secret findings the declaration acknowledges (replicate.allow), by id; present only when it names any.' })),
   },
   { description: 'The replicate policy the declaration in the working tree states (box.replicate), with every default filled in.' },
 );

@@ -199,7 +199,7 @@ export function publishedSchemas(): PublishedSchema[] {
       schema: fragment(
         REPLICATE_DECLARATION_ID,
         'chant workspace declaration: box.replicate',
-        "The replicate block of a member's box in chant.workspace.json (or chant.workspace.jsonc): which git remote the box's refs replicate to, which refs go, when chant pushes on its own and how often the host runs wip push. Every field is optional; absent ones read as remote origin, all four ref classes, on both save and release, and no schedule. At most one box of a declaration declares replicate. Keys beginning x- are left to other tools; any other key is refused. Version 1: within v1 fields are only ever added.",
+        "The replicate block of a member's box in chant.workspace.json (or chant.workspace.jsonc): which git remote the box's refs replicate to, which refs go, when chant pushes on its own, how often the host runs wip push and which secret findings are acknowledged. Every field is optional; absent ones read as remote origin, all four ref classes, on both save and release, and no schedule. At most one box of a declaration declares replicate. Keys beginning x- are left to other tools; any other key is refused. Version 1: within v1 fields are only ever added.",
         ReplicateDeclaration,
       ),
     },
@@ -208,7 +208,7 @@ export function publishedSchemas(): PublishedSchema[] {
       schema: fragment(
         WORKSPACE_DECLARATION_ID,
         'chant workspace declaration, as chant-wip reads it',
-        "chant.workspace.json (or chant.workspace.jsonc, which allows comments and trailing commas) as chant-wip reads it: minReader, identity and agents for the --by rule, and the replicate block of at most one member's box. What it refuses is what this schema refuses; every other key, at every level, is tolerated and left to chant and its other readers. Version 1: within v1 fields are only ever added.",
+        "chant.workspace.json (or chant.workspace.jsonc, which allows comments and trailing commas) as chant-wip reads it: minReader, identity and agents for the --by rule, the replicate block of at most one member's box, and the retain block of at most one member's box. What it refuses is what this schema refuses; every other key, at every level, is tolerated and left to chant and its other readers. Version 1: within v1 fields are only ever added.",
         WorkspaceDeclaration,
       ),
     },

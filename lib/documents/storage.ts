@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { header, NoError, Nullable, ObjectId, WIP_STORAGE_ID } from './common.js';
+import { header, NoError, Nullable, ObjectId, WIP_STORAGE_ID, WriteErrorCode } from './common.js';
+import { KEEP_WITHIN_PATTERN } from './replicate-rules.js';
 import { PushResult } from './replication.js';
-import { WriteErrorCode } from './wip-write.js';
 
 /**
  * What one chain of snapshots costs.
@@ -47,7 +47,7 @@ export type StorageResult = Static<typeof StorageResult>;
  */
 export const RetentionRules = Type.Object({
   keepLast: Nullable(Type.Integer({ minimum: 1 }), 'Keep the newest n snapshots.'),
-  keepWithin: Nullable(Type.String({ pattern: '^[1-9][0-9]*[smhdw]$' }), 'Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d).'),
+  keepWithin: Nullable(Type.String({ pattern: KEEP_WITHIN_PATTERN }), 'Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d).'),
   keepLabelled: Type.Boolean({ description: 'Keep every snapshot with a label.' }),
 });
 /**

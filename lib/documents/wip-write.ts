@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { WIP_ERROR_CODES } from '../error-codes.js';
-import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID } from './common.js';
+import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID, WriteErrorCode } from './common.js';
 import { WRITE_ACTIONS } from './ids.js';
 import { FetchRef, PolicyDocument, PushResult, SecretFinding } from './replication.js';
 import { Snapshot } from './snapshot.js';
+import { BranchPrune } from './storage.js';
 
 // What a snapshot could not hold. Kept inside SaveResult, since lib/index.ts exports the documents' types by name.
 const UnsavedPath = Type.Object({
@@ -25,6 +25,9 @@ export const SaveResult = Type.Object({
   replication: Nullable(PushResult, "The push the policy makes after a save, or null when no policy is declared or its on leaves save out."),
   findings: Type.Optional(Type.Array(SecretFinding, {
     description: 'With --scan: the likely secrets in the files this snapshot adds over the one below it (path, rule, line; never the secret). The snapshot is recorded all the same: it is local, and a push holds it back.',
+  })),
+  pruned: Type.Optional(Type.Object(BranchPrune.properties, {
+    description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, or when a save in another worktree moved the chain meanwhile (the next save prunes).",
   })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
     description: 'What the snapshot could not hold, sorted by path; present only when there is something. A submodule (or any embedded repository) is kept as the commit it is at, its files are not.',
@@ -110,8 +113,6 @@ export const WriteAction = LiteralUnion(WRITE_ACTIONS);
  */
 export type WriteAction = Static<typeof WriteAction>;
 
-/** The codes a write can refuse with: every code. */
-export const WriteErrorCode = LiteralUnion(WIP_ERROR_CODES);
 
 function success<A extends string, P extends Record<string, import('typebox').TSchema>>(action: A, properties: P, description: string) {
   return Type.Object({ ...header(WIP_WRITE_ID), error: NoError, action: Type.Literal(action), ...properties }, { description });

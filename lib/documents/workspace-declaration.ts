@@ -1,17 +1,19 @@
 import { Type } from 'typebox';
 import { ReplicateDeclaration } from './replicate.js';
+import { RetainDeclaration } from './retain.js';
 
 
 const SEMVER = '^(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)\\.(0|[1-9][0-9]*)(-[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?(\\+[0-9A-Za-z-]+(\\.[0-9A-Za-z-]+)*)?$';
 
-// The box that declares replicate: at most one member may have one.
+// The boxes that declare replicate and retain: at most one member may have each.
 const DeclaresReplicate = Type.Object({ box: Type.Object({ replicate: Type.Unknown() }) });
+const DeclaresRetain = Type.Object({ box: Type.Object({ retain: Type.Unknown() }) });
 
 /**
  * `chant.workspace.json` (or `.jsonc`) as chant-wip reads it. Refused: a top level that is not an
  * object, a `minReader` that is not a semantic version, `members` that is not an array of
- * objects, a `box` that is not an object, a `replicate` that breaks its own schema, a second
- * box with `replicate`. Tolerated: every other key, at every level, left to whoever reads it;
+ * objects, a `box` that is not an object, a `replicate` or `retain` that breaks its own schema,
+ * a second box with `replicate` or with `retain`. Tolerated: every other key, at every level, left to whoever reads it;
  * an `identity` or `agents` of any shape (what is not as described judges nothing or is skipped).
  * @public
  */
@@ -34,17 +36,18 @@ export const WorkspaceDeclaration = Type.Object(
         {
           name: Type.Optional(Type.Unknown({ description: 'The member, naming its box in the policy (box). A member without a non-empty string name is called members[i].' })),
           box: Type.Optional(Type.Object(
-            { replicate: Type.Optional(ReplicateDeclaration) },
-            { description: 'The member\'s box. chant-wip reads its replicate; other keys are left to chant.' },
+            { replicate: Type.Optional(ReplicateDeclaration), retain: Type.Optional(RetainDeclaration) },
+            { description: 'The member\'s box. chant-wip reads its replicate and retain; other keys are left to chant.' },
           )),
         },
         { description: 'A member of the workspace. chant-wip reads its name and box; other keys are left to chant.' },
       ),
       {
-        description: 'The workspace\'s members. At most one box declares replicate.',
-        contains: DeclaresReplicate,
-        minContains: 0,
-        maxContains: 1,
+        description: 'The workspace\'s members. At most one box declares replicate, and at most one retain.',
+        allOf: [
+          { contains: DeclaresReplicate, minContains: 0, maxContains: 1 },
+          { contains: DeclaresRetain, minContains: 0, maxContains: 1 },
+        ],
       },
     )),
   },

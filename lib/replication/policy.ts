@@ -1,6 +1,7 @@
 import type { PolicyDocument, RefClass, Trigger } from '../documents/replication.js';
-import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from '../documents/replicate-rules.js';
-import { invalid, isObject, kind, readDeclaration, show } from '../workspace/declaration.js';
+import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, FINDING_ID_PATTERN, REF_CLASSES, REMOTE_NAME_PATTERN, TRIGGERS } from '../documents/replicate-rules.js';
+import { declaredRetain } from '../workspace/retain.js';
+import { boxBlock, invalid, isObject, kind, readDeclaration, show } from '../workspace/declaration.js';
 import type { Declaration, FieldPath, Locator } from '../workspace/declaration.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
@@ -19,6 +20,8 @@ export interface ReplicateSettings {
   on: Trigger[];
   /** The host's push interval, or null. */
   every: string | null;
+  /** The secret findings acknowledged for good, by id, sorted; empty when none. */
+  allow: string[];
 }
 
 /**
@@ -57,9 +60,10 @@ export interface PolicyFromOptions {
 }
 
 /** The policy's fields as its TypeBox type states them (`PolicyDocument`), read-only. */
-type PolicyShape = { readonly [K in keyof PolicyDocument]: PolicyDocument[K] extends Array<infer U> ? readonly U[] : PolicyDocument[K] };
+type PolicyShape = { readonly [K in keyof PolicyDocument]: NonNullable<PolicyDocument[K]> extends Array<infer U> ? readonly U[] : PolicyDocument[K] };
 
 let wrapDocument: (document: PolicyDocument) => Policy;
+let wrapSettings: (box: string, settings: ReplicateSettings) => Policy;
 
 /**
  * A policy from a policy document (what {@link Policy.toJSON} gives, or a caller built to the
@@ -85,7 +89,8 @@ export class Policy {
   static {
     // The one way to wrap a policy document that is already a policy's (see policyOf), without
     // checking it again: the constructor stays private.
-    wrapDocument = (document) => new Policy(document.box, document);
+    wrapDocument = (document) => new Policy(document.box, { ...document, allow: [...(document.allow ?? [])] });
+    wrapSettings = (box, settings) => new Policy(box, settings);
   }
 
   /** The member whose box declares it. */
@@ -98,6 +103,8 @@ export class Policy {
   readonly on: readonly Trigger[];
   /** The interval the host runs wip push at, or null. */
   readonly every: string | null;
+  /** The secret findings the declaration acknowledges (`allow`), by id: the push's gate lets them go. */
+  readonly allow: readonly string[];
 
   private constructor(box: string, settings: ReplicateSettings) {
     this.box = box;
@@ -105,6 +112,7 @@ export class Policy {
     this.refs = Object.freeze([...settings.refs]);
     this.on = Object.freeze([...settings.on]);
     this.every = settings.every;
+    this.allow = Object.freeze([...settings.allow]);
   }
 
   /**
@@ -116,10 +124,7 @@ export class Policy {
    */
   static async load(options: PolicyLoadOptions): Promise<Policy | null> {
     const top = options.top ?? (await new Plumbing(options.git ?? new SimpleGitRunner(options.cwd), options.cwd).top());
-    const declaration = await readDeclaration(options.cwd, top);
-    if (declaration === null) return null;
-    const declared = declaredReplicate(declaration);
-    return declared === null ? null : new Policy(declared.box, declared.settings);
+    return policyIn(await readDeclaration(options.cwd, top));
   }
 
   /**
@@ -145,11 +150,26 @@ export class Policy {
 
   /**
    * The policy as documents print it.
-   * @returns `{box, remote, refs, on, every}`, in that key order
+   * @returns `{box, remote, refs, on, every}`, in that key order, and `allow` when it names any
    */
   toJSON(): PolicyDocument {
-    return { box: this.box, remote: this.remote, refs: [...this.refs], on: [...this.on], every: this.every };
+    return { box: this.box, remote: this.remote, refs: [...this.refs], on: [...this.on], every: this.every, ...(this.allow.length > 0 ? { allow: [...this.allow] } : {}) };
   }
+}
+
+/**
+ * The policy a parsed declaration states. The declaration is refused whole, whichever verb reads
+ * it: a `retain` block that breaks its rules is `declaration-invalid` here too.
+ * @param declaration - the declaration, or null when there is none
+ * @returns the policy, or null when there is no declaration or no box declares replicate
+ * @throws {@link WipError} `declaration-invalid`
+ * @internal
+ */
+export function policyIn(declaration: Declaration | null): Policy | null {
+  if (declaration === null) return null;
+  const declared = declaredReplicate(declaration);
+  declaredRetain(declaration);
+  return declared === null ? null : wrapSettings(declared.box, declared.settings);
 }
 
 /**
@@ -161,30 +181,15 @@ export class Policy {
  * @public
  */
 export function declaredReplicate(declaration: Declaration): DeclaredReplicate | null {
-  const { root, where } = declaration;
-  if (!Object.hasOwn(root, 'members')) return null;
-  const members = root.members;
-  if (!Array.isArray(members)) throw invalid(where, ['members'], `must be an array; it is ${kind(members)}`);
-  let found: (DeclaredReplicate & { label: string }) | null = null;
-  for (const [index, member] of members.entries()) {
-    if (!isObject(member)) throw invalid(where, ['members', index], `must be an object; it is ${kind(member)}`);
-    if (!Object.hasOwn(member, 'box')) continue;
-    if (!isObject(member.box)) throw invalid(where, ['members', index, 'box'], `must be an object; it is ${kind(member.box)}`);
-    if (!Object.hasOwn(member.box, 'replicate')) continue;
-    const named = typeof member.name === 'string' && member.name.length > 0;
-    const box = named ? (member.name as string) : `members[${index}]`;
-    const label = named ? `${JSON.stringify(box)} (members[${index}])` : box;
-    const field = ['members', index, 'box', 'replicate'];
-    if (found !== null) throw invalid(where, field, `is a second replicate: only one box may declare replicate, but members ${found.label} and ${label} both do`);
-    found = { box, label, settings: checkReplicate(member.box.replicate, field, where) };
-  }
-  return found === null ? null : { box: found.box, settings: found.settings };
+  const block = boxBlock(declaration, 'replicate');
+  return block === null ? null : { box: block.box, settings: checkReplicate(block.value, block.field, declaration.where) };
 }
 
 const REMOTE_NAME = new RegExp(REMOTE_NAME_PATTERN);
 const EVERY = new RegExp(EVERY_PATTERN);
 const EXTENSION_KEY = new RegExp(EXTENSION_KEY_PATTERN);
-const KNOWN_KEYS = new Set(['remote', 'refs', 'on', 'every']);
+const FINDING_ID = new RegExp(FINDING_ID_PATTERN);
+const KNOWN_KEYS = new Set(['remote', 'refs', 'on', 'every', 'allow']);
 
 /**
  * Validates a `replicate` block the way its published schema does, by hand so that nothing on
@@ -201,7 +206,7 @@ export function checkReplicate(value: unknown, field: FieldPath, where: Locator)
   if (!isObject(value)) throw invalid(where, field, `must be an object; it is ${kind(value)}`);
   for (const key of Object.keys(value)) {
     if (!KNOWN_KEYS.has(key) && !EXTENSION_KEY.test(key)) {
-      throw invalid(where, [...field, key], 'is not a replicate key: the keys are remote, refs, on and every, and x- keys are left to other tools', 'key');
+      throw invalid(where, [...field, key], 'is not a replicate key: the keys are remote, refs, on, every and allow, and x- keys are left to other tools', 'key');
     }
   }
   let remote = 'origin';
@@ -220,7 +225,18 @@ export function checkReplicate(value: unknown, field: FieldPath, where: Locator)
     }
     every = value.every;
   }
-  return { remote, refs, on, every };
+  const allow: string[] = [];
+  if (Object.hasOwn(value, 'allow')) {
+    if (!Array.isArray(value.allow)) throw invalid(where, [...field, 'allow'], `must be an array of secret finding ids; it is ${kind(value.allow)}`);
+    for (const [index, id] of value.allow.entries()) {
+      if (typeof id !== 'string' || !FINDING_ID.test(id)) {
+        throw invalid(where, [...field, 'allow', index], `must be a secret finding's id, 20 lower-case hex digits as a push's heldBack lists it; it is ${show(id)}`);
+      }
+      if (allow.includes(id)) throw invalid(where, [...field, 'allow', index], `repeats ${show(id)}: each may be named once`);
+      allow.push(id);
+    }
+  }
+  return { remote, refs, on, every, allow: allow.sort() };
 }
 
 /** A list of distinct names out of `allowed`, returned in `allowed`'s order. */

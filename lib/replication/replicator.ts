@@ -65,6 +65,18 @@ export interface PushOptions {
   allow?: readonly string[];
 }
 
+/**
+ * Options of {@link Replicator.after}.
+ * @public
+ */
+export interface AfterOptions {
+  /**
+   * Wip refs a prune just rewrote (a save that applied the declaration's retention): each goes
+   * with a lease on the replica chant recorded, as {@link Replicator.pushPruned} sends it. None when absent.
+   */
+  leased?: readonly string[];
+}
+
 /** The local refs of the policy's classes and what is known of the remote, read in two processes. */
 interface LocalView {
   policy: Policy;
@@ -204,17 +216,20 @@ export class Replicator {
   /**
    * The push a save makes: like {@link Replicator.push}, except that a missing remote rejects
    * every ref (reason `no git remote named <name> is configured`) instead of throwing.
+   * @param options - `leased`: wip refs a prune rewrote, sent with a lease on their replica
    * @returns what the push did
    * @throws {@link WipError} `wip-policy-none`, or `git-failed` when the local refs cannot be read
    */
-  async pushOrReport(): Promise<PushResult> {
+  async pushOrReport(options: AfterOptions = {}): Promise<PushResult> {
     const policy = this.#required();
     const view = await this.#view(policy);
     if (!view.remoteConfigured) {
       const reason = `no git remote named ${policy.remote} is configured`;
       return { remote: policy.remote, pushed: [], rejected: view.refs.map((ref) => ({ ref: ref.ref, commit: ref.commit, reason })), upToDate: 0 };
     }
-    return this.#push(view);
+    const leased = new Set(options.leased ?? []);
+    const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, ref.replica]));
+    return this.#push(view, leases.size > 0 ? leases : undefined);
   }
 
   /**
@@ -253,13 +268,14 @@ export class Replicator {
    * Pushes when the policy's `on` names the trigger: `save` after a wip save, `release` after a
    * work lease is released. Never throws.
    * @param trigger - what just happened
+   * @param options - `leased`: wip refs a prune rewrote, sent with a lease on their replica
    * @returns what the push did; null when there is no policy or its `on` leaves the trigger out
    */
-  async after(trigger: Trigger): Promise<PushResult | null> {
+  async after(trigger: Trigger, options: AfterOptions = {}): Promise<PushResult | null> {
     const policy = this.#policy;
     if (policy === null || !policy.has(trigger)) return null;
     try {
-      return await this.pushOrReport();
+      return await this.pushOrReport(options);
     } catch {
       // Only a checkout whose refs cannot be read gets here: nothing could be listed, nothing went.
       return { remote: policy.remote, pushed: [], rejected: [], upToDate: 0 };
@@ -327,7 +343,8 @@ export class Replicator {
    * are the host's own commits. A ref whose whole new part is held back does not go at all.
    */
   async #gate(view: LocalView, allow: readonly string[]): Promise<{ due: LocalView['refs']; sources: Map<string, string>; heldBack: HeldBack[] }> {
-    const allowed = new Set(allow);
+    // The declaration's allowlist goes always; a push's own allow goes this once.
+    const allowed = new Set([...view.policy.allow, ...allow]);
     const due: LocalView['refs'] = [];
     const sources = new Map<string, string>();
     const heldBack: HeldBack[] = [];

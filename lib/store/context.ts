@@ -4,9 +4,12 @@ import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import type { GitRunner } from '../git/runner.js';
 import { withWorktreeLock } from '../managers/lock.js';
 import { removeStaleTemporaries } from '../managers/temporaries.js';
-import { Policy } from '../replication/policy.js';
+import { Policy, policyIn } from '../replication/policy.js';
 import { Replicator } from '../replication/replicator.js';
+import { readDeclaration } from '../workspace/declaration.js';
 import { checkPrincipal } from '../workspace/identity.js';
+import { declaredRetain } from '../workspace/retain.js';
+import type { DeclaredRetain } from '../workspace/retain.js';
 import type { StagingMode } from './staging.js';
 
 /** A store's settings and edges, as its verbs read them. */
@@ -30,6 +33,13 @@ export function replicatorOf(context: StoreContext, policy: Policy): Replicator 
 export async function loadPolicy(context: StoreContext, layout: RepositoryLayout): Promise<Policy | null> {
   if (context.policy !== undefined) return context.policy;
   return Policy.load({ cwd: context.cwd, top: layout.top, git: context.git });
+}
+
+/** The policy (given, or the declaration's) and the declaration's retain block, the declaration read once. */
+export async function loadDeclared(context: StoreContext, layout: RepositoryLayout): Promise<{ policy: Policy | null; retain: DeclaredRetain | null }> {
+  const declaration = await readDeclaration(context.cwd, layout.top);
+  const retain = declaration === null ? null : declaredRetain(declaration);
+  return { policy: context.policy !== undefined ? context.policy : policyIn(declaration), retain };
 }
 
 export async function checkIdentity(context: StoreContext, layout: RepositoryLayout, by: string | null): Promise<void> {

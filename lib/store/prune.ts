@@ -8,13 +8,15 @@ import { WipError } from '../errors.js';
 import { moveRefs, readRefTips } from '../git/remote.js';
 import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import { replicaRef } from '../replication/ref-classes.js';
-import { loadPolicy, locked, replicatorOf } from './context.js';
+import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
+import { loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
 
 /**
  * Options of {@link WipStore.prune}. A snapshot stays when any rule keeps it; the newest always
- * stays. At least one rule is required.
+ * stays. With no rule given, the rules of the declaration's `retain` block apply; with neither,
+ * the prune is refused.
  * @public
  */
 export interface PruneOptions {
@@ -42,6 +44,7 @@ export const PRUNED_TRAILER = 'Chant-Wip-Pruned';
 /** The trailer naming what the remote was recorded to hold of the ref when the prune ran, or `none`. */
 export const PRUNED_REMOTE_TRAILER = 'Chant-Wip-Pruned-Remote';
 
+const KEEP_WITHIN = new RegExp(KEEP_WITHIN_PATTERN);
 const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
 /**
@@ -57,7 +60,7 @@ export function retentionRules(options: Pick<PruneOptions, 'keepLast' | 'keepWit
   if (keepLast !== null && (!Number.isSafeInteger(keepLast) || keepLast < 1)) {
     throw new WipError('write-usage-invalid', `--keep-last must be a whole number of at least 1, not ${JSON.stringify(keepLast)}`);
   }
-  if (keepWithin !== null && !/^[1-9][0-9]{0,9}[smhdw]$/.test(keepWithin)) {
+  if (keepWithin !== null && !KEEP_WITHIN.test(keepWithin)) {
     throw new WipError('write-usage-invalid', `--keep-within must be a number and one of s, m, h, d, w (such as 7d), not ${JSON.stringify(keepWithin)}`);
   }
   if (keepLast === null && keepWithin === null && !keepLabelled) {
@@ -82,12 +85,18 @@ export function keptByRules(snapshots: readonly Snapshot[], rules: RetentionRule
     || (rules.keepLabelled && snapshot.label !== null));
 }
 
+/** Whether a prune's options give any rule, so that the declaration's are not asked for. */
+function givesRule(options: PruneOptions): boolean {
+  return (options.keepLast ?? null) !== null || (options.keepWithin ?? null) !== null || options.keepLabelled === true;
+}
+
 /** Prunes chains; see {@link WipStore.prune}. */
 export async function prune(context: StoreContext, options: PruneOptions): Promise<PruneResult> {
-  const rules = retentionRules(options);
+  if (givesRule(options)) retentionRules(options);
   const dryRun = options.dryRun === true;
   const { layout } = await context.plumbing.checkout();
-  const policy = await loadPolicy(context, layout);
+  const { policy, retain } = await loadDeclared(context, layout);
+  const rules = givesRule(options) || retain === null ? retentionRules(options) : retain.rules;
   const push = options.push === true && !dryRun;
   if (push && policy === null) throw new WipError('wip-policy-none', 'prune --push needs a box in the workspace declaration that declares replicate');
   const work = async (): Promise<PruneResult> => {

@@ -226,6 +226,51 @@ export function formatField(field: FieldPath): string {
 }
 
 /**
+ * A block a member's box declares (`replicate`, `retain`).
+ * @internal
+ */
+export interface BoxBlock {
+  /** The member's `name`, or `members[i]` when it has none. */
+  box: string;
+  /** The member as messages name it: `"app" (members[0])`, or `members[0]`. */
+  label: string;
+  /** Where the block sits: `["members", 0, "box", key]`. */
+  field: FieldPath;
+  /** The block as written. */
+  value: unknown;
+}
+
+/**
+ * The one block of a kind the declaration's boxes declare, checking the shape of the path to it:
+ * `members` an array, each member an object, each `box` an object; at most one box declares it.
+ * @param declaration - a parsed declaration
+ * @param key - the block's key under `box`
+ * @returns the block, or null when no box declares it
+ * @throws {@link WipError} `declaration-invalid` when the shape is wrong or two boxes declare it
+ * @internal
+ */
+export function boxBlock(declaration: Declaration, key: string): BoxBlock | null {
+  const { root, where } = declaration;
+  if (!Object.hasOwn(root, 'members')) return null;
+  const members = root.members;
+  if (!Array.isArray(members)) throw invalid(where, ['members'], `must be an array; it is ${kind(members)}`);
+  let found: BoxBlock | null = null;
+  for (const [index, member] of members.entries()) {
+    if (!isObject(member)) throw invalid(where, ['members', index], `must be an object; it is ${kind(member)}`);
+    if (!Object.hasOwn(member, 'box')) continue;
+    if (!isObject(member.box)) throw invalid(where, ['members', index, 'box'], `must be an object; it is ${kind(member.box)}`);
+    if (!Object.hasOwn(member.box, key)) continue;
+    const named = typeof member.name === 'string' && member.name.length > 0;
+    const box = named ? (member.name as string) : `members[${index}]`;
+    const label = named ? `${JSON.stringify(box)} (members[${index}])` : box;
+    const field = ['members', index, 'box', key];
+    if (found !== null) throw invalid(where, field, `is a second ${key}: only one box may declare ${key}, but members ${found.label} and ${label} both do`);
+    found = { box, label, field, value: member.box[key] };
+  }
+  return found;
+}
+
+/**
  * A `declaration-invalid` refusal naming the field and where it is.
  * @internal
  */

@@ -7,7 +7,7 @@ export class WipPruneCommand extends Command<ChantContext> {
   static override paths = [['workspace', 'wip', 'prune']];
   static override usage = Command.Usage({
     description: 'Rewrite chains down to the snapshots the retention rules keep.',
-    details: 'A snapshot stays when any rule keeps it, and the newest always stays. The kept snapshots are written again with the same trees, messages and dates; the dropped ones\' reflog entries are expired and their objects go with git\'s gc, or at once with --gc. wip push never carries a pruned chain to the remote: wip prune --push does, with a lease on what chant recorded the remote to hold, and is refused when another box pushed meanwhile.',
+    details: 'A snapshot stays when any rule keeps it, and the newest always stays. With no rule given, the rules of the retain block of the workspace declaration apply. The kept snapshots are written again with the same trees, messages and dates; the dropped ones\' reflog entries are expired and their objects go with git\'s gc, or at once with --gc. wip push never carries a pruned chain to the remote: wip prune --push does, with a lease on what chant recorded the remote to hold, and is refused when another box pushed meanwhile.',
     examples: [
       ['What a prune would drop', 'chant workspace wip prune --keep-last 100 --keep-within 7d --keep-labelled --dry-run'],
       ['Keep a week, and free the space now', 'chant workspace wip prune --keep-within 7d --gc'],

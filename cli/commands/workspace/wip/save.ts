@@ -10,14 +10,16 @@ export class WipSaveCommand extends WriteCommand<'save'> {
     examples: [
       ['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json'],
       ['Save, and say at once whether the snapshot holds a likely secret', 'chant workspace wip save --scan --json'],
+      ['Save, then prune the chain by the declaration\'s retain block', 'chant workspace wip save --label turn:8 --prune --json'],
     ],
   });
   readonly action = 'save';
   label = Option.String('--label', { description: 'What to call the snapshot, such as turn:7 (one line, at most 200 characters).' });
   by = Option.String('--by', { description: 'Who takes it, such as github:alex (one line, at most 200 characters).' });
   scan = Option.Boolean('--scan', false, { description: 'Scan what the snapshot adds for likely secrets and list them in findings (path, rule, line).' });
+  prune = Option.Boolean('--prune', false, { description: 'Then prune the branch\'s chain by the retain block of the workspace declaration (a block with onSave true prunes on every save).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
   }
 }

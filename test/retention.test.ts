@@ -1,0 +1,136 @@
+// The retain block of the workspace declaration: wip prune with no rule applies it, a save applies
+// it when asked (save --prune) or on every save (onSave), and a save that pushes on save sends the
+// chain it pruned under a lease on the recorded replica. Real repositories, a real bare remote.
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { Policy, Replicator, WipStore } from '../lib/index.js';
+import { buildChain } from './chains.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir } from './helpers.js';
+import { bareRemote } from './remotes.js';
+
+function declared(box: Record<string, unknown>): Record<string, string> {
+  return { 'README.md': 'hello\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box }] }, null, 2)}\n` };
+}
+
+function chainLength(dir: string): number {
+  return (new Set(git(dir, ['rev-list', '--first-parent', 'refs/chant/wip/main']).trim().split('\n')).size) - 1; // less main's commit
+}
+
+describe('the retain block of the declaration', () => {
+  it('is what wip prune applies when given no rule, and its document says which rules', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 5, keepLabelled: true } }));
+    buildChain(dir, 40, (i) => i === 3);
+    const run = await runCli(dir, ['workspace', 'wip', 'prune', '--json']);
+    assert.equal(run.code, 0, run.stdout);
+    assert.deepEqual(run.doc.rules, { keepLast: 5, keepWithin: null, keepLabelled: true });
+    assert.equal(run.doc.branches[0].kept, 6);
+    assert.equal(run.doc.branches[0].dropped.length, 34);
+    await assertValidDocument(run.doc, { oursOnly: true });
+    assert.equal(chainLength(dir), 6);
+    // Rules given on the command line replace the declared ones whole.
+    const given = await new WipStore({ cwd: dir }).prune({ keepLast: 2, dryRun: true });
+    assert.deepEqual(given.rules, { keepLast: 2, keepWithin: null, keepLabelled: false });
+    assert.equal(given.branches[0]?.dropped.length, 4);
+  });
+
+  it('is applied by save --prune after the snapshot is recorded, and only to the saved branch', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 3 } }));
+    buildChain(dir, 12);
+    writeFileSync(join(dir, 'notes.txt'), 'turn 13\n');
+    const plain = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:13']);
+    assert.equal(plain.code, 0, plain.stdout);
+    assert.equal(plain.doc.pruned, undefined, 'without --prune or onSave a save prunes nothing');
+    assert.equal(chainLength(dir), 13);
+    writeFileSync(join(dir, 'notes.txt'), 'turn 14\n');
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:14', '--prune', '--json']);
+    assert.equal(run.code, 0, run.stdout);
+    await assertValidDocument(run.doc);
+    assert.equal(run.doc.pruned.kept, 3);
+    assert.equal(run.doc.pruned.dropped.length, 11);
+    assert.equal(run.doc.pruned.tip, run.doc.snapshot.commit);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.equal(run.doc.pruned.next, tip);
+    assert.equal(chainLength(dir), 3);
+    // The rewritten tip is the same snapshot: same tree, label and date.
+    const list = await new WipStore({ cwd: dir }).list();
+    assert.equal(list.branches[0]?.snapshots[0]?.label, 'turn:14');
+    assert.equal(list.branches[0]?.snapshots[0]?.at, run.doc.snapshot.at);
+    assert.equal(git(dir, ['rev-parse', `${tip}^{tree}`]).trim(), git(dir, ['rev-parse', `${run.doc.snapshot.commit}^{tree}`]).trim());
+  });
+
+  it('prunes on every save with onSave, through the SDK as through the CLI', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 2, onSave: true } }));
+    const store = new WipStore({ cwd: dir });
+    for (let turn = 1; turn <= 4; turn += 1) {
+      writeFileSync(join(dir, 'notes.txt'), `turn ${turn}\n`);
+      const result = await store.save({ label: `turn:${turn}` });
+      assert.equal(result.pruned?.kept, Math.min(turn, 2));
+      assert.equal(result.pruned?.dropped.length, turn > 2 ? 1 : 0);
+      assert.equal(chainLength(dir), Math.min(turn, 2));
+    }
+    const { branches } = await store.list();
+    assert.deepEqual(branches[0]?.snapshots.map((snapshot) => snapshot.label), ['turn:4', 'turn:3']);
+  });
+
+  it('refuses save --prune with no retain block, writing nothing', async () => {
+    const dir = makeRepo();
+    writeFileSync(join(dir, 'notes.txt'), 'work\n');
+    const before = stateOf(dir);
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--prune']);
+    assert.equal(run.code, 1);
+    assert.equal(run.doc.action, 'save');
+    assert.equal(run.doc.error.code, 'write-usage-invalid');
+    assert.match(run.doc.error.message, /no box declares retain/);
+    await assertValidDocument(run.doc);
+    assert.deepEqual(stateOf(dir), before);
+    await assertRefusal(() => new WipStore({ cwd: dir }).prune({}), 'write-usage-invalid', /needs a rule/);
+  });
+
+  it('refuses a retain block that breaks its rules, naming the field and where it is, on every verb', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 0 } }));
+    const save = await runCli(dir, ['workspace', 'wip', 'save']);
+    assert.equal(save.doc.error.code, 'declaration-invalid');
+    assert.match(save.doc.error.message, /chant\.workspace\.json:\d+:\d+: members\[0\]\.box\.retain\.keepLast must be a whole number of at least 1; it is 0/);
+    const read = await runCli(dir, ['workspace', 'wip', '--json']);
+    assert.equal(read.doc.error.code, 'declaration-invalid');
+    await assertRefusal(() => Policy.load({ cwd: dir }), 'declaration-invalid', /retain\.keepLast/);
+    const none = makeRepo(declared({ retain: { onSave: true, keepLabelled: false } }));
+    await assertRefusal(() => new WipStore({ cwd: none }).save({}), 'declaration-invalid', /members\[0\]\.box\.retain needs a rule/);
+  });
+
+  it('sends the chain a save pruned under a lease when the policy pushes on save, and the lease refuses when another box pushed', async () => {
+    const remote = bareRemote();
+    const box = { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] }, retain: { keepLast: 2, onSave: true } };
+    const a = makeRepo(declared(box));
+    git(a, ['remote', 'add', 'origin', remote]);
+    git(a, ['push', '-q', 'origin', 'main']);
+    const store = new WipStore({ cwd: a });
+    for (let turn = 1; turn <= 3; turn += 1) {
+      writeFileSync(join(a, 'notes.txt'), `turn ${turn}\n`);
+      const result = await store.save({ label: `turn:${turn}` });
+      const tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+      assert.deepEqual(result.replication?.rejected, [], `turn ${turn}: ${JSON.stringify(result.replication)}`);
+      assert.deepEqual(result.replication?.pushed, [{ ref: 'refs/chant/wip/main', commit: tip }]);
+      assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+    }
+    assert.equal(chainLength(a), 2);
+    // Another box fetches, saves and pushes: a's next pruned chain must not overwrite it.
+    const b = tempDir();
+    git(b, ['clone', '-q', remote, '.']);
+    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    await new Replicator({ cwd: b, policy }).fetch();
+    // b declares no retention of its own, so its save only adds to the chain.
+    writeFileSync(join(b, 'chant.workspace.json'), '{}\n');
+    await new WipStore({ cwd: b, policy }).save({ label: 'b' });
+    assert.equal((await new Replicator({ cwd: b, policy }).push()).replication.pushed.length, 1);
+    const remoteTip = git(remote, ['rev-parse', 'refs/chant/wip/main']).trim();
+    writeFileSync(join(a, 'notes.txt'), 'turn 4\n');
+    const result = await store.save({ label: 'turn:4' });
+    assert.equal(result.pruned?.dropped.length, 1);
+    assert.deepEqual(result.replication?.pushed, []);
+    assert.match(result.replication?.rejected[0]?.reason ?? '', /stale info/);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip, 'the remote keeps b\'s snapshot');
+  });
+});
