@@ -32,7 +32,8 @@ export type {
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
 } from './documents/wip-write.js';
 export type {
-  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
+  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
+  SecretFinding, HeldBack,
 } from './documents/replication.js';
 export type { ReplicateDeclaration } from './documents/replicate.js';
 export type { RetainDeclaration } from './documents/retain.js';

@@ -80,7 +80,7 @@ describe('progress of push and fetch', () => {
     const fetchWithout = await new Replicator({ cwd: quietClone, policy: POLICY }).fetch();
     assert.deepEqual(fetchWith, fetchWithout);
     assert.equal(fetchWith.failed, null);
-    assert.ok(fetched.some((line) => line.includes('-> refs/chant/replica/origin/chant/wip/chant/work/W-001')), `fetch progress arrived: ${JSON.stringify(fetched)}`);
+    assert.ok(fetched.some((line) => line.includes('-> refs/chant/fetching/origin/chant/wip/chant/work/W-001')), `fetch progress arrived: ${JSON.stringify(fetched)}`);
     assert.ok(fetched.every((line) => !TRACE.test(line)));
   });
 
@@ -119,7 +119,7 @@ describe('progress of push and fetch', () => {
     const fetch = await runWithTty(clone, ['workspace', 'wip', 'fetch']);
     assert.equal(fetch.code, 0, fetch.stdout);
     await assertValidDocument(JSON.parse(fetch.stdout));
-    assert.match(fetch.stderr, /refs\/chant\/replica\/origin\//);
+    assert.match(fetch.stderr, /refs\/chant\/fetching\/origin\//);
   });
 
   it('writes nothing on stderr when it is not a terminal, in-process or as the bin', async () => {

@@ -11,7 +11,8 @@ export {
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
 } from './wip-write.js';
 export {
-  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, SecretFinding, HeldBack,
+  RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
+  SecretFinding, HeldBack,
 } from './replication.js';
 export { ReplicateDeclaration } from './replicate.js';
 export { RetainDeclaration } from './retain.js';

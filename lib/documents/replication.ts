@@ -57,7 +57,7 @@ export const RefState = Type.Object({
   ref: Type.String(),
   class: RefClass,
   commit: ObjectId,
-  replica: Nullable(ObjectId, 'What the remote holds of the ref as chant last saw it, or null when unknown.'),
+  replica: Nullable(ObjectId, 'What the remote held of the ref when it last answered chant at the URL the checkout names now, or null when unknown.'),
   replicated: Type.Boolean(),
   ahead: Type.Integer({ minimum: 0, description: 'Commits reachable from commit that nothing known to be on the remote reaches; 0 when replicated.' }),
 });
@@ -75,12 +75,18 @@ export const ReplicationState = Type.Object(
   {
     policy: PolicyDocument,
     remoteConfigured: Type.Boolean({ description: 'Whether the checkout has a git remote of the policy\'s name.' }),
-    replicated: Type.Boolean({ description: 'True when every ref listed is on the remote as it is locally.' }),
+    replicated: Type.Boolean({ description: 'True when every ref listed is on the remote as it is locally, as the remote itself last answered at the URL it has now.' }),
     refs: Type.Array(RefState, { description: 'Every local ref the policy names, sorted by ref.' }),
+    confirmedAt: Type.Optional(
+      Nullable(
+        Type.String(),
+        "When the remote last answered for the policy's refs at the URL the checkout names now (a push or fetch that reached it), ISO 8601 UTC with milliseconds; null when it never has, so no replica is proof.",
+      ),
+    ),
   },
   {
     description:
-      "Where every ref the policy names stands against its remote, read locally: what reached the remote is what chant recorded under refs/chant/replica/<remote>/ at its last push or fetch, or for a branch git's remote-tracking ref. Never fetches.",
+      "Where every ref the policy names stands against its remote, read locally: what reached the remote is what the remote itself answered to chant's last push or fetch at the URL the checkout names now, recorded under refs/chant/replica/<remote>/. Remote-tracking refs are never taken as proof. Never fetches.",
   },
 );
 /**
@@ -188,3 +194,20 @@ export const FetchRef = Type.Object({
  * @public
  */
 export type FetchRef = Static<typeof FetchRef>;
+
+/**
+ * A ref the remote holds that a fetch could not write locally.
+ * @public
+ */
+export const FetchRefFailure = Type.Object({
+  ref: Type.String(),
+  class: RefClass,
+  remote: ObjectId,
+  local: Nullable(ObjectId, 'The local ref, or null when there is none.'),
+  reason: Type.String({ description: 'Why the local ref could not be written, in git\'s words (such as another ref whose name is in the way).' }),
+});
+/**
+ * A ref the remote holds that a fetch could not write locally, with the reason.
+ * @public
+ */
+export type FetchRefFailure = Static<typeof FetchRefFailure>;

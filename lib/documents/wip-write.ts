@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import type { Static } from 'typebox';
 import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID, WriteErrorCode } from './common.js';
 import { WRITE_ACTIONS } from './ids.js';
-import { FetchRef, PolicyDocument, PushResult, SecretFinding } from './replication.js';
+import { FetchRef, FetchRefFailure, PolicyDocument, PushResult, SecretFinding } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { BranchPrune } from './storage.js';
 
@@ -95,6 +95,12 @@ export const FetchResult = Type.Object({
   policy: PolicyDocument,
   refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
   failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
+  failedRefs: Type.Optional(
+    Type.Array(FetchRefFailure, {
+      description:
+        'Refs the remote holds that could not be written locally, each with the reason, sorted by ref; they are not in refs. The other refs were brought all the same. Absent or empty when there were none.',
+    }),
+  ),
 });
 /**
  * What `Replicator.fetch` (chant-wip) returns, as a TypeScript type.

@@ -1,6 +1,9 @@
 // Replication plumbing: the git calls the Replicator makes, local and over the network. Every
 // call names its cwd, output is NUL-separated where a value could hold a newline, and nothing a
 // remote or a URL says reaches a message unredacted.
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { compareBytes } from '../order.js';
 import { asWipError, redactCredentials } from '../errors.js';
 import { OBJECT_ID } from './formats/object-format.js';
@@ -38,6 +41,23 @@ export interface RemoteConfig {
   sshCommand: string | null;
   /** The passwords (or, over HTTP, tokens standing as the user) in the remote's URLs. */
   secrets: string[];
+  /**
+   * A digest of the remote's `url` and `pushurl` values: when the host points the remote
+   * elsewhere it changes, and what the old URL answered is no longer proof.
+   */
+  fingerprint: string;
+  /**
+   * When the remote last answered chant at the URLs of {@link RemoteConfig.fingerprint}, ISO 8601
+   * UTC, or null: never, or at other URLs.
+   */
+  confirmedAt: string | null;
+  /** Whether git-lfs's filter is configured (`filter.lfs.process` or `filter.lfs.clean`). */
+  lfsFilter: boolean;
+}
+
+/** The config key recording when a remote last answered, and at which URLs. */
+function confirmationKey(remote: string): string {
+  return `chant-replica.${remote}.confirmed`;
 }
 
 /**
@@ -74,21 +94,50 @@ export type RefPushStatus =
  * @internal
  */
 export async function readRemoteConfig(git: GitRunner, cwd: string, remote: string): Promise<RemoteConfig> {
-  const out = await run(git, cwd, ['config', '-z', '--get-regexp', '^(remote\\..*\\.(url|pushurl)|core\\.sshcommand)$'], { okExitCodes: [1] });
+  const out = await run(git, cwd, ['config', '-z', '--get-regexp', '^(remote\\..*\\.(url|pushurl)|core\\.sshcommand|chant-replica\\..*\\.confirmed|filter\\.lfs\\.(process|clean))$'], { okExitCodes: [1] });
   let exists = false;
   let sshCommand: string | null = null;
+  let confirmation: string | null = null;
+  let lfsFilter = false;
   const secrets: string[] = [];
+  const urls: string[] = [];
   for (const entry of out.split('\0')) {
     const newline = entry.indexOf('\n');
     const key = newline < 0 ? entry : entry.slice(0, newline);
     const value = newline < 0 ? '' : entry.slice(newline + 1);
     if (key === `remote.${remote}.url` || key === `remote.${remote}.pushurl`) {
       if (key.endsWith('.url')) exists = true;
+      urls.push(`${key.slice(key.lastIndexOf('.') + 1)} ${value}`);
       const secret = urlSecret(value);
       if (secret !== null) secrets.push(secret);
     } else if (key === 'core.sshcommand' && value.length > 0) sshCommand = value;
+    else if (key === confirmationKey(remote)) confirmation = value;
+    else if (key.startsWith('filter.lfs.') && value.length > 0) lfsFilter = true;
   }
-  return { exists, sshCommand, secrets };
+  const fingerprint = createHash('sha256').update(urls.join('\n')).digest('hex').slice(0, 24);
+  let confirmedAt: string | null = null;
+  const recorded = /^([0-9a-f]+) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)$/.exec(confirmation ?? '');
+  if (recorded !== null && recorded[1] === fingerprint) confirmedAt = recorded[2] as string;
+  return { exists, sshCommand, secrets, fingerprint, confirmedAt, lfsFilter };
+}
+
+/**
+ * Records that the remote answered just now at the URLs of `fingerprint`. A failure to write it
+ * is swallowed: it costs the next read its proof (the refs read as not replicated until the next
+ * push or fetch), never a wrong answer.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the remote's name
+ * @param fingerprint - {@link RemoteConfig.fingerprint} as read before the network call
+ * @param at - the time to record
+ * @internal
+ */
+export async function recordConfirmation(git: GitRunner, cwd: string, remote: string, fingerprint: string, at: Date): Promise<void> {
+  try {
+    await git.run(['config', '--local', confirmationKey(remote), `${fingerprint} ${at.toISOString()}`], { cwd });
+  } catch {
+    // See above: the proof is lost, not falsified.
+  }
 }
 
 /**
@@ -175,19 +224,18 @@ export async function octopusBase(git: GitRunner, cwd: string, commits: readonly
 }
 
 /**
- * Sets refs without checking their old values, in one all-or-nothing transaction: what chant
- * last saw on a remote.
- * @param git - the runner
- * @param cwd - a folder inside the checkout
- * @param tips - each ref and the commit to record
- * @throws {@link WipError} `git-failed`
+ * What a push found out: each ref's fate, and whether the remote answered at all (so that what
+ * it said can be recorded as proof).
  * @internal
  */
-export async function recordRefs(git: GitRunner, cwd: string, tips: readonly RefTip[]): Promise<void> {
-  if (tips.length === 0) return;
-  const input = tips.map((tip) => `update ${tip.ref}\0${tip.commit}\0\0`).join('');
-  await run(git, cwd, ['update-ref', '-z', '--stdin', '-m', 'chant wip: replica'], { input });
+export interface PushReport {
+  statuses: Map<string, RefPushStatus>;
+  /** True when the remote answered for at least one ref: what it said is proof. */
+  reached: boolean;
 }
+
+/** How many pushes a push may add to find which refs a remote refusing them together refuses alone. */
+const SPLIT_BUDGET = 32;
 
 /**
  * One compare-and-swap move of a ref.
@@ -238,71 +286,260 @@ function leaseFlags(batch: readonly string[], leases: ReadonlyMap<string, string
 
 /**
  * Pushes each ref under its own name (`<ref>:<ref>`), never forced, with no pre-push hook and no
- * prompt, in as few processes as the command line allows. Never throws: a push that fails as a
- * whole (an unreachable remote, a refused credential) rejects every ref not yet tried with git's
- * cause (its `error:` and `fatal:` lines, see GitCommandError.summary), redacted.
+ * prompt, in as few processes as the command line allows. Never throws.
+ *
+ * Each ref stands alone: a remote that refuses a whole push for one ref's sake (a pre-receive hook,
+ * an object check) has the refs it refused pushed again in halves, until the ones it refuses are
+ * alone, so the others still go. A push that fails as a whole (an unreachable remote, a refused
+ * credential) rejects every ref not yet tried with git's cause, redacted.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param remote - the configured remote's name
  * @param refs - full refnames
- * @param options - the ssh command and the timeout
- * @returns what happened to each ref
+ * @param options - the ssh command, secrets, timeout and progress sink
+ * @returns what happened to each ref, and whether the remote answered
  * @internal
  */
-export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions & PushLeases): Promise<Map<string, RefPushStatus>> {
+export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions & PushLeases): Promise<PushReport> {
   const statuses = new Map<string, RefPushStatus>();
+  let reached = false;
   let failure: string | null = null;
-  for (const batch of batches(refs)) {
-    if (failure === null) {
-      try {
-        const { stdout } = await git.run(
-          [
-            '-c', 'credential.interactive=false', ...quietAdvice(options),
-            'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', ...progressFlag(options),
-            ...leaseFlags(batch, options.leases),
-            '--end-of-options', remote, ...batch.map((ref) => `${options.sources?.get(ref) ?? ref}:${ref}`),
-          ],
-          { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1], ...progressSink(options) },
-        );
-        const reported = parsePorcelain(stdout, options.secrets ?? []);
-        for (const ref of batch) statuses.set(ref, reported.get(ref) ?? { status: 'rejected', reason: 'git push reported nothing for this ref' });
-        continue;
-      } catch (error) {
-        // The remote as a whole is out of reach; the later batches would fail the same way.
-        failure = failureReason(error, options.secrets ?? []);
-      }
+  let budget = SPLIT_BUDGET;
+  const attempt = async (group: readonly string[]): Promise<void> => {
+    if (failure !== null) {
+      for (const ref of group) statuses.set(ref, { status: 'rejected', reason: failure });
+      return;
     }
-    for (const ref of batch) statuses.set(ref, { status: 'rejected', reason: failure });
+    const outcome = await pushOnce(git, cwd, remote, group, options);
+    if (outcome.failure !== null) {
+      // The remote as a whole is out of reach; the later batches would fail the same way.
+      failure = outcome.failure;
+      for (const ref of group) statuses.set(ref, { status: 'rejected', reason: failure });
+      return;
+    }
+    reached = true;
+    const together = group.filter((ref) => outcome.refusedTogether.has(ref));
+    for (const ref of group) {
+      if (!together.includes(ref) || together.length < 2 || budget <= 0) statuses.set(ref, outcome.statuses.get(ref) as RefPushStatus);
+    }
+    if (together.length < 2 || budget <= 0) return;
+    const half = Math.ceil(together.length / 2);
+    budget -= 2;
+    await attempt(together.slice(0, half));
+    await attempt(together.slice(half));
+  };
+  for (const batch of batches(refs)) await attempt(batch);
+  return { statuses, reached };
+}
+
+/** One `git push` and what it said about each ref. */
+interface PushOnce {
+  statuses: Map<string, RefPushStatus>;
+  /**
+   * Refs the remote refused for a reason that may belong to another ref of the same push: a
+   * pre-receive hook's refusal, or an unpacker error of an object check, is the whole push's.
+   */
+  refusedTogether: Set<string>;
+  /** Why the push failed as a whole, or null when the remote answered. */
+  failure: string | null;
+}
+
+async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions & PushLeases): Promise<PushOnce> {
+  const secrets = options.secrets ?? [];
+  const stderr: string[] = [];
+  let stdout: string;
+  try {
+    ({ stdout } = await git.run(
+      [
+        // A remote added with --mirror=push refuses refspecs on the command line; chant names its refs.
+        '-c', 'credential.interactive=false', '-c', `remote.${remote}.mirror=false`, ...quietAdvice(options),
+        'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', ...progressFlag(options),
+        ...leaseFlags(refs, options.leases),
+        '--end-of-options', remote, ...refs.map((ref) => `${options.sources?.get(ref) ?? ref}:${ref}`),
+      ],
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1], ...collectStderr(options, stderr) },
+    ));
+  } catch (error) {
+    return { statuses: new Map(), refusedTogether: new Set(), failure: failureReason(error, secrets, stderr) };
   }
-  return statuses;
+  const reported = parsePorcelain(stdout);
+  const lines = stderr.join('');
+  const statuses = new Map<string, RefPushStatus>();
+  const refusedTogether = new Set<string>();
+  const answered = reported.size > 0;
+  for (const ref of refs) {
+    const entry = reported.get(ref);
+    if (entry === undefined) {
+      // git stopped before it reported this ref (an HTTP server that died mid-push): its cause.
+      statuses.set(ref, { status: 'rejected', reason: redact(explain(answered ? 'git push reported nothing for this ref' : null, lines), secrets) });
+    } else if (entry.status !== 'rejected') statuses.set(ref, entry);
+    else if (entry.remote) {
+      statuses.set(ref, { status: 'rejected', reason: redact(explain(entry.reason, lines), secrets) });
+      if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && categoryOf(lines) === OBJECT_CHECK)) refusedTogether.add(ref);
+    } else statuses.set(ref, { status: 'rejected', reason: redact(entry.reason, secrets) });
+  }
+  if (!answered && reported.size === 0 && refs.length > 0) {
+    return { statuses: new Map(), refusedTogether: new Set(), failure: redact(explain(null, lines), secrets) };
+  }
+  return { statuses, refusedTogether, failure: null };
 }
 
 /**
- * Mirrors the remote's refs of `classes` into `refs/chant/replica/<remote>/`, pruning what the
- * remote no longer holds, checking every object as it arrives. Never throws.
+ * Brings the remote's refs into a staging namespace (`refspecs`, forced and pruned there),
+ * checking every object as it arrives, all or nothing (`--atomic`). No replica and no local ref
+ * is written here: the caller records them with the local moves in one transaction, so a fetch
+ * refused later writes nothing. Never throws.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param remote - the configured remote's name
- * @param refspecs - what to fetch into which replica refs (see replicaRefspecs)
+ * @param refspecs - what to fetch into which staging refs (see stagingRefspecs)
  * @param options - the ssh command and the timeout
- * @returns null, or why the remote could not be fetched from (git's error: and fatal: lines, redacted)
+ * @returns null, or why the remote could not be fetched from (git's cause, redacted)
  * @internal
  */
-export async function fetchReplicas(git: GitRunner, cwd: string, remote: string, refspecs: readonly string[], options: NetworkOptions): Promise<string | null> {
+export async function fetchToStaging(git: GitRunner, cwd: string, remote: string, refspecs: readonly string[], options: NetworkOptions): Promise<string | null> {
+  const stderr: string[] = [];
   try {
     await git.run(
       [
         '-c', 'fetch.fsckObjects=true', '-c', 'credential.interactive=false',
         // --refmap= keeps the configured refspecs from moving refs/remotes/<remote>/* as well.
-        'fetch', '--prune', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', ...progressFlag(options),
+        'fetch', '--prune', '--atomic', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', ...progressFlag(options),
         '--end-of-options', remote, ...refspecs,
       ],
-      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...progressSink(options) },
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr) },
     );
     return null;
   } catch (error) {
-    return failureReason(error, options.secrets ?? []);
+    return failureReason(error, options.secrets ?? [], stderr);
   }
+}
+
+/**
+ * One line of a ref transaction: set `ref` to `next` (null: delete it), checking that it holds
+ * `expected` first when `check` is set (null: that it does not exist).
+ * @internal
+ */
+export interface RefWrite {
+  ref: string;
+  next: string | null;
+  check?: { expected: string | null };
+}
+
+/**
+ * Why one ref of a transaction could not be written, as `update-ref` says it: the ref and git's
+ * words, and whether it was a compare-and-swap that found another value (a race), not a name
+ * in the way or a lock held.
+ * @internal
+ */
+export interface RefWriteFailure {
+  ref: string;
+  reason: string;
+  moved: boolean;
+}
+
+/**
+ * Writes refs in one all-or-nothing `update-ref --stdin` transaction, with reflogs unless
+ * `options.reflog` is false.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param writes - each ref and what to do with it
+ * @param reason - the reflog message
+ * @param options - whether to create reflogs (the default)
+ * @returns null when everything was written; else the ref git could not write, and nothing was written
+ * @throws {@link WipError} `git-failed` when the transaction failed and git named no ref
+ * @internal
+ */
+export async function writeRefs(git: GitRunner, cwd: string, writes: readonly RefWrite[], reason: string, options: { reflog?: boolean } = {}): Promise<RefWriteFailure | null> {
+  if (writes.length === 0) return null;
+  const input = writes
+    .map((write) => {
+      if (write.next === null) return `delete ${write.ref}\0${write.check?.expected ?? ''}\0`;
+      if (write.check === undefined) return `update ${write.ref}\0${write.next}\0\0`;
+      return write.check.expected === null ? `create ${write.ref}\0${write.next}\0` : `update ${write.ref}\0${write.next}\0${write.check.expected}\0`;
+    })
+    .join('');
+  try {
+    await git.run(['update-ref', '-z', '--stdin', ...(options.reflog === false ? [] : ['--create-reflog']), '-m', reason], { cwd, input });
+    return null;
+  } catch (error) {
+    const said = error instanceof GitCommandError ? error.stderr : '';
+    const match = /cannot lock ref '([^']+)': (.*)$/m.exec(said) ?? /Unable to create '(.+?)\.lock': (.*)$/m.exec(said);
+    if (match === null) throw asWipError(error);
+    let ref = match[1] as string;
+    // A held lock is named by its file: find the ref whose file it is.
+    if (!ref.startsWith('refs/')) ref = writes.find((write) => ref.endsWith(`/${write.ref}`))?.ref ?? ref;
+    if (!writes.some((write) => write.ref === ref)) throw asWipError(error);
+    return { ref, reason: (match[2] as string).trim(), moved: /is at [0-9a-f]+ but expected|reference already exists|reference is missing/.test(match[2] as string) };
+  }
+}
+
+/**
+ * The LFS objects of commits, fetched from the remote's LFS store (`git lfs fetch`), so that a
+ * restore on this box needs no network. Never throws.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the configured remote's name
+ * @param commits - the commits whose trees' LFS files are wanted
+ * @param options - the ssh command, secrets and timeout
+ * @returns null, or why the objects could not be fetched
+ * @internal
+ */
+export async function fetchLfsObjects(git: GitRunner, cwd: string, remote: string, commits: readonly string[], options: NetworkOptions): Promise<string | null> {
+  for (const batch of batches([...new Set(commits)])) {
+    const stderr: string[] = [];
+    try {
+      await git.run(['-c', 'credential.interactive=false', 'lfs', 'fetch', remote, ...batch], {
+        cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr),
+      });
+    } catch (error) {
+      return `the LFS objects could not be fetched: ${failureReason(error, options.secrets ?? [], stderr)}`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Pushes the LFS objects that the commits of `refs` need and the remote's LFS store lacks
+ * (`git lfs push <remote> --stdin`), which git-lfs's pre-push hook would have done had chant run
+ * hooks. Never throws.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the configured remote's name
+ * @param refs - full refnames
+ * @param options - the ssh command, secrets and timeout
+ * @returns null, or why the objects could not be pushed
+ * @internal
+ */
+export async function pushLfsObjects(git: GitRunner, cwd: string, remote: string, refs: readonly string[], options: NetworkOptions): Promise<string | null> {
+  if (refs.length === 0) return null;
+  const stderr: string[] = [];
+  try {
+    await git.run(['-c', 'credential.interactive=false', 'lfs', 'push', remote, '--stdin'], {
+      cwd, input: refs.map((ref) => `${ref}\n`).join(''), env: networkEnvironment(options.sshCommand),
+      timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr),
+    });
+    return null;
+  } catch (error) {
+    return `its LFS objects could not be pushed: ${failureReason(error, options.secrets ?? [], stderr)}`;
+  }
+}
+
+/**
+ * Whether git-lfs keeps objects for this repository: its filter is configured and its object
+ * store (`<git dir>/lfs/objects`, or wherever `lfs.storage` says) exists. A repository that never
+ * stored an LFS object has none to push, and is spared the scan.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @returns true when LFS objects may need to go with a push
+ * @internal
+ */
+export async function usesLfs(git: GitRunner, cwd: string): Promise<boolean> {
+  const out = await run(git, cwd, ['rev-parse', '--git-common-dir'], {});
+  const common = resolve(cwd, out.trim());
+  if (existsSync(join(common, 'lfs', 'objects'))) return true;
+  const storage = await run(git, cwd, ['config', '--get', 'lfs.storage'], { okExitCodes: [1] });
+  return storage.trim().length > 0;
 }
 
 /**
@@ -329,14 +566,6 @@ function quietAdvice(options: NetworkOptions): string[] {
   return options.progress === undefined ? [] : ['-c', 'advice.pushUpdateRejected=false'];
 }
 
-/** The runner's stderr hook for a progress sink: git may print a remote's URL with its credential. */
-function progressSink(options: NetworkOptions): Pick<GitRunOptions, 'onStderr'> {
-  const sink = options.progress;
-  if (sink === undefined) return {};
-  const secrets = options.secrets ?? [];
-  return { onStderr: (line) => sink(redact(line, secrets)) };
-}
-
 /** Splits refs into runs whose refspecs fit one command line. */
 function batches(refs: readonly string[]): string[][] {
   const out: string[][] = [];
@@ -356,12 +585,16 @@ function batches(refs: readonly string[]): string[][] {
   return out;
 }
 
+/** One ref's line of `git push --porcelain`. */
+type PorcelainEntry = { status: 'pushed' } | { status: 'up-to-date' } | { status: 'rejected'; reason: string; remote: boolean };
+
 /**
  * Reads `git push --porcelain`: `<flag> TAB <from>:<to> TAB <summary>`, the flag `=` for up to
- * date, `!` for rejected with the reason in parentheses, anything else for a ref that went.
+ * date, `!` for rejected with the reason in parentheses (`[remote rejected]` when the remote, not
+ * git, refused it), anything else for a ref that went.
  */
-function parsePorcelain(stdout: string, secrets: readonly string[]): Map<string, RefPushStatus> {
-  const reported = new Map<string, RefPushStatus>();
+function parsePorcelain(stdout: string): Map<string, PorcelainEntry> {
+  const reported = new Map<string, PorcelainEntry>();
   for (const line of stdout.split('\n')) {
     const match = /^([ +*=!-])\t[^\t:]*:([^\t]+)\t(.*)$/.exec(line);
     if (match === null) continue;
@@ -369,17 +602,87 @@ function parsePorcelain(stdout: string, secrets: readonly string[]): Map<string,
     if (flag === '=') reported.set(ref, { status: 'up-to-date' });
     else if (flag === '!') {
       const reason = /\(([^)]*)\)\s*$/.exec(summary)?.[1] ?? summary.replace(/^\[|\]$/g, '');
-      reported.set(ref, { status: 'rejected', reason: redact(reason.trim() || 'rejected', secrets) });
+      reported.set(ref, { status: 'rejected', reason: reason.trim() || 'rejected', remote: summary.startsWith('[remote rejected]') });
     } else reported.set(ref, { status: 'pushed' });
   }
   return reported;
 }
 
-function failureReason(error: unknown, secrets: readonly string[]): string {
+// What a failure is, for a person: the first category whose pattern git's or the remote's words
+// match names it, and git's own lines follow.
+const OBJECT_CHECK = "the remote's object check refused it";
+const CATEGORIES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/No space left on device|Disk quota exceeded|disk full/i, "the remote's disk is full"],
+  [/fsck error|object [0-9a-f]{7,}: \w+:|hasDotgit|bad (tree|commit|object)|missing necessary objects/i, OBJECT_CHECK],
+  [/pre-receive hook declined/, "the remote's pre-receive hook declined it"],
+  [/Permission denied \((?:publickey|password|keyboard-interactive|hostbased)[^)]*\)/, 'ssh refused the login (batch mode: no password or passphrase is asked for)'],
+  [/insufficient permission|Permission denied|Read-only file system|unable to create temporary object directory|Operation not permitted/i, 'the remote cannot write there (permission denied or read-only)'],
+  [/RPC failed|unexpected disconnect|hung up unexpectedly|Empty reply from server|Connection reset|remote end hung up/i, 'the connection to the remote broke off'],
+];
+
+// git's boilerplate around a cause, which says nothing a person can act on.
+const BOILERPLATE = [
+  /^error: failed to push some refs to /,
+  /^fatal: Could not read from remote repository\.?$/,
+  /^Please make sure you have the correct access rights$/,
+  /^and the repository exists\.?$/,
+  /^(?:hint|To) /,
+  /^Done$/,
+  /^Everything up-to-date$/,
+];
+// A remote's progress, blank lines and trace lines say nothing of a cause.
+const REMOTE_NOISE = /^remote: *(?:$|(?:Enumerating|Counting|Compressing|Total|Resolving|Writing|Finding)\b|\d+% \(|\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: )/;
+const TRACE = /^\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: /;
+/** At most this many of git's lines go into one reason. */
+const CAUSE_LINES = 6;
+
+function categoryOf(text: string): string | null {
+  for (const [pattern, name] of CATEGORIES) if (pattern.test(text)) return name;
+  return null;
+}
+
+/**
+ * A reason a person can act on: what kind of failure it is, when that is clear, then git's
+ * `summary` (such as the porcelain's `unpacker error`), the remote's own `remote:` lines, and
+ * git's `error:` and `fatal:` lines and ssh's, boilerplate left out, each once.
+ */
+function explain(summary: string | null, stderr: string): string {
+  const lines: string[] = [];
+  for (const raw of stderr.split(/\r?\n|\r/)) {
+    const line = raw.trim();
+    if (line.length === 0 || TRACE.test(line) || REMOTE_NOISE.test(line) || BOILERPLATE.some((pattern) => pattern.test(line))) continue;
+    if (/^(?:\s*[A-Z][a-z]+ objects|Enumerating|Counting|Compressing|Writing|Total|Delta)/.test(line)) continue;
+    const text = line.replace(/^(?:error|fatal): /, '').replace(/\s+$/, '');
+    if (!lines.includes(text) && text !== summary) lines.push(text);
+  }
+  const kept = lines.length > CAUSE_LINES ? [...lines.slice(0, CAUSE_LINES - 1), lines.at(-1) as string] : lines;
+  const detail = [...(summary === null ? [] : [summary]), ...kept].join('; ');
+  const category = categoryOf(`${summary ?? ''}\n${stderr}`);
+  const body = detail.length > 0 ? detail : 'git gave no reason';
+  return category === null ? body : `${category}: ${body}`;
+}
+
+/** Collects git's standard error as it comes, and hands it, redacted, to the progress sink when there is one. */
+function collectStderr(options: NetworkOptions, into: string[]): Pick<GitRunOptions, 'onStderr'> {
+  const sink = options.progress;
+  const secrets = options.secrets ?? [];
+  return {
+    onStderr: (line) => {
+      into.push(line);
+      if (sink !== undefined) sink(redact(line, secrets));
+    },
+  };
+}
+
+function failureReason(error: unknown, secrets: readonly string[], collected: readonly string[] = []): string {
   if (!(error instanceof GitCommandError)) return redact(error instanceof Error ? error.message : String(error), secrets);
-  // git's error: and fatal: lines, not the last alone: a pack refused by fsck ends in
-  // "index-pack failed", and the error: line before it names the object and the problem.
-  return redact(error.summary, secrets);
+  const stderr = error.stderr.trim().length > 0 ? error.stderr : collected.join('');
+  const stopped = (error as { stopped?: unknown }).stopped;
+  if (stopped === 'stalled' || stopped === 'deadline' || /block timeout reached/.test(stderr)) {
+    const said = explain(null, collected.join('') || stderr.replace(/.*block timeout reached.*/g, ''));
+    return redact(`the remote did not answer in time and git was stopped${said === 'git gave no reason' ? '' : `: ${said}`}`, secrets);
+  }
+  return redact(explain(null, stderr), secrets);
 }
 
 /**

@@ -64,18 +64,30 @@ export function classPatterns(classes: readonly RefClass[]): string[] {
 }
 
 /**
- * The fetch refspecs that bring a remote's refs of some classes into their replica refs.
+ * The namespace a fetch brings the remote's refs into before anything else is written, ending in
+ * `/`: `refs/chant/fetching/<remote>/`. It is emptied by the same transaction that records the
+ * replicas and moves the local refs, or, when that is refused, right after.
+ * @param remote - the git remote's name
+ * @returns the prefix
+ * @internal
+ */
+export function stagingPrefix(remote: string): string {
+  return `refs/chant/fetching/${remote}/`;
+}
+
+/**
+ * The fetch refspecs that bring a remote's refs of some classes into the staging namespace.
  * @param remote - the git remote's name
  * @param classes - the policy's classes
  * @returns one forced refspec per class
  * @internal
  */
-export function replicaRefspecs(remote: string, classes: readonly RefClass[]): string[] {
+export function stagingRefspecs(remote: string, classes: readonly RefClass[]): string[] {
   return classes.map((name) => {
     const place = REF_CLASS_NAMES[name];
     // An exact source the remote lacks fails the whole fetch, so the ledger goes by a pattern
     // that matches it; readers keep only the exact ref.
     const source = 'exact' in place ? `${place.exact}*` : `${place.prefix}*`;
-    return `+${source}:${replicaRef(remote, source)}`;
+    return `+${source}:${stagingPrefix(remote)}${source.slice('refs/'.length)}`;
   });
 }

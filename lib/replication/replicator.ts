@@ -1,9 +1,12 @@
-import type { FetchOutcome, FetchRef, HeldBack, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
+import type { FetchOutcome, FetchRef, FetchRefFailure, HeldBack, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
 import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
 import { asWipError, WipError } from '../errors.js';
 import { compareBytes } from '../order.js';
-import { checkedOutBranches, commitGraph, fetchReplicas, moveRefs, pushRefs, readRefTips, readRemoteConfig, recordRefs } from '../git/remote.js';
-import type { RefMove, RefTip } from '../git/remote.js';
+import {
+  checkedOutBranches, commitGraph, fetchLfsObjects, fetchToStaging, pushLfsObjects, pushRefs,
+  readRefTips, readRemoteConfig, recordConfirmation, usesLfs, writeRefs,
+} from '../git/remote.js';
+import type { NetworkOptions, RefPushStatus, RefTip, RefWrite } from '../git/remote.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
@@ -11,7 +14,7 @@ import { ancestryOf, countReachable } from './ancestry.js';
 import { replacedTips } from '../git/storage.js';
 import { gateRef } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
-import { classOf, classPatterns, replicaPrefix, replicaRef, replicaRefspecs } from './ref-classes.js';
+import { classOf, classPatterns, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -83,8 +86,22 @@ interface LocalView {
   remoteConfigured: boolean;
   sshCommand: string | null;
   secrets: string[];
+  /** The remote's URLs, digested: what a confirmation is recorded against. */
+  fingerprint: string;
+  /** When the remote last answered at these URLs, or null: then no replica is proof. */
+  confirmedAt: string | null;
+  lfsFilter: boolean;
+  /**
+   * Each local ref with its proof: the replica chant recorded from the remote's own answer, at the
+   * URLs the remote has now, or null.
+   */
   refs: Array<RefTip & { class: RefClass; replica: string | null }>;
-  /** Every commit a ref known to be on the remote names: its replica refs and remote-tracking refs. */
+  /** Every replica ref recorded, proof or not, by its replica refname. */
+  replicas: Map<string, string>;
+  /**
+   * Commits a count of what the remote lacks may stop at: the replicas, and git's remote-tracking
+   * refs. Hints for `ahead`, never proof of `replicated`.
+   */
   known: string[];
 }
 
@@ -171,14 +188,17 @@ export class Replicator {
       }
       return { ref: ref.ref, class: ref.class, commit: ref.commit, replica: ref.replica, replicated, ahead };
     });
-    return { policy: policy.toJSON(), remoteConfigured: view.remoteConfigured, replicated: behind.length === 0, refs };
+    return { policy: policy.toJSON(), remoteConfigured: view.remoteConfigured, replicated: behind.length === 0, refs, confirmedAt: view.confirmedAt };
   }
 
   /**
-   * Pushes every ref of the policy's classes that the remote does not hold as it is locally, each
-   * under its own name, never forced, with no pre-push hook. A ref the remote refuses (one that
-   * would rewrite it) is listed in `rejected` with the remote's reason; the refs it took or
-   * already held are recorded under `refs/chant/replica/<remote>/`. Before anything goes, the
+   * Asks the remote about every ref of the policy's classes and pushes each it does not hold as it
+   * is locally, under its own name, never forced, with no pre-push hook: one round trip when
+   * nothing is due, so a remote recreated empty or re-pointed is found out. A ref the remote
+   * refuses (one that would rewrite it, one its hook or object check refuses) is listed in
+   * `rejected` with the remote's reason and the other refs still go; what the remote answered is
+   * recorded under `refs/chant/replica/<remote>/` as proof. When the repository keeps LFS objects,
+   * the ones the pushed commits need go to the remote's LFS store too. Before anything goes, the
    * files the wip refs' new snapshots add are scanned for likely secrets (secretlint's
    * recommended rules): a snapshot holding one stays local with every snapshot above it, listed
    * in `heldBack` with the path, rule and line, until the finding is allowed or the file changes.
@@ -190,16 +210,16 @@ export class Replicator {
     const policy = this.#required();
     const view = await this.#view(policy);
     if (!view.remoteConfigured) throw unknownRemote(policy);
-    return { policy: policy.toJSON(), replication: await this.#push(view, undefined, options.allow) };
+    return { policy: policy.toJSON(), replication: await this.#push(view, view.refs, undefined, options.allow) };
   }
 
   /**
    * Pushes the wip refs a prune rewrote (every wip ref of the policy the remote does not hold as
-   * it is locally), each with a lease on the replica chant recorded
-   * (`--force-with-lease=<ref>:<replica>`; a ref with no replica must not exist on the remote).
-   * When another box pushed to the ref since chant recorded it, the remote refuses (`stale info`),
-   * the ref is listed in `rejected` and the remote keeps every snapshot it held. `push` itself
-   * stays never forced. The secret gate applies as it does to {@link Replicator.push}.
+   * it is locally), each with a lease on the replica chant recorded from the remote's answer
+   * (`--force-with-lease=<ref>:<replica>`; a ref with no proven replica must not exist on the
+   * remote). When another box pushed to the ref since chant recorded it, the remote refuses
+   * (`stale info`), the ref is listed in `rejected` and the remote keeps every snapshot it held.
+   * `push` itself stays never forced. The secret gate applies as it does to {@link Replicator.push}.
    * @param options - `allow`: finding ids the host acknowledges
    * @returns the policy and what the push did
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown` or `git-failed`
@@ -210,12 +230,13 @@ export class Replicator {
     if (!view.remoteConfigured) throw unknownRemote(policy);
     const refs = view.refs.filter((ref) => ref.class === 'wip');
     const leases = new Map(refs.map((ref) => [ref.ref, ref.replica]));
-    return { policy: policy.toJSON(), replication: await this.#push({ ...view, refs }, leases, options.allow) };
+    return { policy: policy.toJSON(), replication: await this.#push({ ...view, refs }, refs, leases, options.allow) };
   }
 
   /**
-   * The push a save makes: like {@link Replicator.push}, except that a missing remote rejects
-   * every ref (reason `no git remote named <name> is configured`) instead of throwing.
+   * The push a save or a release makes: like {@link Replicator.push}, except that it sends only the
+   * refs without proof (none: no network at all), and a missing remote rejects every ref (reason
+   * `no git remote named <name> is configured`) instead of throwing.
    * @param options - `leased`: wip refs a prune rewrote, sent with a lease on their replica
    * @returns what the push did
    * @throws {@link WipError} `wip-policy-none`, or `git-failed` when the local refs cannot be read
@@ -229,7 +250,7 @@ export class Replicator {
     }
     const leased = new Set(options.leased ?? []);
     const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, ref.replica]));
-    return this.#push(view, leases.size > 0 ? leases : undefined);
+    return this.#push(view, view.refs.filter((ref) => ref.replica !== ref.commit), leases.size > 0 ? leases : undefined);
   }
 
   /**
@@ -246,22 +267,50 @@ export class Replicator {
     const policy = this.#required();
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
-    const failed = await fetchReplicas(this.#git, this.#cwd, policy.remote, replicaRefspecs(policy.remote, policy.refs), { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress });
-    let previous: Map<string, string> | null = null;
-    let lastError: unknown = null;
-    for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt += 1) {
-      const plan = await this.#fetchPlan(policy);
-      if (previous !== null && !movedMeanwhile(previous, plan.locals)) throw asWipError(lastError);
-      try {
-        await moveRefs(this.#git, this.#cwd, plan.moves, 'chant wip: fetch');
-        return { policy: policy.toJSON(), refs: plan.refs, failed };
-      } catch (error) {
-        // Nothing was written; try again only if another writer moved a local ref meanwhile.
-        previous = plan.locals;
-        lastError = error;
+    const network: NetworkOptions = { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress };
+    const unreachable = await fetchToStaging(this.#git, this.#cwd, policy.remote, stagingRefspecs(policy.remote, policy.refs), network);
+    const fresh = unreachable === null;
+    let failed = unreachable;
+    const failedRefs: FetchRefFailure[] = [];
+    const excluded = new Set<string>();
+    let races = 0;
+    let lfsDone = !fresh || !remote.lfsFilter;
+    for (;;) {
+      const plan = await this.#fetchPlan(policy, fresh, excluded);
+      if (!lfsDone) {
+        // Before any ref is written: what a restore of what came needs, from the remote's LFS store.
+        lfsDone = true;
+        failed = await fetchLfsObjects(this.#git, this.#cwd, policy.remote, plan.staged, network);
       }
+      let failure;
+      try {
+        failure = await writeRefs(this.#git, this.#cwd, plan.writes, 'chant wip: fetch');
+      } catch (error) {
+        await this.#dropStaging(plan.staging);
+        throw asWipError(error);
+      }
+      if (failure === null) {
+        if (plan.later.length > 0) await writeRefs(this.#git, this.#cwd, plan.later, 'chant wip: fetch', { reflog: false }).catch(() => null);
+        if (fresh) await recordConfirmation(this.#git, this.#cwd, policy.remote, remote.fingerprint, new Date());
+        failedRefs.sort((a, b) => compareBytes(a.ref, b.ref));
+        return failedRefs.length === 0 ? { policy: policy.toJSON(), refs: plan.refs, failed } : { policy: policy.toJSON(), refs: plan.refs, failed, failedRefs };
+      }
+      const move = plan.refs.find((ref) => ref.ref === failure.ref && (ref.result === 'created' || ref.result === 'fast-forward'));
+      if (move !== undefined && !failure.moved) {
+        // This one ref cannot be written here (a name in the way, a lock held): say so, bring the rest.
+        excluded.add(move.ref);
+        failedRefs.push({ ref: move.ref, class: move.class, remote: move.remote, local: move.local, reason: failure.reason });
+        continue;
+      }
+      if (move !== undefined && races < FETCH_ATTEMPTS - 1) {
+        // Another writer moved a local ref meanwhile; nothing was written: plan again from the refs as they are.
+        races += 1;
+        continue;
+      }
+      await this.#dropStaging(plan.staging);
+      if (move !== undefined) throw new WipError('wip-race', `local refs kept moving under ${FETCH_ATTEMPTS} attempts to update them from ${policy.remote}; nothing was lost, try again`);
+      throw new WipError('git-failed', `git update-ref could not write ${failure.ref}: ${failure.reason}`);
     }
-    throw new WipError('wip-race', `local refs kept moving under ${FETCH_ATTEMPTS} attempts to update them from ${policy.remote}; nothing was lost, try again`);
   }
 
   /**
@@ -294,63 +343,88 @@ export class Replicator {
       readRemoteConfig(this.#git, this.#cwd, policy.remote),
       readRefTips(this.#git, this.#cwd, [...classPatterns(policy.refs), replicas, tracking]),
     ]);
-    const known = new Map<string, string>();
+    const recorded = new Map<string, string>();
+    const known = new Set<string>();
     const refs: LocalView['refs'] = [];
     for (const tip of tips) {
-      if (tip.ref.startsWith(replicas) || tip.ref.startsWith(tracking)) known.set(tip.ref, tip.commit);
+      if (tip.ref.startsWith(replicas)) recorded.set(tip.ref, tip.commit);
+      if (tip.ref.startsWith(replicas) || tip.ref.startsWith(tracking)) known.add(tip.commit);
     }
     for (const tip of tips) {
       const name = classOf(tip.ref);
       if (name === null || !policy.refs.includes(name)) continue;
-      const replica = known.get(replicaRef(policy.remote, tip.ref))
-        ?? (tip.ref.startsWith('refs/heads/') ? known.get(`${tracking}${tip.ref.slice('refs/heads/'.length)}`) : undefined)
-        ?? null;
+      // Proof is what the remote answered at the URLs it has now; remote-tracking refs never are.
+      const replica = remote.confirmedAt === null ? null : recorded.get(replicaRef(policy.remote, tip.ref)) ?? null;
       refs.push({ ...tip, class: name, replica });
     }
-    return { policy, remoteConfigured: remote.exists, sshCommand: remote.sshCommand, secrets: remote.secrets, refs, known: [...new Set(known.values())] };
+    return {
+      policy, remoteConfigured: remote.exists, sshCommand: remote.sshCommand, secrets: remote.secrets, fingerprint: remote.fingerprint,
+      confirmedAt: remote.confirmedAt, lfsFilter: remote.lfsFilter, refs, replicas: recorded, known: [...known],
+    };
   }
 
-  async #push(view: LocalView, leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
+  /**
+   * Pushes `candidates` (refs of `view`; the others are proven up to date), each through the
+   * secret gate, and records what the remote answered as proof.
+   */
+  async #push(view: LocalView, candidates: LocalView['refs'], leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
     const remote = view.policy.remote;
-    const { due, sources, heldBack } = await this.#gate(view, allow);
-    const statuses = await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), {
-      sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress, sources, ...(leases === undefined ? {} : { leases }),
-    });
+    const { due, sources, heldBack } = await this.#gate(view, candidates, allow);
+    const network: NetworkOptions = { sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress };
+    const report = due.length === 0
+      ? { statuses: new Map<string, RefPushStatus>(), reached: false }
+      : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leases === undefined ? {} : { leases }) });
+    if (report.reached && view.lfsFilter) {
+      // What git-lfs's pre-push hook would have sent, had chant run hooks: the LFS objects of every
+      // commit that went (the gate's, not the ref's tip), and of every ref the remote holds that
+      // chant has no proof of.
+      const needing = due.filter((ref) => {
+        const status = report.statuses.get(ref.ref);
+        return status?.status === 'pushed' || (status?.status === 'up-to-date' && ref.replica !== ref.commit);
+      });
+      if (needing.length > 0 && (await usesLfs(this.#git, this.#cwd))) {
+        const failure = await pushLfsObjects(this.#git, this.#cwd, remote, needing.map((ref) => ref.commit), network);
+        if (failure !== null) for (const ref of needing) report.statuses.set(ref.ref, { status: 'rejected', reason: failure });
+      }
+    }
     const pushed: RefPush[] = [];
     const rejected: RefPush[] = [];
-    const seen: RefTip[] = [];
-    let upToDate = view.refs.filter((ref) => ref.replica === ref.commit).length;
+    const writes: RefWrite[] = [];
+    let upToDate = view.refs.length - candidates.length;
     for (const ref of due) {
-      const status = statuses.get(ref.ref) ?? { status: 'rejected', reason: 'not pushed' };
+      const status = report.statuses.get(ref.ref) ?? { status: 'rejected', reason: 'not pushed' };
+      const replica = replicaRef(remote, ref.ref);
       if (status.status === 'rejected') {
         rejected.push({ ref: ref.ref, commit: ref.commit, reason: status.reason });
+        // The remote answered that it does not take this commit: a record that says it holds it is no proof.
+        if (report.reached && view.replicas.get(replica) === ref.commit) writes.push({ ref: replica, next: null });
         continue;
       }
       if (status.status === 'pushed') pushed.push({ ref: ref.ref, commit: ref.commit });
       else upToDate += 1;
-      seen.push({ ref: replicaRef(remote, ref.ref), commit: ref.commit });
+      if (view.replicas.get(replica) !== ref.commit) writes.push({ ref: replica, next: ref.commit });
     }
-    try {
-      await recordRefs(this.#git, this.#cwd, seen);
-    } catch {
-      // The remote holds them either way; the next push finds them up to date and records them.
+    if (report.reached) {
+      await this.#record(writes);
+      await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
     }
     return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
   }
 
   /**
-   * The secret gate: which refs go, and from which commit. Only wip refs are scanned: the rest
-   * are the host's own commits. A ref whose whole new part is held back does not go at all.
+   * The secret gate: which of `candidates` go, and from which commit. Only wip refs are scanned:
+   * the rest are the host's own commits; a ref proven on the remote as it is has nothing new to
+   * scan, and is named to the remote all the same. A ref whose whole new part is held back does
+   * not go at all.
    */
-  async #gate(view: LocalView, allow: readonly string[]): Promise<{ due: LocalView['refs']; sources: Map<string, string>; heldBack: HeldBack[] }> {
+  async #gate(view: LocalView, candidates: LocalView['refs'], allow: readonly string[]): Promise<{ due: LocalView['refs']; sources: Map<string, string>; heldBack: HeldBack[] }> {
     // The declaration's allowlist goes always; a push's own allow goes this once.
     const allowed = new Set([...view.policy.allow, ...allow]);
     const due: LocalView['refs'] = [];
     const sources = new Map<string, string>();
     const heldBack: HeldBack[] = [];
-    for (const ref of view.refs) {
-      if (ref.replica === ref.commit) continue;
-      if (ref.class !== 'wip' || !this.#secretScan) {
+    for (const ref of candidates) {
+      if (ref.class !== 'wip' || !this.#secretScan || ref.replica === ref.commit) {
         due.push(ref);
         continue;
       }
@@ -363,28 +437,61 @@ export class Replicator {
     return { due, sources, heldBack };
   }
 
-  /** What a fetch would do with the replica namespace as it stands. */
-  async #fetchPlan(policy: Policy): Promise<{ refs: FetchRef[]; moves: RefMove[]; locals: Map<string, string> }> {
+  /** Records replicas; one that cannot be written (a stale name in the way) is left out, never the rest. */
+  async #record(writes: RefWrite[]): Promise<void> {
+    let left = writes;
+    for (let tries = 0; tries <= writes.length && left.length > 0; tries += 1) {
+      try {
+        const failure = await writeRefs(this.#git, this.#cwd, left, 'chant wip: replica', { reflog: false });
+        if (failure === null) return;
+        left = left.filter((write) => write.ref !== failure.ref);
+      } catch {
+        // The remote holds them either way; the next push finds them up to date and records them.
+        return;
+      }
+    }
+  }
+
+  /** Empties the staging namespace after a refused fetch, so that it wrote nothing. */
+  async #dropStaging(staging: readonly string[]): Promise<void> {
+    if (staging.length === 0) return;
+    await writeRefs(this.#git, this.#cwd, staging.map((ref) => ({ ref, next: null })), 'chant wip: fetch', { reflog: false }).catch(() => null);
+  }
+
+  /**
+   * What a fetch would do: from the staging namespace when the remote answered (`fresh`), else
+   * from what earlier fetches recorded. The writes are one transaction: the local moves by
+   * compare-and-swap, the replicas set to what the remote answered (and pruned), the staging
+   * namespace emptied. Replicas whose names collide with a pruned one's (`a` gone, `a/b` new)
+   * are written after it, in `later`.
+   */
+  async #fetchPlan(policy: Policy, fresh: boolean, excluded: ReadonlySet<string>): Promise<{
+    refs: FetchRef[]; writes: RefWrite[]; later: RefWrite[]; staging: string[]; staged: string[];
+  }> {
     const replicas = replicaPrefix(policy.remote);
+    const staging = stagingPrefix(policy.remote);
     const [tips, checkedOut] = await Promise.all([
-      readRefTips(this.#git, this.#cwd, [...classPatterns(policy.refs), replicas]),
+      readRefTips(this.#git, this.#cwd, [...classPatterns(policy.refs), replicas, staging]),
       checkedOutBranches(this.#git, this.#cwd),
     ]);
     const locals = new Map<string, string>();
-    const remotes: Array<RefTip & { class: RefClass }> = [];
+    const recorded = new Map<string, string>();
+    const stagedTips = new Map<string, string>();
     for (const tip of tips) {
-      if (tip.ref.startsWith(replicas)) {
-        const ref = `refs/${tip.ref.slice(replicas.length)}`;
-        const name = classOf(ref);
-        // The ledger is fetched by a pattern; anything beside the exact ref is not the ledger.
-        if (name !== null && policy.refs.includes(name)) remotes.push({ ref, commit: tip.commit, class: name });
-      } else {
-        locals.set(tip.ref, tip.commit);
-      }
+      if (tip.ref.startsWith(replicas)) recorded.set(`refs/${tip.ref.slice(replicas.length)}`, tip.commit);
+      else if (tip.ref.startsWith(staging)) stagedTips.set(`refs/${tip.ref.slice(staging.length)}`, tip.commit);
+      else locals.set(tip.ref, tip.commit);
+    }
+    const seen = fresh ? stagedTips : recorded;
+    const remotes: Array<RefTip & { class: RefClass }> = [];
+    for (const [ref, commit] of seen) {
+      const name = classOf(ref);
+      // The ledger is fetched by a pattern; anything beside the exact ref is not the ledger.
+      if (name !== null && policy.refs.includes(name)) remotes.push({ ref, commit, class: name });
     }
     remotes.sort((a, b) => compareBytes(a.ref, b.ref));
     const pending: Array<{ local: string; remote: string }> = [];
-    const decided = remotes.map((remote) => {
+    const decided = remotes.filter((remote) => !excluded.has(remote.ref)).map((remote) => {
       const local = locals.get(remote.ref) ?? null;
       let result: FetchOutcome | null = null;
       if (local === null) result = 'created';
@@ -395,7 +502,7 @@ export class Replicator {
     });
     const ancestry = await ancestryOf(this.#git, this.#cwd, pending);
     const refs: FetchRef[] = [];
-    const moves: RefMove[] = [];
+    const writes: RefWrite[] = [];
     for (const { remote, local, result } of decided) {
       let outcome: FetchOutcome;
       if (result !== null) outcome = result;
@@ -406,19 +513,31 @@ export class Replicator {
       // local tip was on the chain the prune applied its rules to: then nothing local is lost.
       const pruned = outcome === 'diverged' && remote.class === 'wip' && (await replacedTips(this.#git, this.#cwd, remote.commit, local as string)).has(local as string);
       if (pruned) outcome = 'fast-forward';
-      if (outcome === 'created' || outcome === 'fast-forward') moves.push({ ref: remote.ref, next: remote.commit, expected: local });
+      if (outcome === 'created' || outcome === 'fast-forward') writes.push({ ref: remote.ref, next: remote.commit, check: { expected: local } });
       refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome, ...(pruned ? { pruned } : {}) });
     }
-    return { refs, moves, locals };
+    const later: RefWrite[] = [];
+    if (fresh) {
+      const mirrored = (ref: string) => {
+        const name = classOf(ref);
+        return (name !== null && policy.refs.includes(name)) || (policy.refs.includes('ledger') && ref.startsWith('refs/heads/chant/lifecycle'));
+      };
+      const pruned = [...recorded.keys()].filter((ref) => mirrored(ref) && !stagedTips.has(ref));
+      for (const ref of pruned) writes.push({ ref: replicaRef(policy.remote, ref), next: null });
+      for (const [ref, commit] of stagedTips) {
+        if (recorded.get(ref) === commit) continue;
+        const write = { ref: replicaRef(policy.remote, ref), next: commit };
+        // git cannot delete `a` and create `a/b` in one transaction.
+        if (pruned.some((gone) => ref.startsWith(`${gone}/`) || gone.startsWith(`${ref}/`))) later.push(write);
+        else writes.push(write);
+      }
+    }
+    const stagingRefs = [...stagedTips.keys()].map((ref) => `${staging}${ref.slice('refs/'.length)}`);
+    for (const ref of stagingRefs) writes.push({ ref, next: null });
+    return { refs, writes, later, staging: stagingRefs, staged: [...new Set(stagedTips.values())] };
   }
 }
 
 function unknownRemote(policy: Policy): WipError {
   return new WipError('wip-remote-unknown', `the replicate policy of ${policy.box} names the git remote ${policy.remote}, which this checkout does not have: add it with git remote add ${policy.remote} <url>`);
-}
-
-function movedMeanwhile(before: ReadonlyMap<string, string>, now: ReadonlyMap<string, string>): boolean {
-  if (before.size !== now.size) return true;
-  for (const [ref, commit] of before) if (now.get(ref) !== commit) return true;
-  return false;
 }
