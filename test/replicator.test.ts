@@ -302,7 +302,8 @@ test('fetch fast-forwards a ref that is behind and leaves one that is ahead or d
   const local = refsOf(fixture.clone);
   assert.deepEqual([local[KEPT], local[WIP], local[WORK]], [kept2, wip3, work2]);
   t.diagnostic(`fetch with three ancestry checks: ${calls.length} git processes (${calls.map(verb).join(', ')})`);
-  assert.ok(calls.length <= 8, `fetch took ${calls.length} git processes`);
+  // A diverged wip chain costs one log (was it pruned on the other box?); the remote's answer costs one config (its proof).
+  assert.ok(calls.length <= 9, `fetch took ${calls.length} git processes`);
 });
 
 test('fetch leaves a branch checked out in a linked worktree alone and reports it checked-out', async () => {
