@@ -3,7 +3,7 @@
 
 /**
  * Every code a chant-wip refusal can carry. The first fourteen are the reference contract's; the
- * last three are this project's own (see docs/schemas.md).
+ * rest are this project's own (see docs/schemas.md).
  * @public
  */
 export const WIP_ERROR_CODES = [
@@ -24,6 +24,7 @@ export const WIP_ERROR_CODES = [
   'wip-restore-blocked',
   'git-failed',
   'internal-error',
+  'wip-cancelled',
 ] as const;
 
 /**
@@ -37,4 +38,4 @@ export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
  * {@link WIP_ERROR_CODES}; the writes can refuse with every code.
  * @internal
  */
-export const READ_ERROR_CODES = ['not-a-git-repository', 'declaration-ambiguous', 'declaration-unparseable', 'declaration-invalid', 'reader-too-old', 'write-usage-invalid', 'git-failed', 'internal-error'] as const satisfies readonly WipErrorCode[];
+export const READ_ERROR_CODES = ['not-a-git-repository', 'declaration-ambiguous', 'declaration-unparseable', 'declaration-invalid', 'reader-too-old', 'write-usage-invalid', 'git-failed', 'internal-error', 'wip-cancelled'] as const satisfies readonly WipErrorCode[];

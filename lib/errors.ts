@@ -100,3 +100,21 @@ export function asWipError(error: unknown): WipError {
   }
   return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }
+
+/**
+ * The refusal of a call its caller cancelled through its `signal`.
+ * @param signal - the signal that was aborted
+ * @returns a `wip-cancelled` error carrying the signal's reason as its cause
+ */
+export function cancelledError(signal: AbortSignal): WipError {
+  return new WipError('wip-cancelled', 'cancelled by the caller; nothing was written', { cause: signal.reason });
+}
+
+/**
+ * Throws `wip-cancelled` when the signal has been aborted: called between the steps of a call,
+ * before each one that would write.
+ * @param signal - the caller's signal, when it gave one
+ */
+export function checkNotAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted === true) throw cancelledError(signal);
+}

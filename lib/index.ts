@@ -4,7 +4,8 @@
  * @packageDocumentation
  */
 export { WipStore } from './store/wip-store.js';
-export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions } from './store/wip-store.js';
+export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions, ShowOptions, DiffOptions, WipStoreEvents, RefsChanged, RefWatcher, WatchRefsOptions } from './store/wip-store.js';
+export type { Progress, ProgressListener } from './events.js';
 export { WipError, WIP_ERROR_CODES, isWipError, redactCredentials, asWipError } from './errors.js';
 export type { WipErrorCode, WipErrorOptions } from './errors.js';
 export { GitProcessRunner, SimpleGitRunner, GitCommandError } from './git/runner.js';
@@ -19,13 +20,18 @@ export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED
 export type { CheckPrincipalOptions } from './workspace/identity.js';
 export { checkText } from './text.js';
 export { VERSION, CONTRACT_VERSION } from './version.js';
-export { WIP_READ_ID, WIP_WRITE_ID, WIP_STORAGE_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
-export { readDocument, readFailureDocument, writeDocument, writeFailureDocument, storageDocument, pruneDocument, storageFailureDocument } from './documents/document.js';
+export { WIP_READ_ID, WIP_WRITE_ID, WIP_STORAGE_ID, WIP_CHANGES_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
+export {
+  readDocument, readFailureDocument, writeDocument, writeFailureDocument, storageDocument, pruneDocument, storageFailureDocument, showDocument, diffDocument, changesFailureDocument,
+} from './documents/document.js';
 export type { WriteResults, WriteDocuments } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
-export type { Snapshot, SnapshotKind } from './documents/snapshot.js';
+export type { Snapshot, SnapshotKind, ChangeCounts } from './documents/snapshot.js';
 export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './documents/storage.js';
+export type {
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument,
+} from './documents/changes.js';
 export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
 export type {
   SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,

@@ -4,7 +4,7 @@ import type { TLiteral, TSchema, TUnion } from 'typebox';
 import { WIP_ERROR_CODES } from '../error-codes.js';
 import { CONTRACT } from './ids.js';
 
-export { CONTRACT, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
+export { CONTRACT, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
 
 /** An object id: SHA-1 or SHA-256, lower-case hex. */
 export const ObjectId = Type.String({ pattern: '^[0-9a-f]{40,64}$' });

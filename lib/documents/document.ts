@@ -1,7 +1,8 @@
 import type { WipError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { CONTRACT, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
+import { CONTRACT, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
 import type { PruneDocument, PruneResult, StorageDocument, StorageFailure, StorageResult } from './storage.js';
+import type { ChangesFailure, DiffDocument, DiffResult, ShowDocument, ShowResult } from './changes.js';
 import type { WipReadFailure, WipReadSuccess, ListResult } from './wip-read.js';
 import type {
   FetchDocument, FetchResult, PushDocument, PushOutcome, RestoreDocument, RestoreResult, SaveDocument, SaveResult, WriteAction, WriteFailure,
@@ -114,4 +115,35 @@ export function pruneDocument(result: PruneResult): PruneDocument {
  */
 export function storageFailureDocument(action: 'storage' | 'prune' | null, error: WipError): StorageFailure {
   return { ...head(WIP_STORAGE_ID), action, error: { code: error.code as StorageFailure['error']['code'], message: error.message } };
+}
+
+/**
+ * The document `chant workspace wip show` prints for a {@link WipStore.show} result.
+ * @param result - what show returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function showDocument(result: ShowResult): ShowDocument {
+  return { ...head(WIP_CHANGES_ID), action: 'show', ...result };
+}
+
+/**
+ * The document `chant workspace wip diff` prints for a {@link WipStore.diff} result.
+ * @param result - what diff returned
+ * @returns the document, `$schema` first
+ * @public
+ */
+export function diffDocument(result: DiffResult): DiffDocument {
+  return { ...head(WIP_CHANGES_ID), action: 'diff', ...result };
+}
+
+/**
+ * The document of a refused show or diff.
+ * @param action - the verb refused, or null
+ * @param error - the refusal
+ * @returns the failure document
+ * @public
+ */
+export function changesFailureDocument(action: 'show' | 'diff' | null, error: WipError): ChangesFailure {
+  return { ...head(WIP_CHANGES_ID), action, error: { code: error.code as ChangesFailure['error']['code'], message: error.message } };
 }

@@ -19,6 +19,12 @@ export const WIP_WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-wr
 export const REPLICATE_DECLARATION_ID = 'https://intentius.io/chant/schemas/workspace/replicate/v1/replicate.schema.json';
 
 /**
+ * The `$id` of the documents of `wip show` and `wip diff`, this project's own.
+ * @public
+ */
+export const WIP_CHANGES_ID = 'https://intentius.io/chant/schemas/workspace/wip-changes/v1/wip-changes.schema.json';
+
+/**
  * The contract version every document carries.
  * @public
  */

@@ -4,7 +4,10 @@
  * first validation; the SDK (`chant-wip`) loads neither and exports the same names as types.
  * @packageDocumentation
  */
-export { Snapshot, SnapshotKind } from './snapshot.js';
+export { Snapshot, SnapshotKind, ChangeCounts } from './snapshot.js';
+export {
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument,
+} from './changes.js';
 export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
 export {
   SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,

@@ -1,5 +1,6 @@
 import type { TSchema } from 'typebox';
-import { REPLICATE_DECLARATION_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
+import { REPLICATE_DECLARATION_ID, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
+import { ChangesFailure, DiffDocument, ShowDocument } from './changes.js';
 import { ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
@@ -192,6 +193,16 @@ export function publishedSchemas(): PublishedSchema[] {
         "What `chant workspace wip storage` and `chant workspace wip prune` print, with or without --json. storage says what each chain of snapshots costs: how many, when the oldest and newest were taken, and the bytes their objects take beyond what branches, tags, remote-tracking refs and HEAD reach. prune rewrites chains down to the snapshots the retention rules keep (the newest always stays), or with --dry-run says what it would drop. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         { storage: StorageDocument, prune: PruneDocument, failure: StorageFailure },
         { failure: 'WipStorageFailure', error: 'WipStorageError', code: 'WipStorageErrorCode' },
+      ),
+    },
+    {
+      path: 'schemas/workspace/wip-changes/v1/wip-changes.schema.json',
+      schema: document(
+        WIP_CHANGES_ID,
+        'chant workspace wip show|diff output',
+        "What `chant workspace wip show <snapshot>` and `chant workspace wip diff <a> [<b>]` print: one snapshot with what it changed against the commit before it and every file it holds, or every path that differs between two snapshots, a snapshot and another commit such as HEAD, or a snapshot and the working tree, with modes, object ids and line counts. Both read and never write a ref or the index. This project's own document, beside the reference contract's two. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        { show: ShowDocument, diff: DiffDocument, failure: ChangesFailure },
+        { failure: 'WipChangesFailure', error: 'WipChangesError', code: 'WipChangesErrorCode' },
       ),
     },
     {

@@ -3,6 +3,25 @@ import type { Static } from 'typebox';
 import { Nullable, ObjectId } from './common.js';
 
 /**
+ * How much a snapshot changed against the commit before it.
+ * @public
+ */
+export const ChangeCounts = Type.Object(
+  {
+    against: Type.String({ ...ObjectId, description: "The commit compared with: the snapshot's first parent, which is the snapshot before it on the chain or, for the first of a chain, the commit it was taken on." }),
+    files: Type.Integer({ minimum: 0, description: 'How many paths differ (added, removed, changed or of another type).' }),
+    added: Type.Integer({ minimum: 0, description: 'Lines added, over the text files (binary files count in files only).' }),
+    removed: Type.Integer({ minimum: 0, description: 'Lines removed, over the text files.' }),
+  },
+  { description: "What a snapshot changed against the commit before it, as git diff --numstat counts it (renames not followed)." },
+);
+/**
+ * What a snapshot changed against the commit before it: `{against, files, added, removed}`.
+ * @public
+ */
+export type ChangeCounts = Static<typeof ChangeCounts>;
+
+/**
  * What a snapshot was taken for.
  * @public
  */
@@ -30,6 +49,7 @@ export const Snapshot = Type.Object(
     label: Nullable(Type.String(), 'What the caller called it with --label, such as a turn id, or null (Chant-Wip-Label). A pre-restore snapshot is labelled before <the restored snapshot\'s first 12 characters>.'),
     by: Nullable(Type.String(), 'Who took it, as --by named them, or null (Chant-Wip-By).'),
     at: Type.String({ description: "When it was taken: the commit's committer time, ISO 8601 UTC with milliseconds." }),
+    changes: Type.Optional(ChangeCounts),
   },
   {
     description:

@@ -30,7 +30,8 @@ export const BranchSnapshots = Type.Object({
   branch: Type.String(),
   ref: Type.String({ description: 'refs/chant/wip/<branch>, or refs/chant/wip-aside/<tip> for a chain moved aside.' }),
   tip: ObjectId,
-  snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history." }),
+  snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history (one page of it when a limit or before is given)." }),
+  older: Type.Optional(Type.Integer({ minimum: 0, description: 'How many older snapshots the chain holds beyond this page; present only when the read was given a limit or before.' })),
   aside: Type.Optional(Type.Literal(true, {
     description: 'Present, and true, for a chain moved aside to refs/chant/wip-aside/<tip> because its name was in the way of another branch\'s (refs/chant/wip/a and refs/chant/wip/a/b cannot both exist): the snapshots of a branch deleted since, kept whole. branch is the branch its snapshots name.',
   })),

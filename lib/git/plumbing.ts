@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { asWipError, WipError } from '../errors.js';
+import { asWipError, cancelledError, WipError } from '../errors.js';
 import { parseBatch } from './formats/batch.js';
 import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
@@ -94,6 +94,8 @@ export class Plumbing {
     try {
       return (await this.git.run(args, { cwd: this.cwd, ...options })).stdout;
     } catch (error) {
+      // A call its caller cancelled is not a broken repository.
+      if (options.signal?.aborted === true) throw cancelledError(options.signal);
       throw asWipError(error);
     }
   }

@@ -7,6 +7,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
+import { CHANGE_MEMO_FILE } from './change-memo.js';
 import { processAlive } from './lock.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
@@ -27,14 +28,14 @@ export function temporaryIndexFile(gitDir: string): string {
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * memos' unfinished copies (the tree memo's there, the snapshot memo's in the common directory).
+ * memos' unfinished copies (the tree memo's there, the snapshot and change memos' in the common directory).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
   const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE)];
-  const shared = cacheTemporaries(SNAPSHOT_MEMO_FILE);
+  const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
-    ? [{ dir: layout.gitDir, names: [...own, shared] }]
-    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: [shared] }];
+    ? [{ dir: layout.gitDir, names: [...own, ...shared] }]
+    : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: shared }];
   for (const { dir, names } of left) {
     for (const name of await readdir(dir).catch(() => [] as string[])) {
       const match = names.map((pattern) => pattern.exec(name)).find((found) => found !== null);
@@ -43,7 +44,7 @@ export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<
       // This worktree's own temporaries are written only under its lock, which this process
       // holds: any other is left by a killed holder, whatever its pid names now (another PID
       // namespace numbers processes otherwise). The shared memo is written by reads, unlocked.
-      const locked = dir === layout.gitDir && !shared.test(name);
+      const locked = dir === layout.gitDir && !shared.some((pattern) => pattern.test(name));
       if (pid !== process.pid && (locked || !processAlive(pid))) await rm(join(dir, name), { force: true, recursive: name.endsWith('.staging') });
     }
   }

@@ -1,11 +1,16 @@
+import type { DiffResult, ShowResult } from '../documents/changes.js';
 import type { ListResult } from '../documents/wip-read.js';
 import type { PruneResult, StorageResult } from '../documents/storage.js';
+import { checkNotAborted } from '../errors.js';
+import { Events } from '../events.js';
 import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import type { Policy } from '../replication/policy.js';
 import type { StoreContext } from './context.js';
+import { diff, show } from './changes.js';
+import type { DiffOptions, ShowOptions } from './changes.js';
 import { list } from './list.js';
 import type { ListOptions } from './list.js';
 import { restore } from './restore.js';
@@ -17,6 +22,20 @@ import { storage } from './storage.js';
 import type { StorageOptions } from './storage.js';
 import type { SaveOptions } from './save.js';
 import type { StagingMode } from './staging.js';
+import { watchWipRefs } from './watch.js';
+import type { RefsChanged, RefWatcher, WatchRefsOptions } from './watch.js';
+import { WIP_REF_PREFIX } from '../snapshot/format.js';
+
+/**
+ * The events a {@link WipStore} emits, by name, with what each listener receives.
+ * @public
+ */
+export interface WipStoreEvents {
+  /** A save finished: what it returned (`created` false when the tip already was the snapshot). */
+  snapshot: SaveResult;
+  /** A restore finished: what it returned, the working tree now holding the snapshot. */
+  restore: RestoreResult;
+}
 
 /**
  * What a {@link WipStore} works on and with.
@@ -67,6 +86,7 @@ export interface WipStoreOptions {
  */
 export class WipStore {
   readonly #context: StoreContext;
+  readonly #events = new Events<WipStoreEvents>();
 
   /**
    * A store for the checkout around `options.cwd`; nothing is read until a method runs.
@@ -102,8 +122,10 @@ export class WipStore {
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, a declaration code,
    *   `wip-no-branch`, `principal-unidentified`, `wip-race` or `git-failed`
    */
-  save(options: SaveOptions = {}): Promise<SaveResult> {
-    return save(this.#context, options);
+  async save(options: SaveOptions = {}): Promise<SaveResult> {
+    const result = await save(this.#context, options);
+    this.#events.emit('snapshot', result);
+    return result;
   }
 
   /**
@@ -125,8 +147,10 @@ export class WipStore {
    *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `principal-unidentified`,
    *   `wip-restore-blocked`, `wip-race` or `git-failed`
    */
-  restore(options: RestoreOptions = {}): Promise<RestoreResult> {
-    return restore(this.#context, options);
+  async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
+    const result = await restore(this.#context, options);
+    this.#events.emit('restore', result);
+    return result;
   }
 
   /**
@@ -178,6 +202,70 @@ export class WipStore {
   prune(options: PruneOptions = {}): Promise<PruneResult> {
     return prune(this.#context, options);
   }
+
+  /**
+   * One snapshot: what it changed against the commit before it, and every file it holds. Reads
+   * only.
+   * @param options - the snapshot, by any name git resolves to its commit
+   * @returns the snapshot, its change counts and its files
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
+   *   `wip-cancelled` or `git-failed`
+   * @example
+   * ```ts
+   * const { snapshot, changes, files } = await store.show({ snapshot: '4b76a2ec' });
+   * console.log(snapshot.label, changes?.files, files.length);
+   * ```
+   */
+  show(options: ShowOptions): Promise<ShowResult> {
+    return show(this.#context, options);
+  }
+
+  /**
+   * What differs between two snapshots, a snapshot and another commit (such as `HEAD`), or a
+   * snapshot and the working tree (`to` absent): each path with its change, modes, object ids
+   * and line counts. Reads only: no ref, index or working-tree file is written.
+   * @param options - the two sides
+   * @returns both sides, the totals and every path that differs, sorted
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
+   *   `wip-cancelled` or `git-failed`
+   * @example
+   * ```ts
+   * const { paths } = await store.diff({ from: turn2.commit, to: turn3.commit });
+   * for (const p of paths) console.log(p.change, p.path, p.added, p.removed);
+   * ```
+   */
+  diff(options: DiffOptions): Promise<DiffResult> {
+    return diff(this.#context, options);
+  }
+
+  /**
+   * Listens to this store's events: `snapshot` after each save, `restore` after each restore
+   * (of this store; {@link WipStore.watchRefs} hears of other processes). A listener that throws
+   * never fails the call.
+   * @param name - the event
+   * @param listener - what to call with it
+   * @returns the function that removes the listener
+   */
+  on<K extends keyof WipStoreEvents>(name: K, listener: (event: WipStoreEvents[K]) => void): () => void {
+    return this.#events.on(name, listener);
+  }
+
+  /**
+   * Tells `listener` whenever the wip refs change, whoever changed them (this process, another
+   * chant, a fetch), without polling git: the file system reports changes to the refs folder
+   * and to packed-refs, and only then, after `debounceMs` of quiet, git is asked for the tips
+   * once; the listener hears only when they differ from what it last heard.
+   * @param listener - receives the wip tips after each change
+   * @param options - the quiet spell, and a signal that ends the watch
+   * @returns the watch, which `close()` ends
+   * @throws {@link WipError} `not-a-git-repository`, `wip-cancelled` or `git-failed`
+   */
+  async watchRefs(listener: (event: RefsChanged) => void, options: WatchRefsOptions = {}): Promise<RefWatcher> {
+    checkNotAborted(options.signal);
+    const layout = await this.#context.plumbing.layout();
+    const tips = (await this.#context.plumbing.readRefs([WIP_REF_PREFIX])).map((record) => ({ ref: record.ref, commit: record.commit }));
+    return watchWipRefs(this.#context.plumbing, layout, tips, listener, options);
+  }
 }
 
-export type { ListOptions, PruneOptions, RestoreOptions, SaveOptions, StagingMode, StorageOptions };
+export type { DiffOptions, ListOptions, PruneOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, StorageOptions, WatchRefsOptions };

@@ -1,0 +1,118 @@
+// What changed between trees, as git counts it: one command each, its arguments and its parser
+// side by side. Line counts are git's --numstat with the diff settings fixed (myers, no
+// textconv, no external diff), so a user's configuration never changes a count the memo keeps.
+import type { Plumbing } from './plumbing.js';
+
+/** The diff options every count is made with. */
+const COUNTING = ['--no-renames', '--no-textconv', '--no-ext-diff', '--diff-algorithm=myers'] as const;
+
+/** One path that differs between two trees, with its line counts (null for a binary file). */
+export interface CountedChange {
+  path: string;
+  oldMode: string;
+  newMode: string;
+  oldOid: string;
+  newOid: string;
+  /** A added, D deleted, M modified, T type changed. */
+  status: string;
+  added: number | null;
+  removed: number | null;
+}
+
+/** Totals of a diff. */
+export interface Totals {
+  files: number;
+  added: number;
+  removed: number;
+}
+
+/**
+ * Every path that differs between two trees (or commits), recursively, with its modes, ids and
+ * line counts, in git's order: one `diff-tree --raw --numstat` call.
+ */
+export async function diffWithCounts(plumbing: Plumbing, from: string, to: string, signal?: AbortSignal): Promise<CountedChange[]> {
+  const out = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], signal === undefined ? {} : { signal });
+  const fields = out.split('\0');
+  const changes: CountedChange[] = [];
+  let i = 0;
+  // First the raw records (":modes ids status", then the path), then one numstat record per
+  // path in the same order ("added\tremoved\tpath", "-" for binary).
+  for (; i + 1 < fields.length && (fields[i] as string).startsWith(':'); i += 2) {
+    const [oldMode, newMode, oldOid, newOid, status] = (fields[i] as string).slice(1).split(' ') as [string, string, string, string, string];
+    changes.push({ path: fields[i + 1] as string, oldMode, newMode, oldOid, newOid, status, added: null, removed: null });
+  }
+  const counted = new Map<string, { added: number; removed: number } | null>();
+  for (; i < fields.length; i += 1) {
+    const record = fields[i] as string;
+    const second = record.indexOf('\t', record.indexOf('\t') + 1);
+    if (second > 0) counted.set(record.slice(second + 1), parseNumstat(record));
+  }
+  for (const change of changes) {
+    const counts = counted.get(change.path) ?? null;
+    if (counts === null) continue;
+    change.added = counts.added;
+    change.removed = counts.removed;
+  }
+  return changes;
+}
+
+/**
+ * The totals of each commit against the commit named beside it, in one `diff-tree --stdin`
+ * call for them all: `pairs` of `[commit, against]`.
+ */
+export async function countChanges(plumbing: Plumbing, pairs: ReadonlyArray<readonly [string, string]>, signal?: AbortSignal): Promise<Map<string, Totals>> {
+  const totals = new Map<string, Totals>();
+  if (pairs.length === 0) return totals;
+  const out = await plumbing.run(['diff-tree', '--stdin', '--always', '-r', '-z', '--numstat', ...COUNTING], {
+    input: pairs.map(([commit, against]) => `${commit} ${against}\n`).join(''),
+    ...(signal === undefined ? {} : { signal }),
+  });
+  let current: Totals | null = null;
+  // Each commit's output is its id, then a numstat record per path; a record always holds tabs.
+  for (const field of out.split('\0')) {
+    if (field === '') continue;
+    const id = field.replace(/^\n/, '');
+    if (!id.includes('\t') && /^[0-9a-f]{40,64}$/.test(id)) {
+      current = { files: 0, added: 0, removed: 0 };
+      totals.set(id, current);
+      continue;
+    }
+    if (current === null) continue;
+    current.files += 1;
+    const counts = parseNumstat(field);
+    if (counts !== null) {
+      current.added += counts.added;
+      current.removed += counts.removed;
+    }
+  }
+  return totals;
+}
+
+/** One file of a tree. */
+export interface TreeFile {
+  path: string;
+  mode: string;
+  oid: string;
+}
+
+/** Every file a tree holds, recursively, in git's order (bytewise by path). */
+export async function listTree(plumbing: Plumbing, tree: string, signal?: AbortSignal): Promise<TreeFile[]> {
+  const out = await plumbing.run(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree], signal === undefined ? {} : { signal });
+  const files: TreeFile[] = [];
+  for (const record of out.split('\0')) {
+    const tab = record.indexOf('\t');
+    if (tab < 0) continue;
+    const [mode, , oid] = record.slice(0, tab).split(' ') as [string, string, string];
+    files.push({ path: record.slice(tab + 1), mode, oid });
+  }
+  return files;
+}
+
+/** `added\tremoved\tpath` as counts, or null for a binary file (`-\t-\t`). */
+function parseNumstat(record: string): { added: number; removed: number } | null {
+  const first = record.indexOf('\t');
+  const second = record.indexOf('\t', first + 1);
+  const added = Number(record.slice(0, first));
+  const removed = Number(record.slice(first + 1, second));
+  return first > 0 && second > first && Number.isInteger(added) && Number.isInteger(removed) && record[0] !== '-' ? { added, removed } : null;
+}

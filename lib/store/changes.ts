@@ -1,0 +1,213 @@
+// What changed: `show` (one snapshot with its files), `diff` (between two snapshots, a snapshot
+// and another commit, or a snapshot and the working tree), and the change counts the read gives
+// each snapshot, kept in the change memo so that a read after a save counts the new tip alone.
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { DiffResult, DiffSide, PathChange, ShowResult } from '../documents/changes.js';
+import type { BranchSnapshots } from '../documents/wip-read.js';
+import type { ChangeCounts, Snapshot } from '../documents/snapshot.js';
+import { checkNotAborted, WipError } from '../errors.js';
+import { countChanges, diffWithCounts, listTree } from '../git/diff.js';
+import type { CountedChange, Totals } from '../git/diff.js';
+import type { CommitRecord } from '../git/formats/commit.js';
+import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
+import { CHANGE_MEMO_FILE, readChangeMemo, recordChangeMemo } from '../managers/change-memo.js';
+import type { CountedCommit } from '../managers/change-memo.js';
+import { compareBytes } from '../order.js';
+import { readSnapshot } from '../snapshot/format.js';
+import type { StoreContext } from './context.js';
+import { stageWorkingTree } from './staging.js';
+
+/**
+ * Options of {@link WipStore.show}.
+ * @public
+ */
+export interface ShowOptions {
+  /** The snapshot, by any name git resolves to its commit. */
+  snapshot: string;
+  /** Cancels the call: it then rejects with `wip-cancelled`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Options of {@link WipStore.diff}.
+ * @public
+ */
+export interface DiffOptions {
+  /** The from side: a snapshot, or any commit git resolves (`HEAD`, a branch). */
+  from: string;
+  /** The to side, likewise; the working tree when absent or null. */
+  to?: string | null;
+  /** Cancels the call: it then rejects with `wip-cancelled`. */
+  signal?: AbortSignal;
+}
+
+/** One snapshot with what it changed and its files; see {@link WipStore.show}. */
+export async function show(context: StoreContext, options: ShowOptions): Promise<ShowResult> {
+  const name = checkName('snapshot', options.snapshot);
+  const signal = options.signal;
+  checkNotAborted(signal);
+  const [layout, record] = await Promise.all([context.plumbing.layout(), context.plumbing.readNamedCommit(name)]);
+  const snapshot = record === null ? null : readSnapshot(record);
+  if (record === null || snapshot === null) throw unknownSnapshot(name, record);
+  const [files, counts] = await Promise.all([
+    listTree(context.plumbing, snapshot.tree, signal),
+    countsOf(context.plumbing, layout, [[snapshot, firstParent(record, snapshot)]], signal),
+  ]);
+  checkNotAborted(signal);
+  const changes = counts.get(snapshot.commit) ?? null;
+  return {
+    snapshot: changes === null ? snapshot : { ...snapshot, changes },
+    changes,
+    files: files.map((file) => ({ path: file.path, mode: file.mode, id: file.oid })),
+  };
+}
+
+/** What differs between two sides; see {@link WipStore.diff}. */
+export async function diff(context: StoreContext, options: DiffOptions): Promise<DiffResult> {
+  const fromName = checkName('from', options.from);
+  const toName = options.to === undefined || options.to === null ? null : checkName('to', options.to);
+  const signal = options.signal;
+  checkNotAborted(signal);
+  const opened = await context.plumbing.checkout();
+  const [from, to] = await Promise.all([
+    sideOf(context.plumbing, fromName, signal),
+    toName === null ? workingTreeSide(context, opened.layout, opened.head, signal) : sideOf(context.plumbing, toName, signal),
+  ]);
+  const changes = await diffWithCounts(context.plumbing, from.tree, to.tree, signal);
+  checkNotAborted(signal);
+  const paths = changes.map(pathChange).sort((a, b) => compareBytes(a.path, b.path));
+  return {
+    from,
+    to,
+    files: paths.length,
+    added: paths.reduce((sum, change) => sum + (change.added ?? 0), 0),
+    removed: paths.reduce((sum, change) => sum + (change.removed ?? 0), 0),
+    paths,
+  };
+}
+
+/**
+ * Gives each snapshot of the branches its change counts against its first parent, from the
+ * memo, counting with git only those the memo does not know (one process for them all).
+ * Snapshots git cannot compare (a parent missing) are left without.
+ */
+export async function addChangeCounts(plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], trusted: boolean, signal?: AbortSignal): Promise<void> {
+  const pairs: Array<[Snapshot, string]> = [];
+  for (const branch of branches) {
+    branch.snapshots.forEach((snapshot, index) => {
+      // The snapshot before it on the chain, or for the first, the commit it was taken on (its only parent).
+      pairs.push([snapshot, branch.snapshots[index + 1]?.commit ?? snapshot.head]);
+    });
+  }
+  const counts = await countsOf(plumbing, layout, pairs, signal, trusted);
+  for (const branch of branches) {
+    branch.snapshots = branch.snapshots.map((snapshot) => {
+      const changes = counts.get(snapshot.commit);
+      return changes === undefined ? snapshot : { ...snapshot, changes };
+    });
+  }
+}
+
+/**
+ * The counts of each snapshot against the commit paired with it, through the memo. A chain that
+ * ends before its first snapshot (the read stops at the first commit that is not one) pairs its
+ * last snapshot with its head, which is what its first parent is.
+ */
+async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, signal: AbortSignal | undefined, trusted = true): Promise<Map<string, ChangeCounts>> {
+  const file = join(layout.commonDir, CHANGE_MEMO_FILE);
+  const memo = trusted ? await readChangeMemo(file, layout.objectFormat) : { counts: new Map<string, CountedCommit>(), stored: 0, appendable: false };
+  const result = new Map<string, ChangeCounts>();
+  const unknown: Array<[string, string]> = [];
+  for (const [snapshot, against] of pairs) {
+    const known = memo.counts.get(snapshot.commit);
+    if (known !== undefined && known.against === against) result.set(snapshot.commit, known);
+    else unknown.push([snapshot.commit, against]);
+  }
+  if (unknown.length === 0) return result;
+  const learned = new Map<string, CountedCommit>();
+  for (const [commit, totals] of await countAll(plumbing, unknown, signal)) {
+    const against = unknown.find(([one]) => one === commit)?.[1];
+    if (against === undefined) continue;
+    const counted = { against, ...totals };
+    result.set(commit, counted);
+    learned.set(commit, counted);
+  }
+  if (trusted && learned.size > 0) {
+    const keep = new Map<string, CountedCommit>();
+    for (const [commit, counted] of result) keep.set(commit, counted);
+    await recordChangeMemo(file, layout.objectFormat, memo, learned, pairs.length > 1 ? keep : new Map([...memo.counts, ...learned]));
+  }
+  return result;
+}
+
+/** {@link countChanges}, leaving out the pairs git cannot compare for want of an object. */
+async function countAll(plumbing: Plumbing, pairs: Array<[string, string]>, signal: AbortSignal | undefined): Promise<Map<string, Totals>> {
+  try {
+    return await countChanges(plumbing, pairs, signal);
+  } catch (error) {
+    checkNotAborted(signal);
+    const present = await plumbing.objectInfo(pairs.flat());
+    const comparable = pairs.filter((pair) => pair.every((oid) => present.get(oid)?.type === 'commit'));
+    if (comparable.length === pairs.length) throw error;
+    return countChanges(plumbing, comparable, signal);
+  }
+}
+
+function firstParent(record: CommitRecord, snapshot: Snapshot): string {
+  return record.parents.length > 1 ? (record.parents[0] as string) : snapshot.head;
+}
+
+/** A side of a diff named by the caller: a snapshot or any other commit. */
+async function sideOf(plumbing: Plumbing, name: string, signal: AbortSignal | undefined): Promise<DiffSide> {
+  checkNotAborted(signal);
+  const record = await plumbing.readNamedCommit(name);
+  if (record === null) throw new WipError('wip-snapshot-unknown', `${JSON.stringify(name)} names no commit`);
+  return { commit: record.commit, tree: record.tree, snapshot: readSnapshot(record) };
+}
+
+/**
+ * The working tree as a side: its tree as a save would record it, staged into a temporary index
+ * that is removed after. The checkout's index, HEAD and refs are not written; git may add the
+ * blobs of changed files to the object store, as `git add` would.
+ */
+async function workingTreeSide(context: StoreContext, layout: RepositoryLayout, head: string | null, signal: AbortSignal | undefined): Promise<DiffSide> {
+  checkNotAborted(signal);
+  const indexFile = await stageWorkingTree(context.plumbing, { layout, branch: '', head: head ?? '', ref: '', tip: null });
+  try {
+    return { commit: null, tree: await context.plumbing.writeTree(indexFile), snapshot: null };
+  } finally {
+    await rm(indexFile, { force: true });
+  }
+}
+
+const KINDS: Readonly<Record<string, PathChange['change']>> = { A: 'added', D: 'removed', M: 'modified', T: 'type-changed' };
+const ZERO = /^0+$/;
+
+function pathChange(change: CountedChange): PathChange {
+  const added = change.status === 'A' || ZERO.test(change.oldMode);
+  const removed = change.status === 'D' || ZERO.test(change.newMode);
+  return {
+    path: change.path,
+    change: KINDS[change.status] ?? 'modified',
+    oldMode: added ? null : change.oldMode,
+    newMode: removed ? null : change.newMode,
+    oldId: added ? null : change.oldOid,
+    newId: removed ? null : change.newOid,
+    added: change.added,
+    removed: change.removed,
+  };
+}
+
+function checkName(what: string, name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0 || /[\0\n\r]/.test(name)) {
+    throw new WipError('write-usage-invalid', `${what} must name a commit: a non-empty string on one line`);
+  }
+  return name;
+}
+
+function unknownSnapshot(name: string, record: CommitRecord | null): WipError {
+  return new WipError('wip-snapshot-unknown', record === null
+    ? `${JSON.stringify(name)} names no commit`
+    : `${JSON.stringify(name)} names commit ${record.commit}, which is not a snapshot chant took (it has no Chant-Wip-Branch and Chant-Wip-Head trailers)`);
+}

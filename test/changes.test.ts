@@ -1,0 +1,171 @@
+import assert from 'node:assert/strict';
+import { chmodSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { git, makeRepo, refsOf, writeFiles } from './helpers.js';
+import { isWipError, WipStore } from '../lib/index.js';
+import { validateDocument } from '../lib/documents/index.js';
+import { changesFailureDocument, diffDocument, showDocument } from '../lib/documents/document.js';
+import type { GitRunner } from '../lib/index.js';
+import { SimpleGitRunner } from '../lib/index.js';
+
+/** git's own numstat totals of two commits, independent of the SDK. */
+function numstat(dir: string, from: string, to: string): { files: number; added: number; removed: number } {
+  const lines = git(dir, ['diff', '--numstat', '--no-renames', from, to]).trim().split('\n').filter((line) => line.length > 0);
+  let added = 0;
+  let removed = 0;
+  for (const line of lines) {
+    const [a, r] = line.split('\t');
+    if (a !== '-') added += Number(a);
+    if (r !== '-') removed += Number(r);
+  }
+  return { files: lines.length, added, removed };
+}
+
+/** A runner that counts the git processes of each command. */
+function counting(dir: string): { runner: GitRunner; calls: string[][] } {
+  const inner = new SimpleGitRunner(dir);
+  const calls: string[][] = [];
+  return { calls, runner: { run: (args, options) => (calls.push([...args]), inner.run(args, options)) } };
+}
+
+describe('what changed', () => {
+  it('diffs two snapshots path by path: kind, modes, ids and line counts, as git sees them', async () => {
+    const dir = makeRepo({ 'keep.txt': 'same\n', 'edit.txt': 'a\nb\nc\n', 'gone.txt': 'bye\n', 'tool.sh': 'echo\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const one = (await store.save({ label: 'one' })).snapshot;
+    writeFiles(dir, { 'edit.txt': 'a\nB\nc\nd\n', 'gone.txt': null, 'new/file.md': 'hello\nworld\n', 'blob.bin': '\0\u0001binary' });
+    chmodSync(join(dir, 'tool.sh'), 0o755);
+    symlinkSync('keep.txt', join(dir, 'link'));
+    const two = (await store.save({ label: 'two' })).snapshot;
+    const result = await store.diff({ from: one.commit, to: two.commit });
+    assert.equal(result.from.snapshot?.commit, one.commit);
+    assert.equal(result.to.snapshot?.label, 'two');
+    const raw = git(dir, ['diff-tree', '-r', '--no-renames', one.commit, two.commit]).trim().split('\n');
+    assert.equal(result.paths.length, raw.length, 'every path git lists');
+    const byPath = Object.fromEntries(result.paths.map((change) => [change.path, change]));
+    assert.deepEqual(byPath['edit.txt'] && { ...byPath['edit.txt'], oldId: undefined, newId: undefined },
+      { path: 'edit.txt', change: 'modified', oldMode: '100644', newMode: '100644', oldId: undefined, newId: undefined, added: 2, removed: 1 });
+    assert.equal(byPath['edit.txt']?.newId, git(dir, ['rev-parse', `${two.commit}:edit.txt`]).trim());
+    assert.deepEqual([byPath['gone.txt']?.change, byPath['gone.txt']?.newMode, byPath['gone.txt']?.newId, byPath['gone.txt']?.removed], ['removed', null, null, 1]);
+    assert.deepEqual([byPath['new/file.md']?.change, byPath['new/file.md']?.oldMode, byPath['new/file.md']?.added], ['added', null, 2]);
+    assert.deepEqual([byPath['blob.bin']?.added, byPath['blob.bin']?.removed], [null, null], 'a binary file has no line counts');
+    assert.equal(byPath['link']?.newMode, '120000');
+    assert.deepEqual([byPath['tool.sh']?.oldMode, byPath['tool.sh']?.newMode], ['100644', '100755']);
+    assert.deepEqual({ files: result.files, added: result.added, removed: result.removed }, numstat(dir, one.commit, two.commit));
+    assert.deepEqual(result.paths.map((change) => change.path), [...result.paths.map((change) => change.path)].sort());
+    assert.deepEqual(validateDocument(diffDocument(result)), []);
+  });
+
+  it('diffs a snapshot against HEAD and against the working tree, untracked files included, ignored ones not, and writes nothing', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n', '.gitignore': '*.log\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': '1\n2\n' });
+    const saved = (await store.save({ label: 'turn' })).snapshot;
+    const head = await store.diff({ from: saved.commit, to: 'HEAD' });
+    assert.equal(head.to.snapshot, null, 'HEAD is no snapshot');
+    assert.equal(head.to.commit, git(dir, ['rev-parse', 'HEAD']).trim());
+    assert.deepEqual(head.paths.map((change) => [change.path, change.added, change.removed]), [['a.txt', 0, 1]]);
+
+    writeFiles(dir, { 'a.txt': '1\n2\n3\n', 'notes.md': 'untracked\n', 'debug.log': 'ignored\n' });
+    const index = readFileSync(join(dir, '.git', 'index'));
+    const refs = refsOf(dir);
+    const status = git(dir, ['status', '--porcelain']);
+    const working = await store.diff({ from: saved.commit });
+    assert.equal(working.to.commit, null);
+    assert.deepEqual(working.paths.map((change) => [change.path, change.change, change.added]), [['a.txt', 'modified', 1], ['notes.md', 'added', 1]]);
+    assert.deepEqual(readFileSync(join(dir, '.git', 'index')), index, 'the index is not written');
+    assert.equal(refsOf(dir), refs);
+    assert.equal(git(dir, ['status', '--porcelain']), status);
+    assert.deepEqual(git(dir, ['ls-files', '--others', '--exclude-standard', '--', '.git']), '');
+  });
+
+  it('shows one snapshot with its files and what it changed against the one before it', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'b/c.txt': 'x\ny\n' });
+    const first = (await store.save({ label: 'one' })).snapshot;
+    writeFiles(dir, { 'a.txt': '2\n', 'b/c.txt': null });
+    const second = (await store.save({ label: 'two' })).snapshot;
+    const shown = await store.show({ snapshot: second.commit });
+    assert.equal(shown.snapshot.commit, second.commit);
+    assert.deepEqual(shown.files.map((file) => [file.path, file.mode, file.id]), [['a.txt', '100644', git(dir, ['rev-parse', `${second.commit}:a.txt`]).trim()]]);
+    assert.deepEqual(shown.changes, { against: first.commit, ...numstat(dir, first.commit, second.commit) });
+    const firstShown = await store.show({ snapshot: first.commit });
+    assert.deepEqual(firstShown.changes, { against: first.head, ...numstat(dir, first.head, first.commit) }, 'the first of a chain counts against the commit it was taken on');
+    assert.deepEqual(validateDocument(showDocument(shown)), []);
+
+    await assert.rejects(store.show({ snapshot: 'HEAD' }), (error) => isWipError(error, 'wip-snapshot-unknown'));
+    await assert.rejects(store.show({ snapshot: '--output=x' }), (error) => isWipError(error, 'wip-snapshot-unknown'));
+    await assert.rejects(store.diff({ from: 'no-such-thing' }), (error) => isWipError(error, 'wip-snapshot-unknown'));
+    await assert.rejects(store.show({ snapshot: '' }), (error) => isWipError(error, 'write-usage-invalid'));
+    assert.deepEqual(validateDocument(changesFailureDocument('show', await store.show({ snapshot: 'HEAD' }).catch((error) => error))), []);
+  });
+
+  it('gives each snapshot of the read its change counts, asking git only about the snapshots it has not counted before', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const { runner, calls } = counting(dir);
+    const store = new WipStore({ cwd: dir, policy: null, git: runner });
+    const saved = [];
+    for (let i = 1; i <= 5; i += 1) {
+      writeFiles(dir, { 'a.txt': `${'line\n'.repeat(i)}`, [`f${i}.txt`]: `${i}\n` });
+      saved.push((await store.save({ label: `turn:${i}` })).snapshot);
+    }
+    const plain = await store.list();
+    assert.equal(plain.branches[0]?.snapshots[0]?.changes, undefined, 'only when asked');
+    calls.length = 0;
+    const read = await store.list({ changes: true });
+    const snapshots = read.branches[0]?.snapshots ?? [];
+    assert.equal(snapshots.length, 5);
+    for (const [index, snapshot] of snapshots.entries()) {
+      const against = snapshots[index + 1]?.commit ?? snapshot.head;
+      assert.deepEqual(snapshot.changes, { against, ...numstat(dir, against, snapshot.commit) }, `counts of ${snapshot.label}`);
+    }
+    assert.equal(calls.filter((args) => args[0] === 'diff-tree').length, 1, 'one git process counts them all');
+
+    writeFiles(dir, { 'a.txt': 'six\n' });
+    await store.save({ label: 'turn:6' });
+    calls.length = 0;
+    const after = await store.list({ changes: true });
+    const counted = calls.filter((args) => args[0] === 'diff-tree');
+    assert.equal(counted.length, 1);
+    assert.equal(after.branches[0]?.snapshots[0]?.label, 'turn:6');
+    assert.deepEqual(after.branches[0]?.snapshots.slice(1).map((snapshot) => snapshot.changes), snapshots.map((snapshot) => snapshot.changes));
+    calls.length = 0;
+    await store.list({ changes: true });
+    assert.equal(calls.filter((args) => args[0] === 'diff-tree').length, 0, 'a read with nothing new counts nothing');
+  });
+
+  it('stops on a cancelled signal with wip-cancelled, not git-failed', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const saved = (await store.save()).snapshot;
+    const controller = new AbortController();
+    controller.abort(new Error('the panel closed'));
+    await assert.rejects(store.diff({ from: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+    await assert.rejects(store.show({ snapshot: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+  });
+
+  it('pages the read: limit keeps the newest, before goes further back, older counts what is left', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    for (let i = 1; i <= 5; i += 1) {
+      writeFiles(dir, { 'a.txt': `${i}\n` });
+      await store.save({ label: `turn:${i}` });
+    }
+    const labels = (result: Awaited<ReturnType<WipStore['list']>>) => result.branches[0]?.snapshots.map((snapshot) => snapshot.label);
+    const first = await store.list({ branch: 'main', limit: 2 });
+    assert.deepEqual(labels(first), ['turn:5', 'turn:4']);
+    assert.equal(first.branches[0]?.older, 3);
+    const second = await store.list({ branch: 'main', limit: 2, before: first.branches[0]?.snapshots[1]?.commit ?? null, changes: true });
+    assert.deepEqual(labels(second), ['turn:3', 'turn:2']);
+    assert.equal(second.branches[0]?.older, 1);
+    assert.equal(second.branches[0]?.snapshots[0]?.changes?.files, 1);
+    const last = await store.list({ branch: 'main', limit: 2, before: second.branches[0]?.snapshots[1]?.commit ?? null });
+    assert.deepEqual([labels(last), last.branches[0]?.older], [['turn:1'], 0]);
+    assert.equal((await store.list()).branches[0]?.older, undefined, 'no page asked, no older');
+    await assert.rejects(store.list({ limit: 0 }), (error) => isWipError(error, 'write-usage-invalid'));
+    await assert.rejects(store.list({ before: 'HEAD' }), (error) => isWipError(error, 'write-usage-invalid'));
+  });
+
+});

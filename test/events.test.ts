@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { describe, it } from 'node:test';
+import { git, makeRepo, writeFiles } from './helpers.js';
+import { WipStore } from '../lib/index.js';
+import type { RefsChanged } from '../lib/index.js';
+
+/** Resolves with the next event the watch hears, or null after `ms`. */
+function next(events: RefsChanged[], ms: number): Promise<RefsChanged | null> {
+  const seen = events.length;
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const poll = setInterval(() => {
+      if (events.length > seen) {
+        clearInterval(poll);
+        resolve(events[events.length - 1] as RefsChanged);
+      } else if (Date.now() - started > ms) {
+        clearInterval(poll);
+        resolve(null);
+      }
+    }, 10);
+  });
+}
+
+describe('events', () => {
+  it('emits snapshot after each save and restore after each restore, and a listener that throws fails nothing', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const heard: string[] = [];
+    store.on('snapshot', () => {
+      throw new Error('a broken panel');
+    });
+    const off = store.on('snapshot', ({ snapshot, created }) => heard.push(`snapshot ${snapshot.label} ${created}`));
+    store.on('restore', ({ snapshot, paths }) => heard.push(`restore ${snapshot.label} ${paths.join(',')}`));
+    writeFiles(dir, { 'a.txt': '1\n' });
+    const one = await store.save({ label: 'one' });
+    await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': '2\n' });
+    await store.restore({ snapshot: one.snapshot.commit });
+    off();
+    await store.save({ label: 'after' });
+    assert.deepEqual(heard, ['snapshot one true', 'snapshot one false', 'restore one a.txt']);
+  });
+
+  it('tells a watcher when another process moves a wip ref, packed or loose, and only when a tip changed', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const events: RefsChanged[] = [];
+    const watch = await store.watchRefs((event) => events.push(event), { debounceMs: 20 });
+    try {
+      // Another process: the CLI's own git, not this store.
+      writeFiles(dir, { 'a.txt': '1\n' });
+      const other = new WipStore({ cwd: dir, policy: null });
+      const saved = await other.save({ label: 'elsewhere' });
+      const first = await next(events, 5000);
+      assert.deepEqual(first?.tips, [{ ref: 'refs/chant/wip/main', commit: saved.snapshot.commit }]);
+
+      git(dir, ['branch', '-q', 'unrelated']);
+      assert.equal(await next(events, 400), null, 'a ref outside refs/chant/wip changes no tip');
+
+      git(dir, ['pack-refs', '--all']);
+      assert.equal(await next(events, 400), null, 'packing the refs moves no tip');
+
+      const moved = spawnSync('git', ['update-ref', '-d', 'refs/chant/wip/main'], { cwd: dir });
+      assert.equal(moved.status, 0);
+      const deleted = await next(events, 5000);
+      assert.deepEqual(deleted?.tips, [], 'a deleted packed ref is heard of too');
+    } finally {
+      watch.close();
+    }
+    const count = events.length;
+    writeFiles(dir, { 'a.txt': '3\n' });
+    await store.save({ label: 'closed' });
+    assert.equal(await next(events, 300), null, 'nothing after close');
+    assert.equal(events.length, count);
+  });
+});
