@@ -13,7 +13,7 @@ export type { GitRunner, GitRunOptions, GitOutput, GitStopReason } from './git/r
 export { wipRef } from './snapshot/format.js';
 export type { SnapshotNotes } from './snapshot/format.js';
 export { Replicator } from './replication/replicator.js';
-export type { ReplicatorOptions, ReplicatorOpenOptions, PushOptions, AfterOptions } from './replication/replicator.js';
+export type { ReplicatorOptions, ReplicatorOpenOptions, PushOptions, AfterOptions, ReplicatorCallOptions, ReplicatorEvents } from './replication/replicator.js';
 export { Policy } from './replication/policy.js';
 export type { PolicyLoadOptions, PolicyFromOptions } from './replication/policy.js';
 export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED_ROLES } from './workspace/identity.js';

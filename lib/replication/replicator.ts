@@ -1,6 +1,9 @@
 import type { FetchOutcome, FetchRef, FetchRefFailure, HeldBack, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
 import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
-import { asWipError, WipError } from '../errors.js';
+import { asWipError, cancelledError, checkNotAborted, WipError } from '../errors.js';
+import { Events, parseGitProgress, report as reportProgress } from '../events.js';
+import type { ProgressListener } from '../events.js';
+import { withSignal } from '../git/signal.js';
 import { compareBytes } from '../order.js';
 import {
   checkedOutBranches, commitGraph, fetchLfsObjects, fetchToStaging, pushLfsObjects, pushRefs,
@@ -57,10 +60,36 @@ export interface ReplicatorOpenOptions {
 }
 
 /**
+ * What one push, fetch or state read runs with.
+ * @public
+ */
+export interface ReplicatorCallOptions {
+  /**
+   * Cancels the call: git is stopped and the call rejects with `wip-cancelled`. A push stopped
+   * while git talks to the remote may have sent some refs, which the next push finds up to date;
+   * nothing is recorded locally after the signal.
+   */
+  signal?: AbortSignal;
+  /** Receives git's progress as `{phase, done, total}` (`writing objects`, `receiving objects`, ...), then `refs`. */
+  onProgress?: ProgressListener;
+}
+
+/**
+ * The events a {@link Replicator} emits, by name, with what each listener receives.
+ * @public
+ */
+export interface ReplicatorEvents {
+  /** A push finished (by {@link Replicator.push}, {@link Replicator.pushPruned}, {@link Replicator.pushOrReport} or {@link Replicator.after}): what it did. */
+  push: PushResult;
+  /** A fetch finished: what it did. */
+  fetch: FetchResult;
+}
+
+/**
  * Options of {@link Replicator.push} and {@link Replicator.pushPruned}.
  * @public
  */
-export interface PushOptions {
+export interface PushOptions extends ReplicatorCallOptions {
   /**
    * Ids of secret findings the host acknowledges (false positives, fixtures): the snapshots
    * holding them go this once. The declaration's allowlist goes always.
@@ -72,7 +101,7 @@ export interface PushOptions {
  * Options of {@link Replicator.after}.
  * @public
  */
-export interface AfterOptions {
+export interface AfterOptions extends ReplicatorCallOptions {
   /**
    * Wip refs a prune just rewrote (a save that applied the declaration's retention): each goes
    * with a lease on the replica chant recorded, as {@link Replicator.pushPruned} sends it. None when absent.
@@ -135,6 +164,7 @@ export class Replicator {
   readonly #policy: Policy | null;
   readonly #progress: ((line: string) => void) | undefined;
   readonly #secretScan: boolean;
+  readonly #events = new Events<ReplicatorEvents>();
 
   /**
    * A replicator following a policy already read.
@@ -146,6 +176,42 @@ export class Replicator {
     this.#policy = options.policy === null ? null : policyOf(options.policy);
     this.#progress = options.progress;
     this.#secretScan = options.secretScan ?? process.env.CHANT_WIP_SECRET_SCAN !== 'off';
+  }
+
+  /**
+   * Listens to this replicator's events: `push` after each push, `fetch` after each fetch. A
+   * listener that throws never fails the call.
+   * @param name - the event
+   * @param listener - what to call with it
+   * @returns the function that removes the listener
+   */
+  on<K extends keyof ReplicatorEvents>(name: K, listener: (event: ReplicatorEvents[K]) => void): () => void {
+    return this.#events.on(name, listener);
+  }
+
+  /**
+   * Runs `work` on a replicator for this one call: its git stops on the signal, its progress
+   * goes to the line sink and, parsed, to `onProgress`. A failure after the signal is `wip-cancelled`.
+   */
+  async #call<T>(options: ReplicatorCallOptions, work: (scoped: Replicator) => Promise<T>): Promise<T> {
+    const { signal, onProgress } = options;
+    checkNotAborted(signal);
+    if (signal === undefined && onProgress === undefined) return work(this);
+    const lines = this.#progress;
+    const progress = onProgress === undefined ? lines : (line: string) => {
+      lines?.(line);
+      const parsed = parseGitProgress(line);
+      if (parsed !== null) reportProgress(onProgress, parsed.phase, parsed.done, parsed.total);
+    };
+    const scoped = new Replicator({
+      cwd: this.#cwd, git: withSignal(this.#git, signal), policy: this.#policy, secretScan: this.#secretScan, ...(progress === undefined ? {} : { progress }),
+    });
+    try {
+      return await work(scoped);
+    } catch (error) {
+      if (signal?.aborted === true) throw cancelledError(signal);
+      throw error;
+    }
   }
 
   /**
@@ -204,13 +270,17 @@ export class Replicator {
    * in `heldBack` with the path, rule and line, until the finding is allowed or the file changes.
    * @param options - `allow`: finding ids the host acknowledges, which go this once
    * @returns the policy and what the push did, refs sorted by refname
-   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown` or `git-failed`
+   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-cancelled` or `git-failed`
    */
   async push(options: PushOptions = {}): Promise<PushOutcome> {
     const policy = this.#required();
-    const view = await this.#view(policy);
-    if (!view.remoteConfigured) throw unknownRemote(policy);
-    return { policy: policy.toJSON(), replication: await this.#push(view, view.refs, undefined, options.allow) };
+    const replication = await this.#call(options, async (scoped) => {
+      const view = await scoped.#view(policy);
+      if (!view.remoteConfigured) throw unknownRemote(policy);
+      return scoped.#push(view, view.refs, options, undefined, options.allow);
+    });
+    this.#events.emit('push', replication);
+    return { policy: policy.toJSON(), replication };
   }
 
   /**
@@ -222,15 +292,19 @@ export class Replicator {
    * `push` itself stays never forced. The secret gate applies as it does to {@link Replicator.push}.
    * @param options - `allow`: finding ids the host acknowledges
    * @returns the policy and what the push did
-   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown` or `git-failed`
+   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-cancelled` or `git-failed`
    */
   async pushPruned(options: PushOptions = {}): Promise<PushOutcome> {
     const policy = this.#required();
-    const view = await this.#view(policy);
-    if (!view.remoteConfigured) throw unknownRemote(policy);
-    const refs = view.refs.filter((ref) => ref.class === 'wip');
-    const leases = new Map(refs.map((ref) => [ref.ref, ref.replica]));
-    return { policy: policy.toJSON(), replication: await this.#push({ ...view, refs }, refs, leases, options.allow) };
+    const replication = await this.#call(options, async (scoped) => {
+      const view = await scoped.#view(policy);
+      if (!view.remoteConfigured) throw unknownRemote(policy);
+      const refs = view.refs.filter((ref) => ref.class === 'wip');
+      const leases = new Map(refs.map((ref) => [ref.ref, ref.replica]));
+      return scoped.#push({ ...view, refs }, refs, options, leases, options.allow);
+    });
+    this.#events.emit('push', replication);
+    return { policy: policy.toJSON(), replication };
   }
 
   /**
@@ -243,14 +317,18 @@ export class Replicator {
    */
   async pushOrReport(options: AfterOptions = {}): Promise<PushResult> {
     const policy = this.#required();
-    const view = await this.#view(policy);
-    if (!view.remoteConfigured) {
-      const reason = `no git remote named ${policy.remote} is configured`;
-      return { remote: policy.remote, pushed: [], rejected: view.refs.map((ref) => ({ ref: ref.ref, commit: ref.commit, reason })), upToDate: 0 };
-    }
-    const leased = new Set(options.leased ?? []);
-    const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, ref.replica]));
-    return this.#push(view, view.refs.filter((ref) => ref.replica !== ref.commit), leases.size > 0 ? leases : undefined);
+    const result = await this.#call(options, async (scoped) => {
+      const view = await scoped.#view(policy);
+      if (!view.remoteConfigured) {
+        const reason = `no git remote named ${policy.remote} is configured`;
+        return { remote: policy.remote, pushed: [], rejected: view.refs.map((ref) => ({ ref: ref.ref, commit: ref.commit, reason })), upToDate: 0 };
+      }
+      const leased = new Set(options.leased ?? []);
+      const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, ref.replica]));
+      return scoped.#push(view, view.refs.filter((ref) => ref.replica !== ref.commit), options, leases.size > 0 ? leases : undefined);
+    });
+    this.#events.emit('push', result);
+    return result;
   }
 
   /**
@@ -261,10 +339,16 @@ export class Replicator {
    * or forked (`diverged`) is left alone. When the remote cannot be fetched from, `failed` says
    * why and `refs` is worked out, the same way, from what earlier fetches recorded.
    * @returns the policy, each remote ref sorted by refname with what was done, and `failed`
-   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race` or `git-failed`
+   * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
-  async fetch(): Promise<FetchResult> {
+  async fetch(options: ReplicatorCallOptions = {}): Promise<FetchResult> {
     const policy = this.#required();
+    const result = await this.#call(options, (scoped) => scoped.#fetch(policy, options));
+    this.#events.emit('fetch', result);
+    return result;
+  }
+
+  async #fetch(policy: Policy, options: ReplicatorCallOptions): Promise<FetchResult> {
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
     const network: NetworkOptions = { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress };
@@ -284,6 +368,9 @@ export class Replicator {
       }
       let failure;
       try {
+        // Nothing local is written after the signal: the staged refs go with the rest.
+        checkNotAborted(options.signal);
+        reportProgress(options.onProgress, 'refs', 0, plan.writes.length);
         failure = await writeRefs(this.#git, this.#cwd, plan.writes, 'chant wip: fetch');
       } catch (error) {
         await this.#dropStaging(plan.staging);
@@ -293,6 +380,7 @@ export class Replicator {
         if (plan.later.length > 0) await writeRefs(this.#git, this.#cwd, plan.later, 'chant wip: fetch', { reflog: false }).catch(() => null);
         if (fresh) await recordConfirmation(this.#git, this.#cwd, policy.remote, remote.fingerprint, new Date());
         failedRefs.sort((a, b) => compareBytes(a.ref, b.ref));
+        reportProgress(options.onProgress, 'refs', plan.writes.length, plan.writes.length);
         return failedRefs.length === 0 ? { policy: policy.toJSON(), refs: plan.refs, failed } : { policy: policy.toJSON(), refs: plan.refs, failed, failedRefs };
       }
       const move = plan.refs.find((ref) => ref.ref === failure.ref && (ref.result === 'created' || ref.result === 'fast-forward'));
@@ -367,7 +455,7 @@ export class Replicator {
    * Pushes `candidates` (refs of `view`; the others are proven up to date), each through the
    * secret gate, and records what the remote answered as proof.
    */
-  async #push(view: LocalView, candidates: LocalView['refs'], leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
+  async #push(view: LocalView, candidates: LocalView['refs'], options: ReplicatorCallOptions, leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
     const remote = view.policy.remote;
     const { due, sources, heldBack } = await this.#gate(view, candidates, allow);
     const network: NetworkOptions = { sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress };
@@ -404,6 +492,9 @@ export class Replicator {
       else upToDate += 1;
       if (view.replicas.get(replica) !== ref.commit) writes.push({ ref: replica, next: ref.commit });
     }
+    reportProgress(options.onProgress, 'refs', due.length, due.length);
+    // git stopped by the signal reports its refs as rejected; nothing is recorded after it.
+    checkNotAborted(options.signal);
     if (report.reached) {
       await this.#record(writes);
       await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());

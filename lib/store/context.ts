@@ -1,6 +1,8 @@
 // What every verb of a WipStore works with, built once by the face, and the steps the verbs
 // share: the policy, the identity rule, the replicator, the worktree's lock.
-import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
+import { Plumbing } from '../git/plumbing.js';
+import type { RepositoryLayout } from '../git/plumbing.js';
+import { withSignal } from '../git/signal.js';
 import type { GitRunner } from '../git/runner.js';
 import { withWorktreeLock } from '../managers/lock.js';
 import { removeStaleTemporaries } from '../managers/temporaries.js';
@@ -23,6 +25,16 @@ export interface StoreContext {
   policy: Policy | null | undefined;
   env: Readonly<Record<string, string | undefined>> | undefined;
   staging: StagingMode;
+}
+
+/**
+ * The context with `signal` carried into every git call, for the steps of a verb that may be
+ * stopped: those before it writes. Writes go through the context as given.
+ */
+export function cancellable(context: StoreContext, signal: AbortSignal | undefined): StoreContext {
+  if (signal === undefined) return context;
+  const git = withSignal(context.git, signal);
+  return { ...context, git, plumbing: new Plumbing(git, context.cwd) };
 }
 
 export function replicatorOf(context: StoreContext, policy: Policy): Replicator {

@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
-import { asWipError, WipError } from '../errors.js';
+import { asWipError, cancelledError, checkNotAborted, WipError } from '../errors.js';
 import { indexHoldsTree } from '../git/formats/index-file.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
@@ -13,7 +13,9 @@ import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
-import { checkIdentity, locked } from './context.js';
+import { cancellable, checkIdentity, locked } from './context.js';
+import { report } from '../events.js';
+import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
 import type { FolderOp } from './folder-writer.js';
@@ -30,6 +32,14 @@ export interface RestoreOptions {
   snapshot?: string | null;
   /** Who restores, recorded on the pre-restore checkpoint. */
   by?: string | null;
+  /**
+   * Cancels the restore: before the checkpoint it rejects with `wip-cancelled` having written
+   * nothing; after it, the files git is writing are written, then put back as the checkpoint
+   * holds them, and it rejects with `wip-cancelled` (the checkpoint stays on the ref).
+   */
+  signal?: AbortSignal;
+  /** Receives where the restore stands: `staging`, `checkpoint`, `writing` (paths), `index`. */
+  onProgress?: ProgressListener;
 }
 
 const ABSENT = '000000';
@@ -38,22 +48,33 @@ const GITLINK = '160000';
 /** Restores a snapshot; see {@link WipStore.restore}. */
 export async function restore(context: StoreContext, options: RestoreOptions): Promise<RestoreResult> {
   const by = checkText('--by', options.by);
+  const { signal, onProgress } = options;
+  checkNotAborted(signal);
+  // Until the checkpoint every git call stops on the signal; from it on, none does.
+  const work = cancellable(context, signal);
+  const stopped = (error: unknown): never => {
+    if (signal?.aborted === true) throw cancelledError(signal);
+    throw error;
+  };
   const { plumbing } = context;
-  const opened = await openCheckout(plumbing, context.cwd, context.env ?? process.env);
+  const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
   const layout = opened.layout;
-  const checkout = await checkoutOf(plumbing, opened);
-  const { snapshot: target, record: targetRecord } = await restoreTarget(plumbing, checkout, options.snapshot ?? null);
-  await checkIdentity(context, layout, by);
+  const checkout = await checkoutOf(work.plumbing, opened).catch(stopped);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null).catch(stopped);
+  await checkIdentity(work, layout, by).catch(stopped);
   return locked(context, layout, async () => {
+    checkNotAborted(signal);
     await refuseOperationInProgress(layout);
-    const indexFile = await stageWorkingTree(plumbing, checkout);
+    report(onProgress, 'staging', 0, 1);
+    const indexFile = await stageWorkingTree(work.plumbing, checkout).catch(stopped);
     try {
-      const current = await plumbing.writeTree(indexFile);
-      const changes = await plumbing.diffTrees(current, target.tree);
+      const current = await work.plumbing.writeTree(indexFile).catch(stopped);
+      const changes = await work.plumbing.diffTrees(current, target.tree).catch(stopped);
+      report(onProgress, 'staging', 1, 1);
       const targetIndex = indexTrailer(targetRecord.message);
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
-      await checkWritable(plumbing, layout, target, changes, targetIndex);
+      await checkWritable(work.plumbing, layout, target, changes, targetIndex).catch(stopped);
       const blockers = [...await inTheWay(layout.top, changes), ...await unwritableFolders(layout.top, changes)];
       const cwdBlocker = await cwdRemoved(layout.top, context.cwd, changes);
       if (cwdBlocker !== null) blockers.push(cwdBlocker);
@@ -64,26 +85,39 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // The checkout's index as it is, when it is not HEAD's tree: the checkpoint records it, so
       // restoring the checkpoint puts staged content back too.
       const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
-      const stagedTree = indexHoldsHead ? null : await indexTree(plumbing, layout);
+      const stagedTree = indexHoldsHead ? null : await indexTree(work.plumbing, layout).catch(stopped);
       const staged = stagedTree === null || stagedTree === opened.headTree ? null : stagedTree;
-      const inexact = await inexactFiles(plumbing, layout.top, changes);
+      const inexact = await inexactFiles(work.plumbing, layout.top, changes).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
-      // restore with nothing written at all.
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(plumbing, layout, indexFile, target, changes) : null;
+      // restore with nothing written at all, and so does a cancel until the checkpoint.
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
+        checkNotAborted(signal);
+        report(onProgress, 'checkpoint', 0, 1);
         checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
+        report(onProgress, 'checkpoint', 1, 1);
+        report(onProgress, 'writing', 0, changes.length);
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
+        report(onProgress, 'writing', changes.length, changes.length);
       } finally {
         if (staging !== null) await rm(staging, { recursive: true, force: true });
       }
+      if (signal?.aborted === true) {
+        // Past the checkpoint: the working tree goes back as the checkpoint holds it. The
+        // checkout's index was not touched yet, and is left as it was.
+        if (changes.length > 0) throw await cancelledBack(plumbing, layout, current, target, changes, checkpoint.snapshot, cancelledError(signal));
+        throw cancelledError(signal);
+      }
+      report(onProgress, 'index', 0, 1);
       // The index goes back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
       const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : opened.headTree;
       const holds = wanted === null ? false : wanted === opened.headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
       if (!holds) await plumbing.resetIndex(layout.top, wanted ?? checkout.head);
+      report(onProgress, 'index', 1, 1);
       return {
         branch: checkout.branch,
         ref: checkout.ref,
@@ -211,6 +245,25 @@ async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: s
     ? `another process changed ${rawPathText(error.raw)} while the restore wrote (${error.message})`
     : `writing the working tree failed: ${error instanceof Error ? error.message : String(error)}`;
   const code = race ? 'wip-race' : 'git-failed';
+  try {
+    await writeBack(plumbing, layout, current, target, changes);
+  } catch (again) {
+    return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway and putting the working tree back failed too (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit}); nothing was written outside the working tree`, { cause: error });
+  }
+  return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway, and the working tree was put back as it was (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
+}
+
+/** Writes the checkpoint's files back over what the move wrote, the same safe way it wrote them. */
+async function writeBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[]): Promise<void> {
+  if (!folderWriterAvailable()) {
+    const scratch = temporaryIndexFile(layout.gitDir);
+    try {
+      await plumbing.switchTreeBack(layout.top, scratch, current, target.tree);
+    } finally {
+      rmSync(scratch, { force: true });
+    }
+    return;
+  }
   const staging = stagingFolder(layout.gitDir);
   const scratch = `${staging}.index`;
   try {
@@ -218,13 +271,24 @@ async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: s
     const back = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK);
     if (back.length > 0) await plumbing.checkoutInto(layout.gitDir, scratch, current, staging, back.map((change) => change.raw));
     applyOps(layout.top, staging, backwardOps(changes));
-  } catch (again) {
-    return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway and putting the working tree back failed too (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit}); nothing was written outside the working tree`, { cause: error });
   } finally {
     await rm(staging, { recursive: true, force: true });
     await rm(scratch, { force: true });
   }
-  return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway, and the working tree was put back as it was (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
+}
+
+/**
+ * A restore cancelled once its files were written: they go back as the checkpoint holds them,
+ * and the call ends `wip-cancelled`; when putting them back fails, the error says which
+ * checkpoint to restore.
+ */
+async function cancelledBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, cancelled: WipError): Promise<WipError> {
+  try {
+    await writeBack(plumbing, layout, current, target, changes);
+  } catch (again) {
+    return new WipError('git-failed', `the restore of ${target.commit.slice(0, 12)} was cancelled after it wrote the working tree, and putting it back failed (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit})`, { cause: cancelled });
+  }
+  return cancelled;
 }
 
 /**

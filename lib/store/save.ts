@@ -10,7 +10,10 @@ import { GIVEN_FIELDS } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { branchOf, openCheckout, readTip } from './checkout.js';
-import { checkIdentity, loadDeclared, locked, replicatorOf } from './context.js';
+import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf } from './context.js';
+import { cancelledError, checkNotAborted } from '../errors.js';
+import { report } from '../events.js';
+import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { prune } from './prune.js';
 import { recordSnapshot } from './record.js';
@@ -33,6 +36,14 @@ export interface SaveOptions extends SnapshotNotes {
    * `retain` block (which needs one); a block with `onSave: true` does it on every save.
    */
   prune?: boolean;
+  /**
+   * Cancels the save until it records the snapshot: it then rejects with `wip-cancelled`,
+   * having moved no ref. Once the snapshot is recorded the save finishes (a push after it is
+   * not cancelled either).
+   */
+  signal?: AbortSignal;
+  /** Receives where the save stands: `staging`, `recording`, then the push's phases when the policy pushes on save. */
+  onProgress?: ProgressListener;
 }
 
 /** Takes a snapshot; see {@link WipStore.save}. */
@@ -41,28 +52,44 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const notes: Record<string, string | null> = {};
   for (const { name, option } of GIVEN_FIELDS) notes[name] = checkText(option, options[name]);
   const by = notes.by ?? null;
-  const opened = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);
+  const { signal, onProgress } = options;
+  checkNotAborted(signal);
+  // Until the snapshot is recorded every git call stops on the signal; the record itself does not.
+  const work = cancellable(context, signal);
+  const stopped = (error: unknown): never => {
+    if (signal?.aborted === true) throw cancelledError(signal);
+    throw error;
+  };
+  const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
   const layout = opened.layout;
-  const { policy, retain } = await loadDeclared(context, layout);
+  const { policy, retain } = await loadDeclared(work, layout).catch(stopped);
   if (options.prune === true && retain === null) {
     throw new WipError('write-usage-invalid', 'save --prune applies the retain block of the workspace declaration, and no box declares retain; give one, or run wip prune with rules');
   }
   const checkout = branchOf(opened);
-  await checkIdentity(context, layout, by);
+  await checkIdentity(work, layout, by).catch(stopped);
   const { created, snapshot, unsaved } = await locked(context, layout, async () => {
-    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(context.plumbing, layout, checkout.head, checkout.ref) : null;
+    checkNotAborted(signal);
+    report(onProgress, 'staging', 0, 1);
+    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref).catch(stopped) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
+      checkNotAborted(signal);
+      report(onProgress, 'staging', 1, 1);
+      report(onProgress, 'recording', 0, 1);
       return { ...(await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, 'save', notes, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
     }
     // The tip is read while git stages the working tree: it is only needed after.
-    const [tip, staged] = await Promise.allSettled([readTip(context.plumbing, checkout.ref), stageWorkingTree(context.plumbing, checkout)]);
-    if (staged.status === 'rejected') throw staged.reason;
-    const indexFile = staged.value;
+    const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref), stageWorkingTree(work.plumbing, checkout)]);
+    if (staged.status === 'rejected') stopped(staged.reason);
+    const indexFile = (staged as PromiseFulfilledResult<string>).value;
     try {
-      if (tip.status === 'rejected') throw tip.reason;
-      checkout.tip = tip.value;
-      const tree = await context.plumbing.writeTree(indexFile);
+      if (tip.status === 'rejected') stopped(tip.reason);
+      checkout.tip = (tip as PromiseFulfilledResult<Awaited<ReturnType<typeof readTip>>>).value;
+      const tree = await work.plumbing.writeTree(indexFile).catch(stopped);
+      checkNotAborted(signal);
+      report(onProgress, 'staging', 1, 1);
+      report(onProgress, 'recording', 0, 1);
       // Reading the gitlinks from the index overlaps the commit and the ref update.
       const [recorded, unsaved] = await Promise.all([
         recordSnapshot(context.plumbing, context.clock, checkout, tree, 'save', notes, 'exact'),
@@ -73,6 +100,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       rmSync(indexFile, { force: true });
     }
   });
+  report(onProgress, 'recording', 1, 1);
   const findings = options.scan === true ? (await scanSnapshot(context, snapshot.commit)).filter((finding) => !policy?.allow.includes(finding.id)) : null;
   let pruned: BranchPrune | null = null;
   if (retain !== null && (options.prune === true || retain.onSave)) {
@@ -86,7 +114,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   // The snapshot is safe on disk by now: a push that fails is reported, never a failed save. A
   // chain the prune rewrote goes with a lease on what chant recorded of the remote, as prune --push.
   const rewritten = pruned !== null && pruned.next !== pruned.tip ? [checkout.ref] : [];
-  const replication = policy?.has('save') ? await replicatorOf(context, policy).after('save', { leased: rewritten }) : null;
+  const replication = policy?.has('save') ? await replicatorOf(context, policy).after('save', { leased: rewritten, ...(onProgress === undefined ? {} : { onProgress }) }) : null;
   return {
     branch: checkout.branch, ref: checkout.ref, created, snapshot, replication,
     ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(unsaved.length > 0 ? { unsaved } : {}),
