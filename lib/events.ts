@@ -7,10 +7,10 @@
  */
 export interface Progress {
   /**
-   * The step under way: for a save `staging`, `recording`, `pushing`; for a restore `staging`,
-   * `checkpoint`, `writing`, `index`; for push and fetch git's own phases as it names them, in
-   * lower case (`counting objects`, `compressing objects`, `writing objects`, `receiving
-   * objects`, `resolving deltas`, ...), then `refs`.
+   * The step under way: for a save `staging` and `recording` (then a push's phases when the
+   * policy pushes on save); for a restore `staging`, `checkpoint`, `writing`, `index`; for push
+   * and fetch git's own phases as it names them, in lower case (`counting objects`,
+   * `writing objects`, `receiving objects`, `resolving deltas`, ...), then `refs`.
    */
   phase: string;
   /** How much of the phase is done, in the phase's units (objects, paths, steps). */

@@ -43,11 +43,14 @@ for (const file of await jsFiles('dist/lib')) {
   await writeFile(file, text.replace(/from ['"]jsonc-parser['"]/g, `from '${vendored}'`));
 }
 
-await build({ ...common, entryPoints: ['lib/index.ts'], outfile: 'dist/cjs/index.cjs', external: COMMONJS_DEPENDENCIES.flatMap((name) => [name, `${name}/*`]) });
-// The types of the require condition: the same declarations, through a file TypeScript reads as
-// CommonJS (a consumer compiling with --module node16 and skipLibCheck, or nodenext, reads them).
+// Each package entry, `chant-wip` and `chant-wip/documents`, as a CommonJS file, and the types of
+// its require condition: the same declarations, through a file TypeScript reads as CommonJS (a
+// consumer compiling with --module node16 and skipLibCheck, or nodenext, reads them).
 await mkdir('dist/cjs', { recursive: true });
-await writeFile('dist/cjs/index.d.cts', "export * from '../lib/index.js';\n");
+for (const [source, name, declarations] of [['lib/index.ts', 'index', '../lib/index.js'], ['lib/documents/index.ts', 'documents', '../lib/documents/index.js']]) {
+  await build({ ...common, entryPoints: [source], outfile: `dist/cjs/${name}.cjs`, external: COMMONJS_DEPENDENCIES.flatMap((dependency) => [dependency, `${dependency}/*`]) });
+  await writeFile(`dist/cjs/${name}.d.cts`, `export * from '${declarations}';\n`);
+}
 await build({ ...common, entryPoints: ['cli/main.ts'], outfile: 'dist/bin/main.cjs' });
 const { version } = JSON.parse(await readFile('package.json', 'utf8'));
 await build({ ...common, entryPoints: ['cli/bin.cts'], outfile: 'dist/bin/chant.cjs', define: { CHANT_VERSION: JSON.stringify(version) } });

@@ -89,6 +89,32 @@ describe('examples/studio-checkpoints.ts', () => {
   });
 });
 
+describe('examples/timeline.ts', () => {
+  it('builds the timeline through the SDK alone: rows with change counts, a turn\'s diff, a restore and its undo, heard as events', () => {
+    const dir = makeRepo();
+    const head = rev(dir, 'HEAD');
+    const result = example('timeline.ts', [dir]);
+    assert.equal(result.code, 0, result.stderr);
+    const lines = result.stdout.trim().split('\n');
+    assert.equal(lines[0], 'timeline of main:');
+    assert.match(lines[1] ?? '', /^ {2}[0-9a-f]{12} turn:3 1 file \+2 -1$/);
+    assert.match(lines[2] ?? '', /^ {2}[0-9a-f]{12} turn:2 2 files \+2 -0$/);
+    assert.match(lines[3] ?? '', /^ {2}[0-9a-f]{12} turn:1 1 file \+1 -0$/);
+    assert.ok(lines.includes('turn:3 modified timeline/code.ts +2 -1'), result.stdout);
+    assert.ok(lines.includes('restored turn:2: timeline/code.ts says "export const answer = 41;\\n"'), result.stdout);
+    assert.equal(lines.at(-1), 'events: snapshot turn:1, snapshot turn:2, snapshot turn:3, restore turn:2, restore turn:3');
+    assert.equal(readFileSync(join(dir, 'timeline', 'code.ts'), 'utf8'), 'export const answer = 42;\nexport const extra = true;\n', 'the undo put turn 3 back');
+    assert.equal(rev(dir, 'HEAD'), head, 'HEAD never moved');
+  });
+
+  it('type-checks against the package entry, strict', () => {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = run(process.execPath, [tsc, '--ignoreConfig', '--noEmit', '--strict', '--noUncheckedIndexedAccess', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext',
+      '--types', 'node', '--skipLibCheck', '--verbatimModuleSyntax', join(ROOT, 'examples', 'timeline.ts')]);
+    assert.equal(result.code, 0, result.stdout + result.stderr);
+  });
+});
+
 describe('examples/host-turn.sh', () => {
   it('saves the turn with its label and principal, reports the push the policy makes, and the remote holds the snapshot', () => {
     const { dir, remote } = box();

@@ -58,7 +58,7 @@ export const DiffSide = Type.Object(
 export type DiffSide = Static<typeof DiffSide>;
 
 /**
- * What {@link WipStore.diff} returns.
+ * What `WipStore.diff` returns.
  * @public
  */
 export const DiffResult = Type.Object({
@@ -70,7 +70,7 @@ export const DiffResult = Type.Object({
   paths: Type.Array(PathChange, { description: 'Every path that differs, sorted by path (bytewise), renames not followed.' }),
 });
 /**
- * What {@link WipStore.diff} returns: both sides, the totals and every path that differs.
+ * What `WipStore.diff` returns: both sides, the totals and every path that differs.
  * @public
  */
 export type DiffResult = Static<typeof DiffResult>;
@@ -94,7 +94,7 @@ export const SnapshotFile = Type.Object(
 export type SnapshotFile = Static<typeof SnapshotFile>;
 
 /**
- * What {@link WipStore.show} returns.
+ * What `WipStore.show` returns.
  * @public
  */
 export const ShowResult = Type.Object({
@@ -103,7 +103,7 @@ export const ShowResult = Type.Object({
   files: Type.Array(SnapshotFile, { description: 'Every file it holds, sorted by path (bytewise).' }),
 });
 /**
- * What {@link WipStore.show} returns: the snapshot, what it changed and every file it holds.
+ * What `WipStore.show` returns: the snapshot, what it changed and every file it holds.
  * @public
  */
 export type ShowResult = Static<typeof ShowResult>;
