@@ -57,7 +57,7 @@ describe('the snapshot fields, one list for the trailers and the memo', () => {
   it('names a field of the Snapshot type, in the type\'s key order, for each entry', () => {
     const keys = Object.keys(SnapshotType.properties);
     assert.deepEqual(SNAPSHOT_FIELDS.map((field) => field.name), keys.filter((key) => SNAPSHOT_FIELDS.some((field) => field.name === key)));
-    assert.deepEqual(keys, ['commit', 'tree', ...SNAPSHOT_FIELDS.map((field) => field.name), 'at'], 'every other key is the commit\'s own');
+    assert.deepEqual(keys, ['commit', 'tree', ...SNAPSHOT_FIELDS.map((field) => field.name), 'at', 'changes'], 'every other key is the commit\'s own, or changes, which a read computes and no memo of chains keeps');
   });
 
   it('carries every field through the message and through the memo\'s entry', () => {
