@@ -16,6 +16,7 @@ const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--by': 'principal',
   '--branch': 'branch',
   '--limit': 'n',
+  '--before': 'snapshot',
 };
 
 /** One option of a command. */

@@ -67,9 +67,11 @@ export function formatListing(result: ListResult, options: ListingOptions = { li
       const when = snapshot.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
       const extra = [snapshot.label === null ? null : shown(snapshot.label), snapshot.by === null ? null : `by ${shown(snapshot.by)}`].filter((part) => part !== null).join('  ');
       const other = snapshot.branch === entry.branch ? '' : `  (taken on ${shown(snapshot.branch)})`;
-      lines.push(`  ${snapshot.commit.slice(0, 12)}  ${when}  ${shown(snapshot.kind).padEnd(11)}  ${extra}${other}`.trimEnd());
+      const changed = snapshot.changes === undefined ? '' : `  ${plural(snapshot.changes.files, 'file')} +${snapshot.changes.added} -${snapshot.changes.removed}`;
+      lines.push(`  ${snapshot.commit.slice(0, 12)}  ${when}  ${shown(snapshot.kind).padEnd(11)}  ${extra}${other}${changed}`.trimEnd());
     }
     if (count > limit) lines.push(`  … and ${count - limit} older (--limit <n> or --all shows them; --json lists them all)`);
+    else if ((entry.older ?? 0) > 0) lines.push(`  … and ${entry.older} older (--before ${entry.snapshots[count - 1]?.commit} shows the next page)`);
   }
   lines.push('');
   const replication = result.replication;

@@ -8,6 +8,8 @@ import { WipPushCommand } from './commands/workspace/wip/push.js';
 import { WipRestoreCommand } from './commands/workspace/wip/restore.js';
 import { WipPruneCommand } from './commands/workspace/wip/prune.js';
 import { WipSaveCommand } from './commands/workspace/wip/save.js';
+import { WipShowCommand } from './commands/workspace/wip/show.js';
+import { WipDiffCommand } from './commands/workspace/wip/diff.js';
 import { WipStorageCommand } from './commands/workspace/wip/storage.js';
 
 /**
@@ -16,7 +18,7 @@ import { WipStorageCommand } from './commands/workspace/wip/storage.js';
  * asked for, after every module has loaded.
  */
 export function commandClasses() {
-  return [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipPushCommand, WipFetchCommand, WipStorageCommand, WipPruneCommand, HelpCommand, CompletionCommand] as const;
+  return [WipReadCommand, WipSaveCommand, WipRestoreCommand, WipShowCommand, WipDiffCommand, WipPushCommand, WipFetchCommand, WipStorageCommand, WipPruneCommand, HelpCommand, CompletionCommand] as const;
 }
 
 let described: CliDefinition | undefined;

@@ -8,17 +8,20 @@ export class WipReadCommand extends Command<ChantContext> {
   static override paths = [['workspace', 'wip']];
   static override usage = Command.Usage({
     description: "List every branch's snapshots, newest first, and where replication stands.",
-    details: 'Reads local refs only and never fetches. Without --json it prints a listing for people, the 10 newest snapshots of each branch unless --limit or --all says otherwise, with anything a snapshot carries shown escaped; with --json, or when it fails, the document, every snapshot unless --limit says otherwise.',
+    details: 'Reads local refs only and never fetches. Without --json it prints a listing for people, the 10 newest snapshots of each branch unless --limit or --all says otherwise, with anything a snapshot carries shown escaped; with --json, or when it fails, the document, every snapshot unless --limit says otherwise. --before pages back from a snapshot; --changes adds what each snapshot changed against the one before it.',
     examples: [
       ['Every branch, as JSON', 'chant workspace wip --json'],
       ['One branch, its 50 newest snapshots', 'chant workspace wip --branch chant/work/W-001 --limit 50'],
       ['The newest snapshot of each branch, for a panel', 'chant workspace wip --json --limit 1'],
+      ['A timeline page with what each turn changed, then the page before it', 'chant workspace wip --json --changes --limit 20 && chant workspace wip --json --changes --limit 20 --before <last commit of the page>'],
     ],
   });
   static document: string | null = READ_DOCUMENT;
   branch = Option.String('--branch', { description: "Only this branch's snapshots: its name, or refs/heads/<name>." });
   limit = Option.String('--limit', { description: 'At most this many snapshots per branch, the newest (a whole number from 1).' });
   all = Option.Boolean('--all', false, { description: 'Show every snapshot in the listing (the document holds them all anyway).' });
+  before = Option.String('--before', { description: 'A page further back: only the snapshots older than this one (its full commit id), on the chain that holds it.' });
+  changes = Option.Boolean('--changes', false, { description: 'Give each snapshot what it changed against the one before it: files, lines added and removed.' });
   json = Option.Boolean('--json', false, { description: 'Print the JSON document instead of the listing.' });
 
   async execute(): Promise<number> {
@@ -26,7 +29,7 @@ export class WipReadCommand extends Command<ChantContext> {
       const limit = this.#limit();
       const store = new WipStore({ cwd: this.context.cwd, env: this.context.env });
       const branch = this.branch === undefined ? null : this.branch.replace(/^refs\/heads\//, '');
-      const result = await store.list({ branch, limit: this.json ? limit : null });
+      const result = await store.list({ branch, limit: this.json ? limit : null, before: this.before ?? null, changes: this.changes });
       if (this.json) {
         printDocument(this.context, readDocument(result));
         return 0;
