@@ -42,6 +42,51 @@ describe('the chant CLI', () => {
     await assertValidDocument(restore.doc);
   });
 
+  it('shows a snapshot, diffs two and a snapshot against the working tree, and pages the read with its change counts', async () => {
+    const CHANGES_ID = 'https://intentius.io/chant/schemas/workspace/wip-changes/v1/wip-changes.schema.json';
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    writeFiles(dir, { 'a.txt': 'one\ntwo\n' });
+    const first = (await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:1'])).doc.snapshot.commit;
+    writeFiles(dir, { 'a.txt': 'two\n', 'b.txt': 'b\n' });
+    const second = (await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:2'])).doc.snapshot.commit;
+
+    const show = await runCli(dir, ['workspace', 'wip', 'show', second]);
+    assert.equal(show.code, 0, show.stdout);
+    assert.equal(show.doc.$schema, CHANGES_ID);
+    assert.equal(show.doc.action, 'show');
+    assert.equal(show.doc.snapshot.commit, second);
+    assert.deepEqual(show.doc.files.map((file: { path: string }) => file.path), ['a.txt', 'b.txt']);
+    assert.deepEqual({ files: show.doc.changes.files, added: show.doc.changes.added, removed: show.doc.changes.removed }, { files: 2, added: 1, removed: 1 });
+    await assertValidDocument(show.doc, { oursOnly: true }); // this project's own document
+
+    const diff = await runCli(dir, ['workspace', 'wip', 'diff', first, second, '--json']);
+    assert.equal(diff.code, 0, diff.stdout);
+    assert.equal(diff.doc.action, 'diff');
+    assert.deepEqual(diff.doc.paths.map((p: { path: string; change: string }) => [p.path, p.change]), [['a.txt', 'modified'], ['b.txt', 'added']]);
+    await assertValidDocument(diff.doc, { oursOnly: true }); // this project's own document
+    writeFiles(dir, { 'c.txt': 'c\n' });
+    const working = await runCli(dir, ['workspace', 'wip', 'diff', second]);
+    assert.equal(working.doc.to.commit, null, 'no <b>: the working tree');
+    assert.deepEqual(working.doc.paths.map((p: { path: string }) => p.path), ['c.txt']);
+    await assertValidDocument(working.doc, { oursOnly: true }); // this project's own document
+
+    const unknown = await runCli(dir, ['workspace', 'wip', 'show', 'HEAD']);
+    assert.equal(unknown.code, 1);
+    assert.equal(unknown.doc.error.code, 'wip-snapshot-unknown');
+    await assertValidDocument(unknown.doc, { oursOnly: true }); // this project's own document
+
+    const page = await runCli(dir, ['workspace', 'wip', '--json', '--changes', '--limit', '1']);
+    assert.deepEqual(page.doc.branches[0].snapshots.map((snapshot: { commit: string }) => snapshot.commit), [second]);
+    assert.equal(page.doc.branches[0].snapshots[0].changes.files, 2);
+    assert.equal(page.doc.branches[0].older, 1);
+    await assertValidDocument(page.doc);
+    const back = await runCli(dir, ['workspace', 'wip', '--json', '--limit', '1', '--before', second]);
+    assert.deepEqual(back.doc.branches[0].snapshots.map((snapshot: { commit: string }) => snapshot.commit), [first]);
+    assert.equal(back.doc.branches[0].snapshots[0].changes, undefined, 'change counts only when asked');
+    const listing = await runCli(dir, ['workspace', 'wip', '--changes']);
+    assert.match(listing.stdout, /turn:2 {2}2 files \+1 -1/);
+  });
+
   it('prints a listing for people when the read runs without --json', async () => {
     const dir = makeRepo();
     await runCli(dir, ['workspace', 'wip', 'save', '--label', 'turn:1']);
