@@ -50,7 +50,7 @@ describe('cancellation', () => {
     git(dir, ['add', 'c.txt']);
     const state = stateOf(dir);
     const controller = new AbortController();
-    const store = new WipStore({ cwd: dir, policy: null, git: abortingOn(dir, controller, (args) => args[0] === 'checkout-index' || (args[0] === 'read-tree' && args.includes('-u')), true) });
+    const store = new WipStore({ cwd: dir, policy: null, git: abortingOn(dir, controller, (args) => args[0] === 'update-ref', true) });
     await assert.rejects(store.restore({ snapshot: turn1.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
     const after = stateOf(dir);
     assert.deepEqual(after.tree, state.tree, 'the working tree is as it was');
