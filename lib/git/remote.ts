@@ -12,10 +12,17 @@ import { sshEnvironment } from './ssh.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
 /**
- * Milliseconds a network call may go without output before git is stopped.
+ * Milliseconds a network call may go without progress before git is stopped, unless the caller
+ * gives its own (`Replicator`'s `timeoutMs`).
  * @internal
  */
 export const NETWORK_TIMEOUT_MS = 60_000;
+
+// git shows progress only when its stderr is a terminal, which under the runner it never is. Push
+// and fetch ask for it always, watched or not: a pack moving over a slow link then prints how far
+// it got, and that output is the progress the runner's timeout measures, so a healthy slow
+// transfer is never taken for a hang. Only a sink, when given, shows it to anyone.
+const PROGRESS = '--progress';
 
 // Windows caps a command line at 32,767 characters; stay well under it so a push of thousands
 // of refs goes in a few processes on every platform.
@@ -69,9 +76,12 @@ export interface NetworkOptions {
   sshCommand: string | null;
   /** Secrets of the remote's URLs, hidden from reasons even where git prints them bare. */
   secrets?: readonly string[];
-  /** Milliseconds without output before git is stopped; {@link NETWORK_TIMEOUT_MS} when absent. */
+  /**
+   * Milliseconds without progress (git's `--progress` output, or bytes its processes move) before
+   * git and everything it started are stopped; {@link NETWORK_TIMEOUT_MS} when absent.
+   */
   timeoutMs?: number;
-  /** Receives git's progress, line by line and redacted; git is asked for progress only when given. */
+  /** Receives git's progress, line by line and redacted; git is asked for progress either way. */
   progress?: (line: string) => void;
 }
 
@@ -352,8 +362,10 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
     ({ stdout } = await git.run(
       [
         // A remote added with --mirror=push refuses refspecs on the command line; chant names its refs.
-        '-c', 'credential.interactive=false', '-c', `remote.${remote}.mirror=false`, ...quietAdvice(options),
-        'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', ...progressFlag(options),
+        // A rejected push's advice (git pull) is about branches a person works on, not chant's refs.
+        '-c', 'credential.interactive=false', '-c', `remote.${remote}.mirror=false`, '-c', 'advice.pushUpdateRejected=false',
+        // --progress, watched or not: see PROGRESS.
+        'push', '--porcelain', '--no-verify', '--no-follow-tags', '--no-signed', '--recurse-submodules=no', PROGRESS,
         ...leaseFlags(refs, options.leases),
         '--end-of-options', remote, ...refs.map((ref) => `${options.sources?.get(ref) ?? ref}:${ref}`),
       ],
@@ -404,7 +416,7 @@ export async function fetchToStaging(git: GitRunner, cwd: string, remote: string
       [
         '-c', 'fetch.fsckObjects=true', '-c', 'credential.interactive=false',
         // --refmap= keeps the configured refspecs from moving refs/remotes/<remote>/* as well.
-        'fetch', '--prune', '--atomic', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', ...progressFlag(options),
+        'fetch', '--prune', '--atomic', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', PROGRESS,
         '--end-of-options', remote, ...refspecs,
       ],
       { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr) },
@@ -552,18 +564,6 @@ export async function usesLfs(git: GitRunner, cwd: string): Promise<boolean> {
  */
 export function networkEnvironment(sshCommand: string | null): Record<string, string> {
   return sshEnvironment({ sshCommand, sshVariant: null });
-}
-
-// git shows progress only when its own stderr is a terminal, which under the runner it never is:
-// ask for it when someone is watching, and never otherwise.
-function progressFlag(options: NetworkOptions): string[] {
-  return options.progress === undefined ? [] : ['--progress'];
-}
-
-// A rejected push's advice ("integrate the remote changes, e.g. git pull") is about branches a
-// person works on, not chant's refs; the document says what was rejected and why.
-function quietAdvice(options: NetworkOptions): string[] {
-  return options.progress === undefined ? [] : ['-c', 'advice.pushUpdateRejected=false'];
 }
 
 /** Splits refs into runs whose refspecs fit one command line. */
