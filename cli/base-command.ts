@@ -12,6 +12,20 @@ export interface ChantContext extends BaseContext {
   cwd: string;
 }
 
+/** `--timeout`, on every verb that reaches a remote: a push, a fetch, a save that pushes, a prune that pushes. */
+export function timeoutOption() {
+  return Option.String('--timeout', {
+    description: 'Seconds a network step may go without progress (git reporting how far it got, or bytes moving) before git and everything it started are stopped; 60 when absent. A slow but healthy link is never stopped.',
+  });
+}
+
+/** `--timeout`'s seconds as milliseconds, or undefined when it was not given. */
+export function timeoutMs(seconds: string | undefined): number | undefined {
+  if (seconds === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(seconds)) throw new WipError('write-usage-invalid', `--timeout takes a whole number of seconds from 1; it was given ${JSON.stringify(seconds)}`);
+  return Number(seconds) * 1000;
+}
+
 /** Prints a document: stdout carries it and nothing else. */
 export function printDocument(context: ChantContext, document: unknown): void {
   context.stdout.write(`${JSON.stringify(document, null, 2)}\n`);

@@ -17,6 +17,7 @@ const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--branch': 'branch',
   '--limit': 'n',
   '--before': 'snapshot',
+  '--timeout': 'seconds',
 };
 
 /** One option of a command. */

@@ -409,13 +409,18 @@ export async function startSshd(): Promise<SshServer> {
   };
 }
 
-/** A TCP listener on 127.0.0.1 that accepts every connection and never says a word. */
-export async function startSilentListener(): Promise<{ port: number; stop(): Promise<void> }> {
+/**
+ * A TCP listener on 127.0.0.1 that accepts every connection and never says a word; `open()` says
+ * how many connections are still open (one a client's process holds until it dies).
+ */
+export async function startSilentListener(): Promise<{ port: number; open(): number; stop(): Promise<void> }> {
   const sockets = new Set<import('node:net').Socket>();
   const server = createNetServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
     socket.once('close', () => sockets.delete(socket));
+    // Reads and drops what the client says, so that its end (the client's process gone) is seen.
+    socket.resume();
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -428,7 +433,7 @@ export async function startSilentListener(): Promise<{ port: number; stop(): Pro
     await new Promise<void>((resolve) => server.close(() => resolve()));
   };
   stops.push(stop);
-  return { port: address.port, stop };
+  return { port: address.port, open: () => sockets.size, stop };
 }
 
 /**

@@ -32,11 +32,19 @@ export interface ReplicatorOptions {
   policy: Policy | PolicyDocument | null;
   /**
    * Receives git's progress during a push or fetch, one line at a time with its terminator
-   * (`\r` for an update of the same line), credentials redacted. git is asked for progress only
-   * when this is given; the results are the same either way. The CLI passes its stderr's `write`
-   * when stderr is a terminal.
+   * (`\r` for an update of the same line), credentials redacted. git is asked for progress
+   * whether or not this is given (its output is what tells a slow transfer from a hang); the
+   * results are the same either way. The CLI passes its stderr's `write` when stderr is a terminal.
    */
   progress?: (line: string) => void;
+  /**
+   * Milliseconds a network step (a push, a fetch, an LFS transfer) may go without progress
+   * before git and everything it started (its transport helper, ssh) are stopped, and the step
+   * fails with a reason that begins `the remote did not answer in time`: 60,000 when absent.
+   * Progress is git's `--progress` output and, on Linux, bytes its processes move, so a slow but
+   * healthy link is never stopped, however long the transfer takes. A whole number from 1.
+   */
+  timeoutMs?: number;
   /**
    * Whether a push runs the secret gate. True when absent, unless `CHANT_WIP_SECRET_SCAN` is
    * `off` in the environment: for a host that scans what leaves the box itself.
@@ -55,6 +63,8 @@ export interface ReplicatorOpenOptions {
   git?: GitRunner;
   /** Receives git's progress during a push or fetch; see {@link ReplicatorOptions.progress}. */
   progress?: (line: string) => void;
+  /** How long a network step may go without progress; see {@link ReplicatorOptions.timeoutMs}. */
+  timeoutMs?: number;
   /** Whether a push runs the secret gate; see {@link ReplicatorOptions.secretScan}. */
   secretScan?: boolean;
 }
@@ -163,18 +173,22 @@ export class Replicator {
   readonly #git: GitRunner;
   readonly #policy: Policy | null;
   readonly #progress: ((line: string) => void) | undefined;
+  readonly #timeoutMs: number | undefined;
   readonly #secretScan: boolean;
   readonly #events = new Events<ReplicatorEvents>();
 
   /**
    * A replicator following a policy already read.
-   * @param options - the checkout, its policy, where progress goes, and the runner to swap in tests
+   * @param options - the checkout, its policy, where progress goes, the network timeout, and the
+   *   runner to swap in tests
+   * @throws {@link WipError} `write-usage-invalid` when `timeoutMs` is not a whole number from 1
    */
   constructor(options: ReplicatorOptions) {
     this.#cwd = options.cwd;
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
     this.#policy = options.policy === null ? null : policyOf(options.policy);
     this.#progress = options.progress;
+    this.#timeoutMs = checkNetworkTimeout(options.timeoutMs);
     this.#secretScan = options.secretScan ?? process.env.CHANT_WIP_SECRET_SCAN !== 'off';
   }
 
@@ -216,15 +230,20 @@ export class Replicator {
 
   /**
    * A replicator for a checkout, following the policy its workspace declaration states.
-   * @param options - the checkout, and the runner to swap in tests
+   * @param options - the checkout, where progress goes, the network timeout, and the runner to swap in tests
    * @returns the replicator (its policy null when no box declares replicate)
-   * @throws {@link WipError} `not-a-git-repository`, or a declaration code
+   * @throws {@link WipError} `not-a-git-repository`, a declaration code, or `write-usage-invalid`
+   *   for a `timeoutMs` that is not a whole number from 1
    */
   static async open(options: ReplicatorOpenOptions): Promise<Replicator> {
     const git = options.git ?? new SimpleGitRunner(options.cwd);
     const layout = await new Plumbing(git, options.cwd).layout();
     const policy = await Policy.load({ cwd: options.cwd, top: layout.top, git });
-    return new Replicator({ cwd: options.cwd, git, policy, progress: options.progress, ...(options.secretScan === undefined ? {} : { secretScan: options.secretScan }) });
+    return new Replicator({
+      cwd: options.cwd, git, policy, progress: options.progress,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.secretScan === undefined ? {} : { secretScan: options.secretScan }),
+    });
   }
 
   /** The policy this replicator follows, or null. */
@@ -351,7 +370,7 @@ export class Replicator {
   async #fetch(policy: Policy, options: ReplicatorCallOptions): Promise<FetchResult> {
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
-    const network: NetworkOptions = { sshCommand: remote.sshCommand, secrets: remote.secrets, progress: this.#progress };
+    const network = this.#network(remote.sshCommand, remote.secrets);
     const unreachable = await fetchToStaging(this.#git, this.#cwd, policy.remote, stagingRefspecs(policy.remote, policy.refs), network);
     const fresh = unreachable === null;
     let failed = unreachable;
@@ -419,6 +438,10 @@ export class Replicator {
     }
   }
 
+  #network(sshCommand: string | null, secrets: readonly string[]): NetworkOptions {
+    return { sshCommand, secrets, progress: this.#progress, ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }) };
+  }
+
   #required(): Policy {
     if (this.#policy === null) throw new WipError('wip-policy-none', 'no box in the workspace declaration declares replicate, so there is no remote to replicate to');
     return this.#policy;
@@ -458,7 +481,7 @@ export class Replicator {
   async #push(view: LocalView, candidates: LocalView['refs'], options: ReplicatorCallOptions, leases?: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
     const remote = view.policy.remote;
     const { due, sources, heldBack } = await this.#gate(view, candidates, allow);
-    const network: NetworkOptions = { sshCommand: view.sshCommand, secrets: view.secrets, progress: this.#progress };
+    const network = this.#network(view.sshCommand, view.secrets);
     const report = due.length === 0
       ? { statuses: new Map<string, RefPushStatus>(), reached: false }
       : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leases === undefined ? {} : { leases }) });
@@ -627,6 +650,16 @@ export class Replicator {
     for (const ref of stagingRefs) writes.push({ ref, next: null });
     return { refs, writes, later, staging: stagingRefs, staged: [...new Set(stagedTips.values())] };
   }
+}
+
+/**
+ * A network timeout as given: a whole number of milliseconds from 1, or absent.
+ * @internal
+ */
+export function checkNetworkTimeout(ms: number | undefined): number | undefined {
+  if (ms === undefined) return undefined;
+  if (!Number.isSafeInteger(ms) || ms < 1) throw new WipError('write-usage-invalid', `a network timeout is a whole number of milliseconds from 1; it was given ${String(ms)}`);
+  return ms;
 }
 
 function unknownRemote(policy: Policy): WipError {

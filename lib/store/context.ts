@@ -25,6 +25,8 @@ export interface StoreContext {
   policy: Policy | null | undefined;
   env: Readonly<Record<string, string | undefined>> | undefined;
   staging: StagingMode;
+  /** The network timeout of the pushes a save or a prune makes; the replicator's default when undefined. */
+  networkTimeoutMs: number | undefined;
 }
 
 /**
@@ -38,7 +40,7 @@ export function cancellable(context: StoreContext, signal: AbortSignal | undefin
 }
 
 export function replicatorOf(context: StoreContext, policy: Policy): Replicator {
-  return new Replicator({ cwd: context.cwd, git: context.git, policy });
+  return new Replicator({ cwd: context.cwd, git: context.git, policy, ...(context.networkTimeoutMs === undefined ? {} : { timeoutMs: context.networkTimeoutMs }) });
 }
 
 /** The policy given, or the one the workspace declaration states (read once per call). */

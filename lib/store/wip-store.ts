@@ -8,6 +8,7 @@ import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import type { Policy } from '../replication/policy.js';
+import { checkNetworkTimeout } from '../replication/replicator.js';
 import type { StoreContext } from './context.js';
 import { diff, show } from './changes.js';
 import type { DiffOptions, ShowOptions } from './changes.js';
@@ -69,6 +70,11 @@ export interface WipStoreOptions {
    * `CHANT_WIP_STAGING` when absent.
    */
   staging?: StagingMode;
+  /**
+   * Milliseconds the push a save (or `prune({push})`) makes may go without progress before git
+   * and everything it started are stopped; see `ReplicatorOptions.timeoutMs`. 60,000 when absent.
+   */
+  networkTimeoutMs?: number;
 }
 
 /**
@@ -91,6 +97,7 @@ export class WipStore {
   /**
    * A store for the checkout around `options.cwd`; nothing is read until a method runs.
    * @param options - the checkout and the edges to swap in tests
+   * @throws {@link WipError} `write-usage-invalid` when `networkTimeoutMs` is not a whole number from 1
    */
   constructor(options: WipStoreOptions) {
     const git = options.git ?? new SimpleGitRunner(options.cwd);
@@ -104,6 +111,7 @@ export class WipStore {
       clock: options.clock ?? (() => new Date()),
       lockWaitMs: options.lockWaitMs,
       staging: staging === 'status' || staging === 'index' ? staging : 'auto',
+      networkTimeoutMs: checkNetworkTimeout(options.networkTimeoutMs),
     };
   }
 

@@ -1,6 +1,6 @@
 import { Command } from 'clipanion';
 import { Replicator } from '../../../../lib/index.js';
-import { WriteCommand } from '../../../base-command.js';
+import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipFetchCommand extends WriteCommand<'fetch'> {
   static override paths = [['workspace', 'wip', 'fetch']];
@@ -10,11 +10,12 @@ export class WipFetchCommand extends WriteCommand<'fetch'> {
     examples: [['On a replacement box, a fresh clone of the remote', 'chant workspace wip fetch --json']],
   });
   readonly action = 'fetch';
+  timeout = timeoutOption();
 
   async perform() {
     // git's progress is for a person at a terminal: never on stdout, never into a pipe or a log.
     const stderr = this.context.stderr as NodeJS.WriteStream;
     const progress = stderr.isTTY === true ? (line: string) => void stderr.write(line) : undefined;
-    return (await Replicator.open({ cwd: this.context.cwd, progress })).fetch();
+    return (await Replicator.open({ cwd: this.context.cwd, progress, timeoutMs: timeoutMs(this.timeout) })).fetch();
   }
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { asWipError, pruneDocument, storageFailureDocument, WIP_STORAGE_ID, WipStore } from '../../../../lib/index.js';
-import { printDocument } from '../../../base-command.js';
+import { printDocument, timeoutMs, timeoutOption } from '../../../base-command.js';
 import type { ChantContext } from '../../../base-command.js';
 
 export class WipPruneCommand extends Command<ChantContext> {
@@ -21,12 +21,13 @@ export class WipPruneCommand extends Command<ChantContext> {
   keepLabelled = Option.Boolean('--keep-labelled', false, { description: 'Keep every snapshot with a label.' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Say what would be dropped; write nothing.' });
   push = Option.Boolean('--push', false, { description: 'Push the pruned chains, each with a lease on the value chant recorded for the remote; refused for a ref another box pushed to meanwhile.' });
+  timeout = timeoutOption();
   gc = Option.Boolean('--gc', false, { description: 'Run git gc --prune=now afterwards (a repack of the whole repository).' });
   json = Option.Boolean('--json', false, { description: 'Print the JSON document (printed either way).' });
 
   async execute(): Promise<number> {
     try {
-      const store = new WipStore({ cwd: this.context.cwd });
+      const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
       const result = await store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
       printDocument(this.context, pruneDocument(result));
       return 0;

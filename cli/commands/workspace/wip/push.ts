@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { Replicator } from '../../../../lib/index.js';
-import { WriteCommand } from '../../../base-command.js';
+import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipPushCommand extends WriteCommand<'push'> {
   static override paths = [['workspace', 'wip', 'push']];
@@ -10,15 +10,17 @@ export class WipPushCommand extends WriteCommand<'push'> {
     examples: [
       ['Push what is not yet replicated', 'chant workspace wip push --json'],
       ['Let a finding that is no secret go', 'chant workspace wip push --allow 3f2a9c1e0b7d4a6f8e21'],
+      ['Give up on a remote silent for 20 seconds', 'chant workspace wip push --timeout 20 --json'],
     ],
   });
   readonly action = 'push';
+  timeout = timeoutOption();
   allow = Option.Array('--allow', { description: 'A secret finding\'s id that is no secret (a test fixture, an example key): the snapshots holding it go. Repeatable.' });
 
   async perform() {
     // git's progress is for a person at a terminal: never on stdout, never into a pipe or a log.
     const stderr = this.context.stderr as NodeJS.WriteStream;
     const progress = stderr.isTTY === true ? (line: string) => void stderr.write(line) : undefined;
-    return (await Replicator.open({ cwd: this.context.cwd, progress })).push({ allow: this.allow ?? [] });
+    return (await Replicator.open({ cwd: this.context.cwd, progress, timeoutMs: timeoutMs(this.timeout) })).push({ allow: this.allow ?? [] });
   }
 }

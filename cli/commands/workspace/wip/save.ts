@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { WipStore } from '../../../../lib/index.js';
-import { WriteCommand } from '../../../base-command.js';
+import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipSaveCommand extends WriteCommand<'save'> {
   static override paths = [['workspace', 'wip', 'save']];
@@ -16,10 +16,11 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   readonly action = 'save';
   label = Option.String('--label', { description: 'What to call the snapshot, such as turn:7 (one line, at most 200 characters).' });
   by = Option.String('--by', { description: 'Who takes it, such as github:alex (one line, at most 200 characters).' });
+  timeout = timeoutOption();
   scan = Option.Boolean('--scan', false, { description: 'Scan what the snapshot adds for likely secrets and list them in findings (path, rule, line).' });
   prune = Option.Boolean('--prune', false, { description: 'Then prune the branch\'s chain by the retain block of the workspace declaration (a block with onSave true prunes on every save).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout) }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
   }
 }
