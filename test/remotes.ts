@@ -455,6 +455,9 @@ export async function startProxy(target: number, options: { bytesPerSecond?: num
       return;
     }
     const queue: Buffer[] = [];
+    // A link holds about a second's worth in flight, not megabytes: the rest waits in the
+    // sender's socket, where a sender (and the runner watching it) sees it drain.
+    let queued = 0;
     let ended = false;
     const budget = Math.max(1, Math.floor((rate * TICK_MS) / 1000));
     const timer = setInterval(() => {
@@ -465,10 +468,11 @@ export async function startProxy(target: number, options: { bytesPerSecond?: num
         if (part.length === head.length) queue.shift();
         else queue[0] = head.subarray(left);
         left -= part.length;
+        queued -= part.length;
         onBytes(part.length);
         if (!to.destroyed) to.write(part);
       }
-      if (queue.length < 16 && from.isPaused()) from.resume();
+      if (queued < rate && from.isPaused()) from.resume();
       if (queue.length === 0 && ended) {
         clearInterval(timer);
         to.end();
@@ -476,13 +480,15 @@ export async function startProxy(target: number, options: { bytesPerSecond?: num
     }, TICK_MS);
     from.on('data', (chunk: Buffer) => {
       queue.push(chunk);
-      if (queue.length >= 16) from.pause();
+      queued += chunk.length;
+      if (queued >= rate) from.pause();
     });
     from.once('end', () => {
       ended = true;
     });
+    // Whatever is still queued is delivered before the other end is closed, as a link does.
     from.once('close', () => {
-      if (queue.length === 0) clearInterval(timer);
+      ended = true;
     });
     to.once('close', () => clearInterval(timer));
   };
@@ -503,7 +509,8 @@ export async function startProxy(target: number, options: { bytesPerSecond?: num
     });
     upstream.once('close', () => {
       sockets.delete(upstream);
-      client.destroy();
+      // A paced link still delivers what it holds, then ends the client (pipePaced); a plain one has nothing held.
+      if (options.bytesPerSecond === undefined) client.destroy();
     });
     pipePaced(client, upstream, (count) => {
       sent += count;

@@ -560,6 +560,12 @@ interface GroupUsage {
   cpu: number;
   /** The members, by pid. */
   members: string;
+  /**
+   * The send and receive queues of the members' TCP sockets: a queue that changes is bytes the
+   * network moved after git handed them to the kernel (a pack draining over a slow link while
+   * git waits for the remote's answer), which no read or write of git's shows.
+   */
+  sockets: string;
   at: number;
 }
 
@@ -569,7 +575,7 @@ interface GroupUsage {
  * silent socket is not taken for one at work).
  */
 function busy(before: GroupUsage, now: GroupUsage, at: number): boolean {
-  if (now.io !== before.io || now.members !== before.members) return true;
+  if (now.io !== before.io || now.members !== before.members || now.sockets !== before.sockets) return true;
   const ticks = ((at - before.at) / 1000) * 100;
   return now.cpu - before.cpu >= Math.max(1, ticks / 10);
 }
@@ -616,7 +622,49 @@ function groupUsage(pgid: number): GroupUsage {
       // Not ours to read, or gone.
     }
   }
-  return { io, cpu, members: members.join(','), at: Date.now() };
+  return { io, cpu, members: members.join(','), sockets: socketQueues(members), at: Date.now() };
+}
+
+/**
+ * The TCP sockets the members hold, each with its send and receive queue as `/proc/net/tcp`
+ * and `tcp6` show them (`<inode>=<tx>:<rx>`), sorted; empty when they hold none.
+ */
+function socketQueues(members: readonly number[]): string {
+  const inodes = new Set<string>();
+  for (const pid of members) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match !== null) inodes.add(match[1] as string);
+      } catch {
+        // Closed meanwhile.
+      }
+    }
+  }
+  if (inodes.size === 0) return '';
+  const queues: string[] = [];
+  for (const table of ['tcp', 'tcp6']) {
+    let text: string;
+    try {
+      // The members' network namespace: that of the first, as they share git's.
+      text = readFileSync(`/proc/${members[0]}/net/${table}`, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      // sl local remote st tx_queue:rx_queue tr:when retransmits uid timeout inode ...
+      const fields = line.trim().split(/\s+/);
+      const inode = fields[9];
+      if (inode !== undefined && inodes.has(inode)) queues.push(`${inode}=${fields[4] ?? ''}`);
+    }
+  }
+  return queues.sort().join(',');
 }
 
 /** A file some member of a stopped group had open for writing. */
