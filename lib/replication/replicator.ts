@@ -219,6 +219,7 @@ export class Replicator {
     };
     const scoped = new Replicator({
       cwd: this.#cwd, git: withSignal(this.#git, signal), policy: this.#policy, secretScan: this.#secretScan, ...(progress === undefined ? {} : { progress }),
+      ...(this.#timeoutMs === undefined ? {} : { timeoutMs: this.#timeoutMs }),
     });
     try {
       return await work(scoped);
