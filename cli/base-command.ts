@@ -1,7 +1,7 @@
 import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
-import { asWipError, GitCommandError, WIP_READ_ID, WIP_WRITE_ID, WipError, writeDocument, writeFailureDocument } from '../lib/index.js';
-import type { WriteAction, WriteResults } from '../lib/index.js';
+import { asWipError, GitCommandError, isVerb, VERB_DOCUMENTS, WIP_READ_ID, WipError, writeDocument, writeFailureDocument } from '../lib/index.js';
+import type { Verb, WriteResults } from '../lib/index.js';
 
 /**
  * What every chant command runs with: clipanion's streams, plus the folder it runs in (empty
@@ -44,14 +44,18 @@ export function refusalOf(error: unknown): WipError {
 }
 
 /**
- * A write verb: parse flags, call one SDK method, print its document whether or not `--json`
- * is given. A refusal prints the failure document and exits 1.
+ * A verb that prints a document of its own (`VERB_DOCUMENTS`: the writes and the storage verbs):
+ * parse flags, call one SDK method, print its document whether or not `--json` is given. A
+ * refusal prints the verb's failure document and exits 1. The verb is the last word of its path.
  */
-export abstract class WriteCommand<A extends WriteAction> extends Command<ChantContext> {
-  /** The schema of what every write prints. */
-  static document: string | null = WIP_WRITE_ID;
+export abstract class WriteCommand<A extends Verb> extends Command<ChantContext> {
+  /** The schema of what the verb prints, from the verb table by the last word of its path. */
+  static get document(): string | null {
+    const verb = this.paths?.[0]?.at(-1);
+    return isVerb(verb) ? VERB_DOCUMENTS[verb] : null;
+  }
 
-  json = Option.Boolean('--json', false, { description: 'Print the JSON document (the writes print it either way).' });
+  json = Option.Boolean('--json', false, { description: 'Print the JSON document (printed either way).' });
 
   abstract readonly action: A;
 

@@ -1,6 +1,5 @@
 import { Builtins, Cli } from 'clipanion';
-import { readFailureDocument, storageFailureDocument, VERSION, WipError, WRITE_ACTIONS, writeFailureDocument } from '../lib/index.js';
-import type { WriteAction } from '../lib/index.js';
+import { isVerb, readFailureDocument, VERSION, WipError, writeFailureDocument } from '../lib/index.js';
 import { printDocument, refusalOf } from './base-command.js';
 import type { ChantContext } from './base-command.js';
 import { printHelp } from './commands/help.js';
@@ -8,7 +7,6 @@ import { commandAt, nearest, nextWords } from './definitions.js';
 import type { CliDefinition } from './definitions.js';
 import { cliDefinition, commandClasses } from './registry.js';
 
-const VERBS: readonly WriteAction[] = WRITE_ACTIONS;
 const READ_PATH = 'workspace wip';
 
 /** The clipanion CLI of chant-wip. */
@@ -70,12 +68,11 @@ function diagnose(reading: Reading, definition: CliDefinition, parserMessage: st
   return parserMessage;
 }
 
-/** The failure document a command line gets: the read's for the read, a write's otherwise. */
+/** The failure document a command line gets: the read's for the read, its verb's for a verb, a write's otherwise. */
 function failureDocument(reading: Reading, error: WipError): unknown {
   if (reading.path.join(' ') === READ_PATH && reading.stray === null) return readFailureDocument(error);
   const verb = reading.path[0] === 'workspace' && reading.path[1] === 'wip' ? reading.path[2] : undefined;
-  if (verb === 'storage' || verb === 'prune') return storageFailureDocument(verb, error);
-  return writeFailureDocument(VERBS.find((candidate) => candidate === verb) ?? null, error);
+  return writeFailureDocument(isVerb(verb) ? verb : null, error);
 }
 
 /**

@@ -20,17 +20,24 @@ export { checkPrincipal, isForgeIdentity, normalizePrincipal, FORGES, IDENTIFIED
 export type { CheckPrincipalOptions } from './workspace/identity.js';
 export { checkText } from './text.js';
 export { VERSION, CONTRACT_VERSION } from './version.js';
-export { WIP_READ_ID, WIP_WRITE_ID, WIP_STORAGE_ID, WIP_CHANGES_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS } from './documents/ids.js';
+export { WIP_READ_ID, WIP_WRITE_ID, WIP_STORAGE_ID, WIP_CHANGES_ID, REPLICATE_DECLARATION_ID, WORKSPACE_DECLARATION_ID, CONTRACT, WRITE_ACTIONS, STORAGE_ACTIONS, CHANGES_ACTIONS, VERB_DOCUMENTS, isVerb } from './documents/ids.js';
+export type { Verb } from './documents/ids.js';
+// The verb tables, named so that the result and document maps made from them can be read; their
+// TypeBox values are in chant-wip/documents.
+export type { WRITE_VERBS, WRITE_DOCUMENTS } from './documents/wip-write.js';
+export type { STORAGE_VERBS, STORAGE_DOCUMENTS } from './documents/storage.js';
+export type { CHANGES_VERBS, CHANGES_DOCUMENTS } from './documents/changes.js';
+export type { VerbEntry, SuccessDocuments, SuccessDocument } from './documents/common.js';
 export {
   readDocument, readFailureDocument, writeDocument, writeFailureDocument, storageDocument, pruneDocument, storageFailureDocument, showDocument, diffDocument, changesFailureDocument,
 } from './documents/document.js';
-export type { WriteResults, WriteDocuments } from './documents/document.js';
+export type { WriteResults, WriteDocuments, VerbFailure } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
 export type { Snapshot, SnapshotKind, ChangeCounts } from './documents/snapshot.js';
-export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './documents/storage.js';
+export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
 export type {
-  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument,
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument, ChangesAction,
 } from './documents/changes.js';
 export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
 export type {

@@ -7,6 +7,7 @@ import { assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, w
 const WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
 const READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json';
 const STORAGE_ID = 'https://intentius.io/chant/schemas/workspace/wip-storage/v1/wip-storage.schema.json';
+const CHANGES_ID = 'https://intentius.io/chant/schemas/workspace/wip-changes/v1/wip-changes.schema.json';
 
 describe('the chant CLI', () => {
   it('saves, lists and restores, each printing a document that validates against ours and the reference schemas', async () => {
@@ -149,6 +150,8 @@ describe('the chant CLI', () => {
     ['a partial command', ['workspace'], null],
     ['a missing option value on prune', ['workspace', 'wip', 'prune', '--keep-last'], 'prune'],
     ['an unknown option on storage', ['workspace', 'wip', 'storage', '--keep-last', '3'], 'storage'],
+    ['show without its snapshot', ['workspace', 'wip', 'show'], 'show'],
+    ['an unknown option on diff', ['workspace', 'wip', 'diff', 'HEAD', '--label', 'x'], 'diff'],
   ] as const) {
     it(`answers ${what} with a write-usage-invalid document and writes nothing`, async () => {
       const dir = makeRepo();
@@ -157,10 +160,11 @@ describe('the chant CLI', () => {
       assert.equal(run.code, 1);
       assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
       assert.equal(run.doc.action, action);
-      assert.equal(run.doc.$schema, action === 'storage' || action === 'prune' ? STORAGE_ID : WRITE_ID, 'the verb\'s own document names it');
+      const own = action === 'storage' || action === 'prune' ? STORAGE_ID : action === 'show' || action === 'diff' ? CHANGES_ID : WRITE_ID;
+      assert.equal(run.doc.$schema, own, 'the verb\'s own document names it');
       assert.doesNotMatch(run.doc.error.message, /\n/);
-      // The storage document is this project's own: the reference has no schema of it.
-      await assertValidDocument(run.doc, { oursOnly: run.doc.$schema === STORAGE_ID });
+      // The storage and changes documents are this project's own: the reference has no schema of them.
+      await assertValidDocument(run.doc, { oursOnly: run.doc.$schema !== WRITE_ID });
       assert.deepEqual(stateOf(dir), before);
     });
   }

@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
-import type { Static } from 'typebox';
-import { header, NoError, Nullable, ObjectId, WIP_CHANGES_ID } from './common.js';
+import type { Static, TSchema, TUnion } from 'typebox';
+import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_CHANGES_ID } from './common.js';
+import type { VerbEntry } from './common.js';
+import { CHANGES_ACTIONS } from './ids.js';
 import { ChangeCounts, Snapshot } from './snapshot.js';
 
 /**
@@ -118,13 +120,37 @@ export const ChangesErrorCode = Type.Union([
 ]);
 
 /**
+ * The verbs of the changes documents.
+ * @public
+ */
+export const ChangesAction = LiteralUnion(CHANGES_ACTIONS);
+/**
+ * `show` or `diff`, as a TypeScript type.
+ * @public
+ */
+export type ChangesAction = Static<typeof ChangesAction>;
+
+/**
+ * Each changes verb's result and what its document says on success: one entry per verb of
+ * `CHANGES_ACTIONS`, as `WRITE_VERBS` is for the writes.
+ * @public
+ */
+export const CHANGES_VERBS = {
+  show: { result: ShowResult, description: 'One snapshot with its files. Exit code 0.' },
+  diff: { result: DiffResult, description: 'What differs between two snapshots, a snapshot and another commit, or a snapshot and the working tree. Exit code 0.' },
+} as const satisfies { readonly [A in ChangesAction]: VerbEntry };
+
+/**
+ * Each changes verb's success document, by verb.
+ * @public
+ */
+export const CHANGES_DOCUMENTS = successDocuments(WIP_CHANGES_ID, CHANGES_ACTIONS, CHANGES_VERBS);
+
+/**
  * The document `chant workspace wip show <snapshot>` prints on success.
  * @public
  */
-export const ShowDocument = Type.Object(
-  { ...header(WIP_CHANGES_ID), error: NoError, action: Type.Literal('show'), ...ShowResult.properties },
-  { description: 'One snapshot with its files. Exit code 0.' },
-);
+export const ShowDocument = CHANGES_DOCUMENTS.show;
 /**
  * The show document, as a TypeScript type.
  * @public
@@ -135,10 +161,7 @@ export type ShowDocument = Static<typeof ShowDocument>;
  * The document `chant workspace wip diff <a> [<b>]` prints on success.
  * @public
  */
-export const DiffDocument = Type.Object(
-  { ...header(WIP_CHANGES_ID), error: NoError, action: Type.Literal('diff'), ...DiffResult.properties },
-  { description: 'What differs between two snapshots, a snapshot and another commit, or a snapshot and the working tree. Exit code 0.' },
-);
+export const DiffDocument = CHANGES_DOCUMENTS.diff;
 /**
  * The diff document, as a TypeScript type.
  * @public
@@ -152,7 +175,7 @@ export type DiffDocument = Static<typeof DiffDocument>;
 export const ChangesFailure = Type.Object(
   {
     ...header(WIP_CHANGES_ID),
-    action: Nullable(Type.Union([Type.Literal('show'), Type.Literal('diff')]), 'The verb refused, or null when there was none.'),
+    action: Nullable(ChangesAction, 'The verb refused, or null when there was none.'),
     error: Type.Object({ code: ChangesErrorCode, message: Type.String() }),
   },
   { description: 'Nothing was read. Exit code 1.' },
@@ -167,9 +190,9 @@ export type ChangesFailure = Static<typeof ChangesFailure>;
  * What `chant workspace wip show|diff` prints.
  * @public
  */
-export const WipChangesDocument = Type.Union([ShowDocument, DiffDocument, ChangesFailure]);
+export const WipChangesDocument: TUnion<TSchema[]> = Type.Union([...CHANGES_ACTIONS.map((action) => CHANGES_DOCUMENTS[action]), ChangesFailure]);
 /**
  * Any document `chant workspace wip show|diff` prints, as a TypeScript type.
  * @public
  */
-export type WipChangesDocument = Static<typeof WipChangesDocument>;
+export type WipChangesDocument = { [A in ChangesAction]: Static<(typeof CHANGES_DOCUMENTS)[A]> }[ChangesAction] | ChangesFailure;

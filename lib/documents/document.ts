@@ -1,12 +1,12 @@
 import type { WipError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { CONTRACT, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
-import type { PruneDocument, PruneResult, StorageDocument, StorageFailure, StorageResult } from './storage.js';
-import type { ChangesFailure, DiffDocument, DiffResult, ShowDocument, ShowResult } from './changes.js';
+import type { Static } from 'typebox';
+import { CONTRACT, VERB_DOCUMENTS, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID } from './ids.js';
+import type { Verb } from './ids.js';
+import type { PruneDocument, PruneResult, STORAGE_DOCUMENTS, STORAGE_VERBS, StorageAction, StorageDocument, StorageFailure, StorageResult } from './storage.js';
+import type { CHANGES_DOCUMENTS, CHANGES_VERBS, ChangesAction, ChangesFailure, DiffDocument, DiffResult, ShowDocument, ShowResult } from './changes.js';
 import type { WipReadFailure, WipReadSuccess, ListResult } from './wip-read.js';
-import type {
-  FetchDocument, FetchResult, PushDocument, PushOutcome, RestoreDocument, RestoreResult, SaveDocument, SaveResult, WriteAction, WriteFailure,
-} from './wip-write.js';
+import type { WRITE_DOCUMENTS, WRITE_VERBS, WriteAction, WriteFailure } from './wip-write.js';
 
 function head<I extends string>(id: I) {
   return { $schema: id, contract: CONTRACT as 1, chant: VERSION };
@@ -33,57 +33,53 @@ export function readFailureDocument(error: WipError): WipReadFailure {
 }
 
 /**
- * A write verb's result, by verb.
+ * A verb's result, by verb: what its SDK method returns (made from `WRITE_VERBS` and `STORAGE_VERBS`).
  * @public
  */
-export interface WriteResults {
-  /** What {@link WipStore.save} returns. */
-  save: SaveResult;
-  /** What {@link WipStore.restore} returns. */
-  restore: RestoreResult;
-  /** What {@link Replicator.push} returns. */
-  push: PushOutcome;
-  /** What {@link Replicator.fetch} returns. */
-  fetch: FetchResult;
-}
+export type WriteResults = { [A in WriteAction]: Static<(typeof WRITE_VERBS)[A]['result']> } & { [A in StorageAction]: Static<(typeof STORAGE_VERBS)[A]['result']> }
+  & { [A in ChangesAction]: Static<(typeof CHANGES_VERBS)[A]['result']> };
 
 /**
- * A write verb's document, by verb.
+ * A verb's success document, by verb: what `chant workspace wip <verb>` prints on success.
  * @public
  */
-export interface WriteDocuments {
-  /** What `chant workspace wip save` prints on success. */
-  save: SaveDocument;
-  /** What `chant workspace wip restore` prints on success. */
-  restore: RestoreDocument;
-  /** What `chant workspace wip push` prints on success. */
-  push: PushDocument;
-  /** What `chant workspace wip fetch` prints on success. */
-  fetch: FetchDocument;
-}
+export type WriteDocuments = { [A in WriteAction]: Static<(typeof WRITE_DOCUMENTS)[A]> } & { [A in StorageAction]: Static<(typeof STORAGE_DOCUMENTS)[A]> }
+  & { [A in ChangesAction]: Static<(typeof CHANGES_DOCUMENTS)[A]> };
 
 /**
- * The write document of a verb's result.
+ * The failure document of a verb: the storage document's for a storage verb, the write
+ * document's otherwise.
+ * @public
+ */
+export type VerbFailure<A extends Verb | null> = A extends StorageAction ? StorageFailure : A extends ChangesAction ? ChangesFailure : WriteFailure;
+
+/**
+ * The document of a verb's result: the write document for save, restore, push and fetch, the
+ * storage document for storage and prune, the changes document for show and diff.
  * @param action - the verb
  * @param result - what the SDK method returned
  * @returns the document, `$schema` first
  * @public
  */
-export function writeDocument<A extends WriteAction>(action: A, result: WriteResults[A]): WriteDocuments[A] {
-  return { ...head(WIP_WRITE_ID), action, ...result } as unknown as WriteDocuments[A];
+export function writeDocument<A extends Verb>(action: A, result: WriteResults[A]): WriteDocuments[A] {
+  return { ...head(VERB_DOCUMENTS[action]), action, ...result } as unknown as WriteDocuments[A];
 }
 
 /**
- * The write document of a refusal.
+ * The document of a verb's refusal: the storage or changes document's for a verb of theirs,
+ * the write document's otherwise (and when there was no verb).
  * @param action - the verb refused, or null when there was none
  * @param error - the refusal
  * @returns the failure document
  * @public
  */
-export function writeFailureDocument(action: WriteAction | null, error: WipError): WriteFailure {
+export function writeFailureDocument<A extends Verb | null>(action: A, error: WipError): VerbFailure<A> {
+  if (action !== null && (VERB_DOCUMENTS[action] === WIP_STORAGE_ID || VERB_DOCUMENTS[action] === WIP_CHANGES_ID)) {
+    return { ...head(VERB_DOCUMENTS[action]), action, error: { code: error.code, message: error.message } } as VerbFailure<A>;
+  }
   const body: WriteFailure['error'] = { code: error.code, message: error.message };
   if (error.paths.length > 0) body.paths = [...error.paths];
-  return { ...head(WIP_WRITE_ID), action, error: body };
+  return { ...head(WIP_WRITE_ID), action, error: body } as VerbFailure<A>;
 }
 
 /**
@@ -93,7 +89,7 @@ export function writeFailureDocument(action: WriteAction | null, error: WipError
  * @public
  */
 export function storageDocument(result: StorageResult): StorageDocument {
-  return { ...head(WIP_STORAGE_ID), action: 'storage', ...result };
+  return writeDocument('storage', result);
 }
 
 /**
@@ -103,7 +99,7 @@ export function storageDocument(result: StorageResult): StorageDocument {
  * @public
  */
 export function pruneDocument(result: PruneResult): PruneDocument {
-  return { ...head(WIP_STORAGE_ID), action: 'prune', ...result };
+  return writeDocument('prune', result);
 }
 
 /**
@@ -113,8 +109,8 @@ export function pruneDocument(result: PruneResult): PruneDocument {
  * @returns the failure document
  * @public
  */
-export function storageFailureDocument(action: 'storage' | 'prune' | null, error: WipError): StorageFailure {
-  return { ...head(WIP_STORAGE_ID), action, error: { code: error.code as StorageFailure['error']['code'], message: error.message } };
+export function storageFailureDocument(action: StorageAction | null, error: WipError): StorageFailure {
+  return { ...head(WIP_STORAGE_ID), action, error: { code: error.code, message: error.message } };
 }
 
 /**

@@ -31,8 +31,9 @@ export const WIP_CHANGES_ID = 'https://intentius.io/chant/schemas/workspace/wip-
 export const CONTRACT = 1;
 
 /**
- * The write verbs, in the order the write documents list them: the one list the CLI's write
- * commands, the documents' action union and the schema's variants follow.
+ * The write verbs, in the order the write documents list them: the one list the write document's
+ * action union, its success shapes (`WRITE_VERBS` in wip-write.ts, which the compiler holds to
+ * it), the maps of document.ts and the schema's variants follow.
  * @public
  */
 export const WRITE_ACTIONS = ['save', 'restore', 'push', 'fetch'] as const;
@@ -48,3 +49,44 @@ export const WORKSPACE_DECLARATION_ID = 'https://intentius.io/chant/schemas/work
  * @public
  */
 export const WIP_STORAGE_ID = 'https://intentius.io/chant/schemas/workspace/wip-storage/v1/wip-storage.schema.json';
+
+/**
+ * The verbs of the storage documents, in the order they list them (`STORAGE_VERBS` in storage.ts
+ * follows it, as `WRITE_VERBS` follows {@link WRITE_ACTIONS}).
+ * @public
+ */
+export const STORAGE_ACTIONS = ['storage', 'prune'] as const;
+
+/**
+ * The verbs of the changes documents, which read and never write (`CHANGES_VERBS` in changes.ts
+ * follows it).
+ * @public
+ */
+export const CHANGES_ACTIONS = ['show', 'diff'] as const;
+
+/**
+ * A verb that prints a document of its own: a write, storage or changes verb.
+ * @public
+ */
+export type Verb = (typeof WRITE_ACTIONS)[number] | (typeof STORAGE_ACTIONS)[number] | (typeof CHANGES_ACTIONS)[number];
+
+/**
+ * The `$id` of the document a verb prints, by verb: what the CLI's verbs, their help and their
+ * failure documents follow.
+ * @public
+ */
+export const VERB_DOCUMENTS: Readonly<Record<Verb, string>> = Object.freeze(Object.fromEntries([
+  ...WRITE_ACTIONS.map((verb) => [verb, WIP_WRITE_ID]),
+  ...STORAGE_ACTIONS.map((verb) => [verb, WIP_STORAGE_ID]),
+  ...CHANGES_ACTIONS.map((verb) => [verb, WIP_CHANGES_ID]),
+]) as Record<Verb, string>);
+
+/**
+ * Whether a word is a verb that prints a document of its own.
+ * @param word - the word
+ * @returns true for a write, storage or changes verb
+ * @public
+ */
+export function isVerb(word: unknown): word is Verb {
+  return typeof word === 'string' && Object.hasOwn(VERB_DOCUMENTS, word);
+}

@@ -6,12 +6,12 @@
  */
 export { Snapshot, SnapshotKind, ChangeCounts } from './snapshot.js';
 export {
-  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument,
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument, ChangesAction, CHANGES_VERBS, CHANGES_DOCUMENTS,
 } from './changes.js';
 export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
 export {
   SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,
-  SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
+  SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument, WRITE_VERBS, WRITE_DOCUMENTS,
 } from './wip-write.js';
 export {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
@@ -20,7 +20,8 @@ export {
 export { ReplicateDeclaration } from './replicate.js';
 export { RetainDeclaration } from './retain.js';
 export { WorkspaceDeclaration } from './workspace-declaration.js';
-export { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument } from './storage.js';
+export { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, STORAGE_VERBS, STORAGE_DOCUMENTS, StorageAction } from './storage.js';
+export type { VerbEntry, SuccessDocuments, SuccessDocument } from './common.js';
 export { publishedSchemas } from './schemas.js';
 export type { PublishedSchema } from './schemas.js';
 export { validateDocument } from './validate.js';

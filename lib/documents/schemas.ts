@@ -1,13 +1,14 @@
 import type { TSchema } from 'typebox';
 import { REPLICATE_DECLARATION_ID, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
-import { ChangesFailure, DiffDocument, ShowDocument } from './changes.js';
+import { CHANGES_DOCUMENTS, ChangesFailure } from './changes.js';
 import { ReplicateDeclaration } from './replicate.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { WorkspaceDeclaration } from './workspace-declaration.js';
-import { PruneDocument, StorageDocument, StorageFailure } from './storage.js';
+import { CHANGES_ACTIONS, STORAGE_ACTIONS, WRITE_ACTIONS } from './ids.js';
+import { STORAGE_DOCUMENTS, StorageFailure } from './storage.js';
 import { WipReadFailure, WipReadSuccess } from './wip-read.js';
-import { FetchDocument, PushDocument, RestoreDocument, SaveDocument, WriteFailure } from './wip-write.js';
+import { WRITE_DOCUMENTS, WriteFailure } from './wip-write.js';
 
 /**
  * A published JSON Schema: where it is written and what it holds.
@@ -92,6 +93,11 @@ function forGenerators(value: Json, key?: string): Json {
   return record;
 }
 
+/** A verb's success variant, titled for code generators: `save` is `WipSaveDocument`. */
+function verbTitle(verb: string): string {
+  return `Wip${verb.charAt(0).toUpperCase()}${verb.slice(1)}Document`;
+}
+
 /** The title of each `$defs` entry: the name generated code gives the type. */
 const TITLES: Readonly<Record<string, string>> = {
   snapshot: 'Snapshot',
@@ -100,11 +106,13 @@ const TITLES: Readonly<Record<string, string>> = {
   replicationPush: 'ReplicationPush',
   refPush: 'RefPush',
   result: 'WipReadResult',
-  save: 'WipSaveDocument',
-  restore: 'WipRestoreDocument',
-  push: 'WipPushDocument',
-  fetch: 'WipFetchDocument',
+  ...Object.fromEntries([...WRITE_ACTIONS, ...STORAGE_ACTIONS, ...CHANGES_ACTIONS].map((verb) => [verb, verbTitle(verb)])),
 };
+
+/** The variants of a document of verbs: each verb's success document, in the order of its list, then the failure. */
+function verbVariants<V extends string>(verbs: readonly V[], documents: Readonly<Record<V, TSchema>>, failure: TSchema): Named {
+  return { ...Object.fromEntries(verbs.map((verb) => [verb, documents[verb]])), failure };
+}
 
 function document(id: string, title: string, description: string, variants: Named, names: { failure: string; error: string; code: string }): Record<string, unknown> {
   const fragments = new Map<string, string>();
@@ -179,9 +187,9 @@ export function publishedSchemas(): PublishedSchema[] {
       path: 'schemas/workspace/wip-write/v1/wip-write.schema.json',
       schema: document(
         WIP_WRITE_ID,
-        'chant workspace wip save|restore|push|fetch output',
-        "What `chant workspace wip save|restore|push|fetch` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
-        { save: SaveDocument, restore: RestoreDocument, push: PushDocument, fetch: FetchDocument, failure: WriteFailure },
+        `chant workspace wip ${WRITE_ACTIONS.join('|')} output`,
+        `What \`chant workspace wip ${WRITE_ACTIONS.join('|')}\` prints, with or without --json. save takes a snapshot of the whole working tree onto refs/chant/wip/<branch> through a temporary index, so the checkout's index, HEAD and branch never move; restore puts the working tree back as a snapshot holds it, after a snapshot of how it is now; push and fetch replicate the refs the box's replicate policy names. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.`,
+        verbVariants(WRITE_ACTIONS, WRITE_DOCUMENTS, WriteFailure),
         { failure: 'WipWriteFailure', error: 'WipWriteError', code: 'WipWriteErrorCode' },
       ),
     },
@@ -189,9 +197,9 @@ export function publishedSchemas(): PublishedSchema[] {
       path: 'schemas/workspace/wip-storage/v1/wip-storage.schema.json',
       schema: document(
         WIP_STORAGE_ID,
-        'chant workspace wip storage|prune output',
+        `chant workspace wip ${STORAGE_ACTIONS.join('|')} output`,
         "What `chant workspace wip storage` and `chant workspace wip prune` print, with or without --json. storage says what each chain of snapshots costs: how many, when the oldest and newest were taken, and the bytes their objects take beyond what branches, tags, remote-tracking refs and HEAD reach. prune rewrites chains down to the snapshots the retention rules keep (the newest always stays), or with --dry-run says what it would drop. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
-        { storage: StorageDocument, prune: PruneDocument, failure: StorageFailure },
+        verbVariants(STORAGE_ACTIONS, STORAGE_DOCUMENTS, StorageFailure),
         { failure: 'WipStorageFailure', error: 'WipStorageError', code: 'WipStorageErrorCode' },
       ),
     },
@@ -201,7 +209,7 @@ export function publishedSchemas(): PublishedSchema[] {
         WIP_CHANGES_ID,
         'chant workspace wip show|diff output',
         "What `chant workspace wip show <snapshot>` and `chant workspace wip diff <a> [<b>]` print: one snapshot with what it changed against the commit before it and every file it holds, or every path that differs between two snapshots, a snapshot and another commit such as HEAD, or a snapshot and the working tree, with modes, object ids and line counts. Both read and never write a ref or the index. This project's own document, beside the reference contract's two. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
-        { show: ShowDocument, diff: DiffDocument, failure: ChangesFailure },
+        verbVariants(CHANGES_ACTIONS, CHANGES_DOCUMENTS, ChangesFailure),
         { failure: 'WipChangesFailure', error: 'WipChangesError', code: 'WipChangesErrorCode' },
       ),
     },

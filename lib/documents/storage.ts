@@ -1,6 +1,8 @@
 import { Type } from 'typebox';
-import type { Static } from 'typebox';
-import { header, NoError, Nullable, ObjectId, WIP_STORAGE_ID, WriteErrorCode } from './common.js';
+import type { Static, TSchema, TUnion } from 'typebox';
+import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_STORAGE_ID, WriteErrorCode } from './common.js';
+import type { VerbEntry } from './common.js';
+import { STORAGE_ACTIONS } from './ids.js';
 import { KEEP_WITHIN_PATTERN } from './replicate-rules.js';
 import { PushResult } from './replication.js';
 
@@ -92,10 +94,37 @@ export const PruneResult = Type.Object({
 export type PruneResult = Static<typeof PruneResult>;
 
 /**
+ * The verbs of the storage documents.
+ * @public
+ */
+export const StorageAction = LiteralUnion(STORAGE_ACTIONS);
+/**
+ * A storage verb, as a TypeScript type.
+ * @public
+ */
+export type StorageAction = Static<typeof StorageAction>;
+
+/**
+ * Each storage verb's result and what its document says on success: one entry per verb of
+ * `STORAGE_ACTIONS`, as `WRITE_VERBS` is for the writes.
+ * @public
+ */
+export const STORAGE_VERBS = {
+  storage: { result: StorageResult, description: 'What the chains of snapshots cost. Exit code 0.' },
+  prune: { result: PruneResult, description: 'The chains were rewritten to the snapshots the rules keep (or, for a dry run, what would be). Exit code 0.' },
+} as const satisfies { readonly [A in StorageAction]: VerbEntry };
+
+/**
+ * Each storage verb's success document, by verb.
+ * @public
+ */
+export const STORAGE_DOCUMENTS = successDocuments(WIP_STORAGE_ID, STORAGE_ACTIONS, STORAGE_VERBS);
+
+/**
  * What `chant workspace wip storage` prints.
  * @public
  */
-export const StorageDocument = Type.Object({ ...header(WIP_STORAGE_ID), error: NoError, action: Type.Literal('storage'), ...StorageResult.properties }, { description: 'What the chains of snapshots cost. Exit code 0.' });
+export const StorageDocument = STORAGE_DOCUMENTS.storage;
 /**
  * The storage document, as a TypeScript type.
  * @public
@@ -106,7 +135,7 @@ export type StorageDocument = Static<typeof StorageDocument>;
  * What `chant workspace wip prune` prints.
  * @public
  */
-export const PruneDocument = Type.Object({ ...header(WIP_STORAGE_ID), error: NoError, action: Type.Literal('prune'), ...PruneResult.properties }, { description: 'The chains were rewritten to the snapshots the rules keep (or, for a dry run, what would be). Exit code 0.' });
+export const PruneDocument = STORAGE_DOCUMENTS.prune;
 /**
  * The prune document, as a TypeScript type.
  * @public
@@ -119,7 +148,7 @@ export type PruneDocument = Static<typeof PruneDocument>;
  */
 export const StorageFailure = Type.Object({
   ...header(WIP_STORAGE_ID),
-  action: Nullable(Type.Union([Type.Literal('storage'), Type.Literal('prune')])),
+  action: Nullable(StorageAction, 'The verb refused, or null.'),
   error: Type.Object({ code: WriteErrorCode, message: Type.String() }),
 }, { description: 'Nothing was written. Exit code 1.' });
 /**
@@ -132,9 +161,11 @@ export type StorageFailure = Static<typeof StorageFailure>;
  * Any document `chant workspace wip storage|prune` prints.
  * @public
  */
-export const WipStorageDocument = Type.Union([StorageDocument, PruneDocument, StorageFailure]);
+export const WipStorageDocument: TUnion<TSchema[]> = Type.Union([...STORAGE_ACTIONS.map((action) => STORAGE_DOCUMENTS[action]), StorageFailure]);
 /**
  * Any storage document, as a TypeScript type.
  * @public
  */
-export type WipStorageDocument = Static<typeof WipStorageDocument>;
+export type WipStorageDocument = { [A in StorageAction]: Static<(typeof STORAGE_DOCUMENTS)[A]> }[StorageAction] | StorageFailure;
+
+

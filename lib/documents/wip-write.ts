@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
-import type { Static } from 'typebox';
-import { header, LiteralUnion, NoError, Nullable, ObjectId, WIP_WRITE_ID, WriteErrorCode } from './common.js';
+import type { Static, TSchema, TUnion } from 'typebox';
+import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_WRITE_ID, WriteErrorCode } from './common.js';
+import type { VerbEntry } from './common.js';
 import { WRITE_ACTIONS } from './ids.js';
 import { FetchRef, FetchRefFailure, PolicyDocument, PushResult, SecretFinding } from './replication.js';
 import { Snapshot } from './snapshot.js';
@@ -120,15 +121,30 @@ export const WriteAction = LiteralUnion(WRITE_ACTIONS);
 export type WriteAction = Static<typeof WriteAction>;
 
 
-function success<A extends string, P extends Record<string, import('typebox').TSchema>>(action: A, properties: P, description: string) {
-  return Type.Object({ ...header(WIP_WRITE_ID), error: NoError, action: Type.Literal(action), ...properties }, { description });
-}
+/**
+ * Each write verb's result and what its document says on success: one entry per verb of
+ * `WRITE_ACTIONS` (the compiler holds the two equal). The success documents, their union, the
+ * maps of document.ts and the schema's variants are made from it.
+ * @public
+ */
+export const WRITE_VERBS = {
+  save: { result: SaveResult, description: 'The snapshot was taken, or the tip already was it. Exit code 0.' },
+  restore: { result: RestoreResult, description: 'The working tree holds what the snapshot holds. Exit code 0.' },
+  push: { result: PushOutcome, description: 'The push ran; replication.rejected lists what did not go. Exit code 0.' },
+  fetch: { result: FetchResult, description: 'The fetch ran. Exit code 0.' },
+} as const satisfies { readonly [A in WriteAction]: VerbEntry };
+
+/**
+ * Each write verb's success document, by verb.
+ * @public
+ */
+export const WRITE_DOCUMENTS = successDocuments(WIP_WRITE_ID, WRITE_ACTIONS, WRITE_VERBS);
 
 /**
  * The document `chant workspace wip save` prints on success.
  * @public
  */
-export const SaveDocument = success('save', SaveResult.properties, 'The snapshot was taken, or the tip already was it. Exit code 0.');
+export const SaveDocument = WRITE_DOCUMENTS.save;
 /**
  * The save document, as a TypeScript type.
  * @public
@@ -138,7 +154,7 @@ export type SaveDocument = Static<typeof SaveDocument>;
  * The document `chant workspace wip restore` prints on success.
  * @public
  */
-export const RestoreDocument = success('restore', RestoreResult.properties, 'The working tree holds what the snapshot holds. Exit code 0.');
+export const RestoreDocument = WRITE_DOCUMENTS.restore;
 /**
  * The restore document, as a TypeScript type.
  * @public
@@ -148,7 +164,7 @@ export type RestoreDocument = Static<typeof RestoreDocument>;
  * The document `chant workspace wip push` prints on success.
  * @public
  */
-export const PushDocument = success('push', PushOutcome.properties, 'The push ran; replication.rejected lists what did not go. Exit code 0.');
+export const PushDocument = WRITE_DOCUMENTS.push;
 /**
  * The push document, as a TypeScript type.
  * @public
@@ -158,7 +174,7 @@ export type PushDocument = Static<typeof PushDocument>;
  * The document `chant workspace wip fetch` prints on success.
  * @public
  */
-export const FetchDocument = success('fetch', FetchResult.properties, 'The fetch ran. Exit code 0.');
+export const FetchDocument = WRITE_DOCUMENTS.fetch;
 /**
  * The fetch document, as a TypeScript type.
  * @public
@@ -188,12 +204,12 @@ export const WriteFailure = Type.Object(
 export type WriteFailure = Static<typeof WriteFailure>;
 
 /**
- * What `chant workspace wip save|restore|push|fetch` prints.
+ * What the write verbs (`chant workspace wip save|restore|push|fetch`) print.
  * @public
  */
-export const WipWriteDocument = Type.Union([SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure]);
+export const WipWriteDocument: TUnion<TSchema[]> = Type.Union([...WRITE_ACTIONS.map((action) => WRITE_DOCUMENTS[action]), WriteFailure]);
 /**
  * Any document a write verb prints, as a TypeScript type.
  * @public
  */
-export type WipWriteDocument = Static<typeof WipWriteDocument>;
+export type WipWriteDocument = { [A in WriteAction]: Static<(typeof WRITE_DOCUMENTS)[A]> }[WriteAction] | WriteFailure;

@@ -1,9 +1,8 @@
 import { Command, Option } from 'clipanion';
-import { changesFailureDocument, diffDocument, WipStore, WIP_CHANGES_ID } from '../../../../lib/index.js';
-import { printDocument, refusalOf } from '../../../base-command.js';
-import type { ChantContext } from '../../../base-command.js';
+import { WipStore } from '../../../../lib/index.js';
+import { WriteCommand } from '../../../base-command.js';
 
-export class WipDiffCommand extends Command<ChantContext> {
+export class WipDiffCommand extends WriteCommand<'diff'> {
   static override paths = [['workspace', 'wip', 'diff']];
   static override usage = Command.Usage({
     description: 'Say what differs between two snapshots, a snapshot and another commit, or a snapshot and the working tree.',
@@ -14,18 +13,11 @@ export class WipDiffCommand extends Command<ChantContext> {
       ['A snapshot against HEAD', 'chant workspace wip diff 4b76a2ec HEAD'],
     ],
   });
-  static document: string | null = WIP_CHANGES_ID;
+  readonly action = 'diff';
   a = Option.String({ required: true, name: 'a' });
   b = Option.String({ required: false, name: 'b' });
-  json = Option.Boolean('--json', false, { description: 'Print the JSON document (printed either way).' });
 
-  async execute(): Promise<number> {
-    try {
-      printDocument(this.context, diffDocument(await new WipStore({ cwd: this.context.cwd, env: this.context.env }).diff({ from: this.a, to: this.b ?? null })));
-      return 0;
-    } catch (error) {
-      printDocument(this.context, changesFailureDocument('diff', refusalOf(error)));
-      return 1;
-    }
+  perform() {
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).diff({ from: this.a, to: this.b ?? null });
   }
 }

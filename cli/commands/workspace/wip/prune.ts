@@ -1,9 +1,8 @@
 import { Command, Option } from 'clipanion';
-import { asWipError, pruneDocument, storageFailureDocument, WIP_STORAGE_ID, WipStore } from '../../../../lib/index.js';
-import { printDocument, timeoutMs, timeoutOption } from '../../../base-command.js';
-import type { ChantContext } from '../../../base-command.js';
+import { WipStore } from '../../../../lib/index.js';
+import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
-export class WipPruneCommand extends Command<ChantContext> {
+export class WipPruneCommand extends WriteCommand<'prune'> {
   static override paths = [['workspace', 'wip', 'prune']];
   static override usage = Command.Usage({
     description: 'Rewrite chains down to the snapshots the retention rules keep.',
@@ -14,7 +13,7 @@ export class WipPruneCommand extends Command<ChantContext> {
       ['Keep the newest 100 here and on the remote', 'chant workspace wip prune --keep-last 100 --push'],
     ],
   });
-  static document: string | null = WIP_STORAGE_ID;
+  readonly action = 'prune';
   branch = Option.String('--branch', { description: "Only this branch's chain; every chain when absent." });
   keepLast = Option.String('--keep-last', { description: 'Keep the newest n snapshots.' });
   keepWithin = Option.String('--keep-within', { description: 'Keep every snapshot taken within this age: a number and s, m, h, d or w (7d).' });
@@ -23,17 +22,9 @@ export class WipPruneCommand extends Command<ChantContext> {
   push = Option.Boolean('--push', false, { description: 'Push the pruned chains, each with a lease on the value chant recorded for the remote; refused for a ref another box pushed to meanwhile.' });
   timeout = timeoutOption();
   gc = Option.Boolean('--gc', false, { description: 'Run git gc --prune=now afterwards (a repack of the whole repository).' });
-  json = Option.Boolean('--json', false, { description: 'Print the JSON document (printed either way).' });
 
-  async execute(): Promise<number> {
-    try {
-      const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
-      const result = await store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
-      printDocument(this.context, pruneDocument(result));
-      return 0;
-    } catch (error) {
-      printDocument(this.context, storageFailureDocument('prune', asWipError(error)));
-      return 1;
-    }
+  perform() {
+    const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
+    return store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
   }
 }
