@@ -202,8 +202,7 @@ export interface AddedBlob {
 
 /**
  * The snapshots `tip`'s first-parent chain holds that none of `known` reaches, oldest first, and
- * the files each adds or changes over the one below it: one `rev-list` and one `diff-tree
- * --stdin`, however many snapshots.
+ * the files each adds or changes over the one below it: one `git log`, however many snapshots.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param tip - the chain's tip
@@ -214,34 +213,29 @@ export interface AddedBlob {
  */
 export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{ chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[] }> {
   const input = `${tip}\n${[...new Set(known)].map((oid) => `^${oid}\n`).join('')}`;
-  // A chain ends at the commit HEAD named, which a branch reaches: the branches' history is
-  // never walked, even when the remote holds nothing yet.
-  const listed = await run(git, cwd, ['rev-list', '--first-parent', '--parents', '--reverse', '--ignore-missing', '--not', '--branches', '--tags', '--stdin'], { input });
-  const chain = listed.split('\n').filter((line) => line.length > 0).map((line) => {
-    const [commit, parent] = line.split(' ');
-    return { commit: commit as string, parent: parent ?? null };
-  });
-  const pairs = chain.filter((link) => link.parent !== null);
+  // One git log lists the chain and what each snapshot changed against the one below it (its
+  // first parent; a snapshot's last parent, its head, is left out): a chain ends at the commit
+  // HEAD named, which a branch reaches, so the branches' history is never walked. Each commit is
+  // "\x01<commit> <parents>\0", then per change ":<modes> <ids> <status>\0<path>\0". No
+  // --diff-filter: in a log it would also drop the commits that only delete from the chain.
+  const out = await run(git, cwd, [
+    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P',
+    '--ignore-missing', '--not', '--branches', '--tags', '--stdin',
+  ], { input });
+  const chain: Array<{ commit: string; parent: string | null }> = [];
   const blobs: AddedBlob[] = [];
-  if (pairs.length > 0) {
-    // A line of `<commit> <parent>` diffs the commit against that parent alone (a snapshot's
-    // last parent, its head, is left out); -z prints the commit's id, then per change
-    // ":<modes> <ids> <status>" and the path.
-    const out = await run(git, cwd, ['diff-tree', '--stdin', '-r', '--raw', '-z', '--no-renames', '--diff-filter=AMT'], { input: pairs.map((link) => `${link.commit} ${link.parent}\n`).join('') });
-    const commits = new Set(pairs.map((link) => link.commit));
-    const fields = out.split('\0');
-    let snapshot: string | null = null;
-    for (let i = 0; i < fields.length; i += 1) {
-      const field = fields[i] as string;
-      if (field.startsWith(':')) {
-        const [, newMode, , newBlob] = field.slice(1).split(' ');
-        const path = fields[i + 1] as string;
-        i += 1;
-        // Files only: a gitlink names a commit, and a symlink's target is no file's content.
-        if (snapshot !== null && newMode?.startsWith('100') && newBlob !== undefined) blobs.push({ snapshot, path, blob: newBlob });
-      } else if (/^[0-9a-f]{40,64}$/.test(field.trim())) {
-        snapshot = commits.has(field.trim()) ? field.trim() : null;
-      }
+  for (const record of out.split('\x01').slice(1)) {
+    const fields = record.split('\0');
+    const [commit = '', parent] = (fields[0] as string).trim().split(' ');
+    chain.push({ commit, parent: parent ?? null });
+    for (let i = 1; i < fields.length; i += 1) {
+      const field = (fields[i] as string).replace(/^\n/, '');
+      if (!field.startsWith(':')) continue;
+      const [, newMode, , newBlob, status] = field.slice(1).split(' ');
+      const path = fields[i + 1] as string;
+      i += 1;
+      // Added, changed and retyped files only: a gitlink names a commit, and a symlink's target is no file's content.
+      if (parent !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) blobs.push({ snapshot: commit, path, blob: newBlob });
     }
   }
   return { chain, blobs };
