@@ -34,7 +34,10 @@ export {
 export type { WriteResults, WriteDocuments, VerbFailure } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
-export type { Snapshot, SnapshotKind, ChangeCounts } from './documents/snapshot.js';
+export type { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason } from './documents/snapshot.js';
+export { DEFAULT_MAX_FILE_SIZE, parseSize } from './snapshot/left-out.js';
+export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';
+export type { WipSettings } from './workspace/wip-settings.js';
 export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
 export type {
   ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument, ChangesAction,

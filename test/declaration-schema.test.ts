@@ -4,7 +4,13 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { isWipError } from '../lib/errors.js';
 import { Policy } from '../lib/replication/policy.js';
+import { readWipSettings } from '../lib/workspace/wip-settings.js';
 import { makeRepo, writeFiles } from './helpers.js';
+
+/** What the SDK makes of a declaration: the policy and the save settings, both read. */
+function sdkReads(dir: string): Promise<unknown> {
+  return Promise.all([Policy.load({ cwd: dir }), readWipSettings(dir, dir)]);
+}
 
 const replicate = { remote: 'origin', refs: ['wip'], on: ['save'], every: '10m' };
 
@@ -23,6 +29,8 @@ const ACCEPTED: Array<[string, unknown]> = [
   ['a retain with every rule', { members: [{ name: 'app', box: { retain: { keepLast: 100, keepWithin: '7d', keepLabelled: true, onSave: true, 'x-note': 1 } } }] }],
   ['a retain of labelled snapshots only', { members: [{ name: 'app', box: { retain: { keepLabelled: true } } }] }],
   ['retain and replicate on different boxes', { members: [{ name: 'a', box: { replicate: {} } }, { name: 'b', box: { retain: { keepWithin: '12h' } } }] }],
+  ['a wip maxFileSize as a size', { wip: { maxFileSize: '64M' } }],
+  ['a wip maxFileSize in bytes, and other wip keys', { wip: { maxFileSize: 1000, later: true } }],
 ];
 const REFUSED: Array<[string, unknown]> = [
   ['a top level that is not an object', [1, 2]],
@@ -43,6 +51,9 @@ const REFUSED: Array<[string, unknown]> = [
   ['a retain with an unknown key', { members: [{ name: 'app', box: { retain: { keepFirst: 3 } } }] }],
   ['a retain that is a number', { members: [{ name: 'app', box: { retain: 30 } }] }],
   ['two boxes with retain', { members: [{ name: 'a', box: { retain: { keepLast: 1 } } }, { name: 'b', box: { retain: { keepLast: 2 } } }] }],
+  ['a wip that is not an object', { wip: '32M' }],
+  ['a wip maxFileSize that is no size', { wip: { maxFileSize: 'lots' } }],
+  ['a negative wip maxFileSize', { wip: { maxFileSize: -1 } }],
 ];
 
 describe('the published schema of the whole declaration', () => {
@@ -54,7 +65,7 @@ describe('the published schema of the whole declaration', () => {
     for (const [name, declaration] of ACCEPTED) {
       const dir = makeRepo();
       writeFiles(dir, { 'chant.workspace.json': JSON.stringify(declaration) });
-      await Policy.load({ cwd: dir });
+      await sdkReads(dir);
       assert.equal(validate(declaration), true, `the schema accepts ${name}: ${JSON.stringify(validate.errors)}`);
     }
   });
@@ -63,7 +74,7 @@ describe('the published schema of the whole declaration', () => {
     for (const [name, declaration] of REFUSED) {
       const dir = makeRepo();
       writeFiles(dir, { 'chant.workspace.json': JSON.stringify(declaration) });
-      await assert.rejects(Policy.load({ cwd: dir }), (error) => isWipError(error, 'declaration-invalid'), name);
+      await assert.rejects(sdkReads(dir), (error) => isWipError(error, 'declaration-invalid'), name);
       assert.equal(validate(declaration), false, `the schema refuses ${name}`);
     }
   });

@@ -76,7 +76,7 @@ describe('odd repositories', () => {
     const saved = await runCli(dir, ['workspace', 'wip', 'save']);
     assert.equal(saved.code, 0, saved.stdout);
     await assertValidDocument(saved.doc);
-    assert.deepEqual(saved.doc.unsaved.map((entry: { path: string; reason: string }) => [entry.path, entry.reason]), [['embedded', 'submodule'], ['vendor/lib', 'submodule']]);
+    assert.deepEqual(saved.doc.unsaved.map((entry: { path: string; reason: string }) => [entry.path, entry.reason]), [['embedded', 'embedded-repository'], ['vendor/lib', 'submodule']]);
     assert.match(saved.doc.unsaved[1].message, new RegExp(`commit it is at \\(${subHead.slice(0, 12)}\\), not its files`));
     assert.match(git(dir, ['ls-tree', saved.doc.snapshot.tree, 'vendor/lib']), new RegExp(`^160000 commit ${subHead}\tvendor/lib`));
     writeFiles(dir, { 'outer.txt': 'changed\n' });

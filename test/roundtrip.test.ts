@@ -1,5 +1,6 @@
 import { git, makeRepo, treeOf } from './helpers.js';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -237,5 +238,121 @@ describe('round trips on random trees', () => {
     assert.equal(total.cases, RUNS);
     assert.ok(total.restored > RUNS / 2, `most cases round-trip (${total.restored})`);
     assert.ok(total.staged > RUNS / 5 && total.conflicts > 0, 'the index states were all tried');
+  });
+});
+// Every path is either in the snapshot byte for byte, or listed with its reason: on random trees
+// beside tracked files under assume-unchanged and skip-worktree (edited, and absent as a sparse
+// checkout leaves them), files over the size limit, and files a clean filter deletes while git
+// stages (vanishing). Both ways a save stages, case by case in turn.
+const LEFT_OUT_RUNS = Number(process.env.CHANT_ROUNDTRIP_LEFT_OUT_RUNS ?? 24);
+const LIMIT = 64;
+const TRACKED = ['t/au.txt', 't/sw.txt', 't/gone.txt', 't/plain.txt'];
+
+const specialsArb = fc.record({
+  assumeUnchanged: fc.boolean(),
+  skipWorktree: fc.constantFrom('none', 'edited', 'absent'),
+  edit: content,
+  big: fc.array(fc.integer({ min: LIMIT + 1, max: LIMIT * 4 }), { maxLength: 3 }),
+  small: fc.array(fc.integer({ min: 0, max: LIMIT }), { maxLength: 2 }),
+  vanishing: fc.array(fc.constantFrom('v1.gone', 'v2.gone', 'w/v3.gone'), { maxLength: 2 }),
+  trackedVanishes: fc.boolean(),
+});
+
+/** path -> what a snapshot holds there, as treeOf describes a working tree. */
+function snapshotFiles(dir: string, commit: string): Record<string, string> {
+  const entries = git(dir, ['ls-tree', '-r', '-z', commit]).split('\0').filter((record) => record !== '').map((record) => {
+    const tab = record.indexOf('\t');
+    const [mode, , oid] = record.slice(0, tab).split(' ') as [string, string, string];
+    return { mode, oid, path: record.slice(tab + 1) };
+  });
+  const out = spawnSync('git', ['cat-file', '--batch'], { cwd: dir, input: entries.map((entry) => `${entry.oid}\n`).join('') }).stdout as Buffer;
+  const files: Record<string, string> = {};
+  let offset = 0;
+  for (const entry of entries) {
+    const newline = out.indexOf(10, offset);
+    const size = Number(out.toString('latin1', offset, newline).split(' ')[2]);
+    const body = out.subarray(newline + 1, newline + 1 + size);
+    offset = newline + 1 + size + 1;
+    files[entry.path] = entry.mode === '120000' ? `link:${body.toString('utf8')}` : `${entry.mode === '100755' ? 'x' : '-'}:${body.toString('latin1')}`;
+  }
+  return files;
+}
+
+async function leftOutCases(seed: number, runs: number): Promise<{ cases: number; listed: Record<string, number> }> {
+  const dir = makeRepo({ 'README.md': 'fixed\n', '.gitignore': '*.ign\nign/\n', '.gitattributes': '*.zap filter=zap\n', ...Object.fromEntries(TRACKED.map((path) => [path, `committed ${path}\n`])) });
+  // The clean filter of a.zap deletes the files named *.gone after git has listed them, and t/gone.txt.
+  git(dir, ['config', 'filter.zap.clean', 'find . -name "*.gone" -delete; if [ -e t/gone.zap-me ]; then rm -f t/gone.txt t/gone.zap-me; fi; cat']);
+  const listed: Record<string, number> = {};
+  let cases = 0;
+  await fc.assert(fc.asyncProperty(treeArb, specialsArb, async (tree, specials) => {
+    cases += 1;
+    const staging = cases % 2 === 0 ? 'index' : 'status';
+    git(dir, ['read-tree', 'HEAD']);
+    git(dir, ['checkout-index', '-f', '-a']);
+    rmSync(join(dir, 's'), { recursive: true, force: true });
+    rmSync(join(dir, 'v1.gone'), { force: true });
+    rmSync(join(dir, 'v2.gone'), { force: true });
+    mkdirSync(join(dir, 'w'), { recursive: true });
+    materialize(join(dir, 'w'), tree, false);
+    mkdirSync(join(dir, 's'), { recursive: true });
+    specials.big.forEach((size, index) => writeFileSync(join(dir, 's', `big${index}.bin`), Buffer.alloc(size, 7)));
+    specials.small.forEach((size, index) => writeFileSync(join(dir, 's', `small${index}.bin`), Buffer.alloc(size, 8)));
+    if (specials.assumeUnchanged) {
+      git(dir, ['update-index', '--assume-unchanged', 't/au.txt']);
+      writeFileSync(join(dir, 't/au.txt'), specials.edit);
+    }
+    if (specials.skipWorktree !== 'none') {
+      git(dir, ['update-index', '--skip-worktree', 't/sw.txt']);
+      if (specials.skipWorktree === 'absent') rmSync(join(dir, 't/sw.txt'));
+      else writeFileSync(join(dir, 't/sw.txt'), specials.edit);
+    }
+    const zapping = specials.vanishing.length > 0 || specials.trackedVanishes;
+    for (const path of specials.vanishing) writeFileSync(join(dir, path), 'short-lived\n');
+    if (specials.trackedVanishes) {
+      writeFileSync(join(dir, 't/gone.txt'), 'edited, then gone\n');
+      writeFileSync(join(dir, 't/gone.zap-me'), '');
+    }
+    if (zapping) writeFileSync(join(dir, 'a.zap'), 'zap\n');
+    else rmSync(join(dir, 'a.zap'), { force: true });
+    const saved = await new WipStore({ cwd: dir, staging, maxFileSize: LIMIT }).save({});
+    const snapshot = snapshotFiles(dir, saved.snapshot.commit);
+    const unsaved = new Map((saved.unsaved ?? []).map((entry) => [entry.path, entry]));
+    for (const entry of saved.unsaved ?? []) listed[entry.reason] = (listed[entry.reason] ?? 0) + 1;
+    const after = only(treeOf(dir), (path) => !ignored(path));
+    for (const [path, described] of Object.entries(after)) {
+      const left = unsaved.get(path);
+      if (left === undefined) {
+        assert.equal(snapshot[path], described, `${path} is in the snapshot byte for byte (${staging} staging)`);
+        continue;
+      }
+      if (path.startsWith('s/big')) assert.deepEqual([left.reason, left.size], ['too-large', Buffer.byteLength(described) - 2], path);
+      else assert.fail(`${path} is on disk and listed as ${left.reason}`);
+    }
+    for (const [path, left] of unsaved) {
+      if (left.reason === 'vanished') assert.equal(after[path], undefined, `${path} listed as vanished is gone`);
+      else assert.equal(left.reason, 'too-large', `${path}: ${left.reason}`);
+      if (left.reason === 'too-large') assert.equal(snapshot[path], undefined, `${path} is not in the snapshot`);
+    }
+    for (const path of Object.keys(after)) if (path.startsWith('s/big')) assert.ok(unsaved.has(path), `${path} over the limit is listed`);
+    if (specials.skipWorktree === 'absent') assert.equal(snapshot['t/sw.txt'], '-:committed t/sw.txt\n', 'an absent skip-worktree file is not a deletion');
+    const flagged = new Set((saved.flagged ?? []).map((entry) => entry.path));
+    assert.equal(flagged.has('t/au.txt'), specials.assumeUnchanged && !specials.edit.equals(Buffer.from('committed t/au.txt\n')));
+    assert.equal(flagged.has('t/sw.txt'), specials.skipWorktree === 'edited' && !specials.edit.equals(Buffer.from('committed t/sw.txt\n')));
+    // The read says the same of the snapshot as the save did.
+    const read = await new WipStore({ cwd: dir }).list({ branch: 'main' });
+    const recorded = (saved.unsaved ?? []).map(({ path, reason, size }) => ({ path, reason, ...(size === undefined ? {} : { size }) }));
+    assert.deepEqual(read.branches[0]?.snapshots[0]?.unsaved, recorded.length === 0 ? undefined : { count: recorded.length, paths: recorded.slice(0, 100) });
+  }), { seed, numRuns: runs, endOnFailure: true });
+  return { cases, listed };
+}
+
+describe('every path is saved or listed', () => {
+  it(`holds every path byte for byte or lists it with its reason, on ${LEFT_OUT_RUNS} random trees with flagged, oversize and vanishing files`, async (t) => {
+    const seeds = [SEED + 100, SEED + 101];
+    const results = await Promise.all(seeds.map((seed) => leftOutCases(seed, LEFT_OUT_RUNS / 2)));
+    const listed: Record<string, number> = {};
+    for (const result of results) for (const [reason, count] of Object.entries(result.listed)) listed[reason] = (listed[reason] ?? 0) + count;
+    t.diagnostic(`fast-check seeds ${seeds.join(', ')}: ${results.reduce((sum, result) => sum + result.cases, 0)} cases; listed ${JSON.stringify(listed)}`);
+    assert.ok((listed['too-large'] ?? 0) > 0 && (listed.vanished ?? 0) > 0, 'the cases left files out for both reasons');
   });
 });

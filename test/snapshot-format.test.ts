@@ -52,7 +52,11 @@ describe('the snapshot commit format, read strictly', () => {
 });
 
 describe('the snapshot fields, one list for the trailers and the memo', () => {
-  const full: Snapshot = { commit: 'c'.repeat(40), tree: 'b'.repeat(40), branch: 'main', head: HEAD, kind: 'pre-restore', label: 'turn:7', by: 'github:alex', at: '2026-10-03T12:00:00.000Z' };
+  const full: Snapshot = {
+    commit: 'c'.repeat(40), tree: 'b'.repeat(40), branch: 'main', head: HEAD, kind: 'pre-restore', label: 'turn:7', by: 'github:alex',
+    unsaved: { count: 3, paths: [{ path: 'big "new"\nline.bin', reason: 'too-large', size: 40_000_000 }, { path: 'vendor/lib', reason: 'submodule' }] },
+    at: '2026-10-03T12:00:00.000Z',
+  };
 
   it('names a field of the Snapshot type, in the type\'s key order, for each entry', () => {
     const keys = Object.keys(SnapshotType.properties);
@@ -61,7 +65,8 @@ describe('the snapshot fields, one list for the trailers and the memo', () => {
   });
 
   it('carries every field through the message and through the memo\'s entry', () => {
-    const fields = snapshotFields({ branch: full.branch, head: full.head, kind: full.kind }, { label: full.label, by: full.by });
+    const fields = snapshotFields({ branch: full.branch, head: full.head, kind: full.kind, unsaved: full.unsaved as NonNullable<Snapshot['unsaved']> }, { label: full.label, by: full.by });
+    assert.match(snapshotMessage(fields), /\nChant-Wip-Unsaved: \{"count":3,"paths":\[\{"path":"big \\"new\\"\\nline\.bin",[^\n]*\}\n$/, 'one trailer, one line, whatever the paths hold');
     assert.deepEqual(readSnapshot({ commit: full.commit, tree: full.tree, parents: [HEAD], committedAt: Date.parse(full.at) / 1000, message: snapshotMessage(fields) }), full);
     const strings: string[] = [];
     const stored = storeSnapshot(full, (value) => strings.push(value) - 1);
@@ -75,5 +80,12 @@ describe('the snapshot fields, one list for the trailers and the memo', () => {
     assert.deepEqual(GIVEN_FIELDS, [{ name: 'label', option: '--label' }, { name: 'by', option: '--by' }]);
     const none = snapshotFields({ branch: 'main', head: HEAD, kind: 'save' }, {});
     assert.deepEqual(none, { branch: 'main', head: HEAD, kind: 'save', label: null, by: null });
+  });
+
+  it('reads a snapshot without Chant-Wip-Unsaved as holding everything, and a damaged one as leaving something out', () => {
+    const base = `s\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${HEAD}\n`;
+    assert.equal('unsaved' in (readSnapshot(record(base)) ?? {}), false);
+    assert.deepEqual(readSnapshot(record(`${base}Chant-Wip-Unsaved: {not json\n`))?.unsaved, { count: 1, paths: [] });
+    assert.deepEqual(readSnapshot(record(`${base}Chant-Wip-Unsaved: {"count":2,"paths":[{"path":"a","reason":"from-a-later-version"}]}\n`))?.unsaved, { count: 2, paths: [{ path: 'a', reason: 'from-a-later-version' }] });
   });
 });

@@ -90,3 +90,20 @@ export const VERB_DOCUMENTS: Readonly<Record<Verb, string>> = Object.freeze(Obje
 export function isVerb(word: unknown): word is Verb {
   return typeof word === 'string' && Object.hasOwn(VERB_DOCUMENTS, word);
 }
+
+/**
+ * Why a path of the working tree is not in a snapshot: the one list the save document, the
+ * snapshot's `unsaved` and the docs follow. `submodule` and `embedded-repository` are gitlinks,
+ * kept as the commit they are at, not their files; `unreadable` could not be opened or read;
+ * `vanished` was deleted while the save read it; `not-a-file` is a FIFO, socket or device where
+ * git tracks a file; `too-large` is a new untracked file over the size limit.
+ * @public
+ */
+export const UNSAVED_REASONS = ['submodule', 'embedded-repository', 'unreadable', 'vanished', 'not-a-file', 'too-large'] as const;
+
+/**
+ * The flags a checkout's index can set to make git look past a file's local edit: a save takes
+ * the edit all the same, and says so.
+ * @public
+ */
+export const FLAGGED_REASONS = ['assume-unchanged', 'skip-worktree'] as const;

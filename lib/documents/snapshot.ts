@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { Nullable, ObjectId } from './common.js';
+import { LiteralUnion, Nullable, ObjectId } from './common.js';
+import { UNSAVED_REASONS } from './ids.js';
 
 /**
  * How much a snapshot changed against the commit before it.
@@ -36,6 +37,51 @@ export const SnapshotKind = Type.Union([Type.Literal('save'), Type.Literal('pre-
 export type SnapshotKind = Static<typeof SnapshotKind>;
 
 /**
+ * Why a path is not in a snapshot, as this version of chant-wip writes it.
+ * @public
+ */
+export const UnsavedReason = LiteralUnion(UNSAVED_REASONS, {
+  description:
+    'submodule or embedded-repository: a gitlink, kept as the commit it is at; its files, committed or not, are not in the snapshot. unreadable: the file could not be opened or read. vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). For unreadable, vanished and not-a-file the snapshot holds what the index held at that path, or nothing for an untracked file.',
+});
+/**
+ * Why a path is not in a snapshot, as a TypeScript type.
+ * @public
+ */
+export type UnsavedReason = Static<typeof UnsavedReason>;
+
+/**
+ * One path a snapshot does not hold, as its commit records it.
+ * @public
+ */
+export const UnsavedEntry = Type.Object({
+  path: Type.String({ description: 'From the repository root.' }),
+  reason: Type.String({ description: `Why: ${UNSAVED_REASONS.join(', ')} (see the save document's unsaved). A reader treats a reason it does not know as left out all the same.` }),
+  size: Type.Optional(Type.Integer({ minimum: 0, description: "For too-large: the file's size in bytes." })),
+});
+/**
+ * One path a snapshot does not hold, as a TypeScript type.
+ * @public
+ */
+export type UnsavedEntry = Static<typeof UnsavedEntry>;
+
+/**
+ * What a snapshot does not hold, as its commit records it (trailer `Chant-Wip-Unsaved`).
+ * @public
+ */
+export const Unsaved = Type.Object({
+  count: Type.Integer({ minimum: 1, description: 'How many paths it left out.' }),
+  paths: Type.Array(UnsavedEntry, { description: 'The first of them by path, at most 100: a commit names no more, count says how many there were.' }),
+}, {
+  description: 'What the snapshot does not hold, recorded in its commit (trailer Chant-Wip-Unsaved, JSON), so the read and a box that fetched it know. Absent when it holds every path of the working tree but ignored files, and on snapshots of versions that did not record it.',
+});
+/**
+ * What a snapshot does not hold, as a TypeScript type.
+ * @public
+ */
+export type Unsaved = Static<typeof Unsaved>;
+
+/**
  * One snapshot of a branch's working tree.
  * @public
  */
@@ -48,6 +94,7 @@ export const Snapshot = Type.Object(
     kind: SnapshotKind,
     label: Nullable(Type.String(), 'What the caller called it with --label, such as a turn id, or null (Chant-Wip-Label). A pre-restore snapshot is labelled before <the restored snapshot\'s first 12 characters>.'),
     by: Nullable(Type.String(), 'Who took it, as --by named them, or null (Chant-Wip-By).'),
+    unsaved: Type.Optional(Unsaved),
     at: Type.String({ description: "When it was taken: the commit's committer time, ISO 8601 UTC with milliseconds." }),
     changes: Type.Optional(ChangeCounts),
   },

@@ -2,17 +2,25 @@ import { Type } from 'typebox';
 import type { Static, TSchema, TUnion } from 'typebox';
 import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_WRITE_ID, WriteErrorCode } from './common.js';
 import type { VerbEntry } from './common.js';
-import { WRITE_ACTIONS } from './ids.js';
+import { FLAGGED_REASONS, WRITE_ACTIONS } from './ids.js';
 import { FetchRef, FetchRefFailure, PolicyDocument, PushResult, SecretFinding } from './replication.js';
-import { Snapshot } from './snapshot.js';
+import { Snapshot, UnsavedReason } from './snapshot.js';
 import { BranchPrune } from './storage.js';
 
-// What a snapshot could not hold. Kept inside SaveResult, since lib/index.ts exports the documents' types by name.
+// What a snapshot could not hold, and what it took although git was told not to look. Kept
+// inside SaveResult, since lib/index.ts exports the documents' types by name.
 const UnsavedPath = Type.Object({
   path: Type.String({ description: 'From the repository root.' }),
-  reason: Type.Union([Type.Literal('submodule')], { description: 'submodule: a gitlink, kept as the commit it is at; its files, committed or not, are not in the snapshot.' }),
+  reason: UnsavedReason,
+  size: Type.Optional(Type.Integer({ minimum: 0, description: "For too-large: the file's size in bytes." })),
   message: Type.String({ description: 'The same, for people.' }),
 }, { description: 'A path of the working tree whose contents the snapshot does not hold.' });
+
+const FlaggedPath = Type.Object({
+  path: Type.String({ description: 'From the repository root.' }),
+  reason: LiteralUnion(FLAGGED_REASONS, { description: "The flag the checkout's index sets on the path." }),
+  message: Type.String({ description: 'The same, for people.' }),
+}, { description: 'A tracked path git was told not to look at in the working tree, whose local edit the snapshot holds.' });
 
 /**
  * What `WipStore.save` (chant-wip) returns.
@@ -31,7 +39,10 @@ export const SaveResult = Type.Object({
     description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, or when a save in another worktree moved the chain meanwhile (the next save prunes).",
   })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
-    description: 'What the snapshot could not hold, sorted by path; present only when there is something. A submodule (or any embedded repository) is kept as the commit it is at, its files are not.',
+    description: 'What the snapshot could not hold, every path, sorted by path; present only when there is something. A submodule or embedded repository is kept as the commit it is at, its files are not. The save never fails because of one path: it takes the rest and lists each here; the snapshot commit records them too (snapshot.unsaved).',
+  })),
+  flagged: Type.Optional(Type.Array(FlaggedPath, {
+    description: 'Tracked paths marked assume-unchanged or skip-worktree in the checkout\'s index whose local edits the snapshot holds, sorted by path; present only when there is one. A skip-worktree file absent from disk (outside a sparse checkout\'s cone) is not listed: the snapshot holds what the index holds, and it is no deletion.',
   })),
 });
 /**

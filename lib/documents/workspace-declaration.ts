@@ -31,6 +31,18 @@ export const WorkspaceDeclaration = Type.Object(
       description: 'The agent sessions: [{name, principals: [..]}]. CHANT_AGENT naming one skips the identity rule, and its principals are identified. Entries that are not objects, or whose principals is not a list of strings, are skipped; anything else here judges nothing.',
       examples: [[{ name: 'hud', principals: ['agent:hud'] }]],
     })),
+    wip: Type.Optional(Type.Object(
+      {
+        maxFileSize: Type.Optional(Type.Union([
+          Type.Integer({ minimum: 0 }),
+          Type.String({ pattern: '^\\s*[0-9]+(\\.[0-9]+)?\\s*([kKmMgG]([iI]?[bB])?|[bB])?\\s*$' }),
+        ], {
+          description: 'The size over which wip save leaves a new untracked file out (listing it in unsaved with its size): bytes, or a size such as 512k, 32M or 2G. 32M when absent; wip save --max-file-size and the SDK\'s maxFileSize win over it.',
+          examples: ['64M'],
+        })),
+      },
+      { description: 'What chant-wip\'s saves run with. Other keys are left alone.' },
+    )),
     members: Type.Optional(Type.Array(
       Type.Object(
         {

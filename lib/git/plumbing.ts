@@ -283,12 +283,59 @@ export class Plumbing {
   }
 
   /**
-   * Stages the whole working tree, ignored files left out, into `indexFile`. `--sparse` (git
-   * 2.34) takes files outside a sparse checkout's cone too, where plain `add --all` would fail;
-   * entries marked skip-worktree keep the index's content and their bit.
+   * Stages the whole working tree, ignored files left out, into `indexFile`, but the paths in
+   * `exclude`. `--sparse` (git 2.34) takes files outside a sparse checkout's cone too, where
+   * plain `add --all` would fail; entries marked skip-worktree keep the index's content and their
+   * bit. `--ignore-errors` stages every file it can when one cannot be read (it cannot be opened,
+   * or is a FIFO, socket or device at a tracked path) and names each on standard error; git still
+   * stops whole when a file it listed is gone before it is read, naming it: the caller runs it
+   * again with that path in `exclude`.
+   * @returns the paths git could not stage, with why (empty when it staged everything)
+   * @throws {@link StagingStopped} when git stopped on a file that vanished, and a `git-failed`
+   *   {@link WipError} for any failure that is not one path's
    */
-  async addAll(top: string, indexFile: string): Promise<void> {
-    await this.run(['add', '--all', '--sparse'], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  async addAll(top: string, indexFile: string, exclude: readonly string[] = [], options: GitRunOptions = {}): Promise<StagingProblem[]> {
+    const args = ['add', '--all', '--sparse', '--ignore-errors'];
+    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } };
+    if (exclude.length > 0) {
+      args.push('--pathspec-from-file=-', '--pathspec-file-nul');
+      run.input = ['.', ...exclude.map((path) => `:(exclude,literal)${path}`)].map((spec) => `${spec}\0`).join('');
+    }
+    try {
+      await this.git.run(args, run);
+      return [];
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || error.stopped !== null) throw asWipError(error);
+      const problems = stagingProblems(error.stderr);
+      if (problems.unexplained) {
+        // Not a path's fault (objects that cannot be written, a corrupt index): git's own
+        // failure, as it says it without --ignore-errors, whose errors end in one fatal line.
+        await this.run(args.filter((arg) => arg !== '--ignore-errors'), run);
+        throw asWipError(error);
+      }
+      if (error.exitCode === 1 && problems.named.length > 0 && problems.stopped === null) return problems.named;
+      if (error.exitCode === 128 && problems.stopped !== null) throw new StagingStopped(problems.stopped, problems.named);
+      throw asWipError(error);
+    }
+  }
+
+  /**
+   * The untracked files of the working tree, ignored ones left out, as `git add --all` would
+   * find them (every file, not folders), by the index `indexFile`.
+   */
+  async untrackedFiles(top: string, indexFile: string, options: GitRunOptions = {}): Promise<string[]> {
+    const out = await this.run(['ls-files', '-z', '--others', '--exclude-standard'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    return out.split('\0').filter((path) => path.length > 0);
+  }
+
+  /**
+   * Clears a flag that makes git look past the working tree (`assume-unchanged`,
+   * `skip-worktree`) on `paths` in `indexFile`, so that staging takes what the files hold.
+   */
+  async clearFlag(top: string, indexFile: string, flag: 'assume-unchanged' | 'skip-worktree', paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
+    if (paths.length === 0) return;
+    // update-index applies only the last flag option to paths read from stdin: one flag a call.
+    await this.run(['update-index', `--no-${flag}`, '-z', '--stdin'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: paths.map((path) => `${path}\0`).join('') });
   }
 
   /**
@@ -526,5 +573,65 @@ function parseLayout(lines: readonly string[]): RepositoryLayout | null {
   return { top, gitDir, commonDir, indexFile, objectsDir, objectFormat };
 }
 
+/**
+ * A path git could not stage, and why: `unreadable` (it could not be opened or read),
+ * `vanished` (gone between git listing it and reading it) or `not-a-file` (a FIFO, socket or
+ * device where git tracks a file).
+ * @internal
+ */
+export interface StagingProblem {
+  path: string;
+  reason: 'unreadable' | 'vanished' | 'not-a-file';
+}
 
+/**
+ * `git add` stopped whole on a file that vanished under it: `path` is that file, `named` what it
+ * had named before.
+ * @internal
+ */
+export class StagingStopped extends Error {
+  readonly path: StagingProblem;
+  readonly named: StagingProblem[];
 
+  constructor(path: StagingProblem, named: StagingProblem[]) {
+    super(`git add stopped: ${path.path} ${path.reason}`);
+    this.name = 'StagingStopped';
+    this.path = path;
+    this.named = named;
+  }
+}
+
+/**
+ * What `git add --ignore-errors` said of the files it could not stage (its messages in the C
+ * locale, which the runner sets): each path named, and the one it stopped on, if any;
+ * `unexplained` when it said anything else that is an error (then it is not one path's fault).
+ * @internal
+ */
+export function stagingProblems(stderr: string): { named: StagingProblem[]; stopped: StagingProblem | null; unexplained: boolean } {
+  const named = new Map<string, StagingProblem['reason']>();
+  let stopped: StagingProblem | null = null;
+  let unexplained = false;
+  const why = (cause: string): StagingProblem['reason'] => (/No such file or directory|Not a directory/.test(cause) ? 'vanished' : 'unreadable');
+  for (const line of stderr.split('\n')) {
+    let match = /^error: open\("(.*)"\): (.*)$/.exec(line);
+    if (match !== null) {
+      named.set(match[1] as string, why(match[2] as string));
+      continue;
+    }
+    match = /^error: (.*): can only add regular files, symbolic links or git-directories$/.exec(line);
+    if (match !== null) {
+      named.set(match[1] as string, 'not-a-file');
+      continue;
+    }
+    match = /^(?:fatal|error): unable to stat '(.*)': (.*)$/.exec(line);
+    if (match !== null) {
+      stopped = { path: match[1] as string, reason: why(match[2] as string) };
+      continue;
+    }
+    // git's summary of a path it named above; any other error is not one path's.
+    match = /^error: unable to index file '(.*)'$/.exec(line);
+    if (match !== null && named.has(match[1] as string)) continue;
+    if (/^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
+  }
+  return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
+}

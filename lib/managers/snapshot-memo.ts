@@ -19,9 +19,10 @@ const FORMAT = 'chant-snapshot-memo';
 /**
  * Raised whenever what a read learns, or how it is written, changes within a version: 2 since
  * tips are read in UTF-8 through git log and nothing is learned of a shallow, grafted or
- * replaced history; 3 since a line names repeated strings once.
+ * replaced history; 3 since a line names repeated strings once; 4 since a snapshot may carry
+ * what it left out (Chant-Wip-Unsaved), one more value in each entry.
  */
-const REVISION = 3;
+const REVISION = 4;
 
 /** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
 const SLACK = 16;

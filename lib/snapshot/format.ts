@@ -1,6 +1,7 @@
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { CommitRecord } from '../git/formats/commit.js';
-import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
+import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
+import { readUnsaved, unsavedValue, writeUnsaved } from './left-out.js';
 
 /** The ref namespace snapshots live under. */
 export const WIP_REF_PREFIX = 'refs/chant/wip/';
@@ -91,6 +92,17 @@ const kind: FieldCodec<SnapshotKind> = {
   load: (stored) => (stored === 0 ? 'save' : stored === 1 ? 'pre-restore' : INVALID),
 };
 
+/**
+ * What the snapshot left out: one trailer of JSON (see left-out.ts), absent (undefined, the key
+ * left out of the snapshot) when it holds everything.
+ */
+const unsaved: FieldCodec<Unsaved | undefined> = {
+  read: readUnsaved,
+  write: (value) => writeUnsaved(value),
+  store: (value) => (value === undefined ? null : { count: value.count, paths: value.paths }),
+  load: (stored) => (stored === null ? undefined : unsavedValue(stored) ?? INVALID),
+};
+
 /** A text a caller may give, written only when given. */
 const optional: FieldCodec<string | null> = {
   read: (text) => text ?? null,
@@ -111,6 +123,7 @@ export const SNAPSHOT_FIELDS = [
   { name: 'kind', trailer: 'Chant-Wip-Kind', codec: kind },
   { name: 'label', trailer: 'Chant-Wip-Label', codec: optional, given: '--label' },
   { name: 'by', trailer: 'Chant-Wip-By', codec: optional, given: '--by' },
+  { name: 'unsaved', trailer: 'Chant-Wip-Unsaved', codec: unsaved },
 ] as const satisfies ReadonlyArray<{ name: keyof Snapshot; trailer: string; codec: FieldCodec<unknown>; given?: `--${string}` }>;
 
 type Field = (typeof SNAPSHOT_FIELDS)[number];
@@ -128,18 +141,26 @@ export const GIVEN_FIELDS: ReadonlyArray<{ name: GivenField['name']; option: str
   .map((field) => ({ name: field.name, option: field.given }));
 
 /**
- * A snapshot's fields from its kind, what its ref says (branch, head) and the notes given, each
- * note absent recorded as null.
+ * A snapshot's fields from its kind, what its ref says (branch, head), what the save found (what
+ * it left out) and the notes given, each note absent recorded as null; a field neither given
+ * nor found is left out (undefined).
  */
-export function snapshotFields(base: Pick<Snapshot, 'branch' | 'head' | 'kind'>, notes: SnapshotNotes): SnapshotFields {
+export function snapshotFields(base: Pick<Snapshot, 'branch' | 'head' | 'kind'> & Partial<Pick<Snapshot, 'unsaved'>>, notes: SnapshotNotes): SnapshotFields {
   const fields: Record<string, unknown> = {};
-  for (const field of SNAPSHOT_FIELDS) fields[field.name] = field.name in base ? base[field.name as keyof typeof base] : notes[field.name as keyof SnapshotNotes] ?? null;
+  for (const field of SNAPSHOT_FIELDS) {
+    const value = field.name in base ? base[field.name as keyof typeof base] : 'given' in field ? notes[field.name as keyof SnapshotNotes] ?? null : undefined;
+    if (value !== undefined) fields[field.name] = value;
+  }
   return fields as SnapshotFields;
 }
 
-/** Whether two snapshots record the same fields, the branch aside (the ref they are on says it). */
+/** Whether two snapshots record the same fields, the branch aside (the ref they are on says it): the same trailers. */
 export function sameFields(a: SnapshotFields, b: SnapshotFields): boolean {
-  return SNAPSHOT_FIELDS.every((field) => field.name === 'branch' || a[field.name] === b[field.name]);
+  return SNAPSHOT_FIELDS.every((field) => {
+    if (field.name === 'branch') return true;
+    const codec = field.codec as FieldCodec<unknown>;
+    return codec.write(a[field.name]) === codec.write(b[field.name]);
+  });
 }
 
 /**
@@ -165,7 +186,7 @@ function snapshotOf(commit: CommitRecord, texts: ReadonlyArray<string | undefine
   for (const [index, field] of SNAPSHOT_FIELDS.entries()) {
     const value = field.codec.read(texts[index]);
     if (value === INVALID) return null;
-    snapshot[field.name] = value;
+    if (value !== undefined) snapshot[field.name] = value;
   }
   snapshot.at = new Date(commit.committedAt * 1000).toISOString();
   return snapshot as Snapshot;
@@ -192,7 +213,7 @@ export function loadSnapshot(commit: string, stored: readonly unknown[], text: (
   for (const [index, field] of SNAPSHOT_FIELDS.entries()) {
     const value = field.codec.load(stored[index + 1], text);
     if (value === INVALID) return null;
-    snapshot[field.name] = value;
+    if (value !== undefined) snapshot[field.name] = value;
   }
   snapshot.at = at;
   return snapshot as Snapshot;

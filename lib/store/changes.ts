@@ -16,6 +16,7 @@ import type { CountedCommit } from '../managers/change-memo.js';
 import { compareBytes } from '../order.js';
 import { readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
+import { checkpointSettings } from './context.js';
 import { stageWorkingTree } from './staging.js';
 
 /**
@@ -173,7 +174,8 @@ async function sideOf(plumbing: Plumbing, name: string, signal: AbortSignal | un
  */
 async function workingTreeSide(context: StoreContext, layout: RepositoryLayout, head: string | null, signal: AbortSignal | undefined): Promise<DiffSide> {
   checkNotAborted(signal);
-  const indexFile = await stageWorkingTree(context.plumbing, { layout, branch: '', head: head ?? '', ref: '', tip: null });
+  const { maxFileSize } = await checkpointSettings(context, layout);
+  const { indexFile } = await stageWorkingTree(context.plumbing, { layout, branch: '', head: head ?? '', ref: '', tip: null }, maxFileSize);
   try {
     return { commit: null, tree: await context.plumbing.writeTree(indexFile), snapshot: null };
   } finally {

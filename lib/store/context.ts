@@ -12,6 +12,10 @@ import { readDeclaration } from '../workspace/declaration.js';
 import { checkPrincipal } from '../workspace/identity.js';
 import { declaredRetain } from '../workspace/retain.js';
 import type { DeclaredRetain } from '../workspace/retain.js';
+import { WipError } from '../errors.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../snapshot/left-out.js';
+import { readWipSettings, wipSettingsIn } from '../workspace/wip-settings.js';
+import type { WipSettings } from '../workspace/wip-settings.js';
 import type { StagingMode } from './staging.js';
 
 /** A store's settings and edges, as its verbs read them. */
@@ -27,6 +31,21 @@ export interface StoreContext {
   staging: StagingMode;
   /** The network timeout of the pushes a save or a prune makes; the replicator's default when undefined. */
   networkTimeoutMs: number | undefined;
+  /** The size over which a new untracked file is left out of a snapshot; from the declaration, or the default, when undefined. */
+  maxFileSize: number | undefined;
+}
+
+/**
+ * What a restore's checkpoint runs with: the store's settings, else the declaration's, else the
+ * defaults. A restore does not refuse for a declaration it cannot read: it takes the defaults.
+ */
+export async function checkpointSettings(context: StoreContext, layout: RepositoryLayout): Promise<{ maxFileSize: number }> {
+  if (context.maxFileSize !== undefined) return { maxFileSize: context.maxFileSize };
+  const declared = await readWipSettings(context.cwd, layout.top).catch((error: unknown): WipSettings => {
+    if (error instanceof WipError && (error.code.startsWith('declaration-') || error.code === 'reader-too-old')) return {};
+    throw error;
+  });
+  return { maxFileSize: declared.maxFileSize ?? DEFAULT_MAX_FILE_SIZE };
 }
 
 /**
@@ -49,11 +68,11 @@ export async function loadPolicy(context: StoreContext, layout: RepositoryLayout
   return Policy.load({ cwd: context.cwd, top: layout.top, git: context.git });
 }
 
-/** The policy (given, or the declaration's) and the declaration's retain block, the declaration read once. */
-export async function loadDeclared(context: StoreContext, layout: RepositoryLayout): Promise<{ policy: Policy | null; retain: DeclaredRetain | null }> {
+/** The policy (given, or the declaration's), the declaration's retain block and its save settings (`wip`), the declaration read once. */
+export async function loadDeclared(context: StoreContext, layout: RepositoryLayout): Promise<{ policy: Policy | null; retain: DeclaredRetain | null; settings: WipSettings }> {
   const declaration = await readDeclaration(context.cwd, layout.top);
   const retain = declaration === null ? null : declaredRetain(declaration);
-  return { policy: context.policy !== undefined ? context.policy : policyIn(declaration), retain };
+  return { policy: context.policy !== undefined ? context.policy : policyIn(declaration), retain, settings: wipSettingsIn(declaration) };
 }
 
 export async function checkIdentity(context: StoreContext, layout: RepositoryLayout, by: string | null): Promise<void> {

@@ -1,5 +1,5 @@
 // The record loop: a tree becomes a snapshot on the branch's wip ref by compare-and-swap.
-import type { Snapshot, SnapshotKind } from '../documents/snapshot.js';
+import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import type { Plumbing, RefRecord } from '../git/plumbing.js';
 import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
@@ -13,11 +13,13 @@ const CAS_ATTEMPTS = 8;
 /**
  * Records `tree` as a snapshot on the branch's wip ref by compare-and-swap, unless the tip
  * already is it: with the same fields (kind and notes, `exact`), or with any (`tree-and-head`,
- * for a checkpoint, whose only job is that the tree is kept).
+ * for a checkpoint, whose only job is that the tree is kept). What the tree does not hold
+ * (`unsaved`) is recorded with it, and is one of the fields `exact` compares.
  */
-export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, kind: SnapshotKind, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
+export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
-  const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind }, notes);
+  const kind = base.kind;
+  const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind, ...(base.unsaved === undefined ? {} : { unsaved: base.unsaved }) }, notes);
   // A checkpoint of an index that is not HEAD's tree records it (`staged`): a commit of that
   // tree on HEAD as a middle parent, which keeps it reachable and replicated, and a trailer
   // naming the tree, which tells the restore of the checkpoint to put the index back.

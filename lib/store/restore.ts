@@ -13,12 +13,13 @@ import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
-import { cancellable, checkIdentity, locked } from './context.js';
+import { cancellable, checkIdentity, checkpointSettings, locked } from './context.js';
 import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
 import type { FolderOp } from './folder-writer.js';
+import { unsavedOf } from '../snapshot/left-out.js';
 import { recordSnapshot } from './record.js';
 import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import { seedIndex, stageWorkingTree } from './staging.js';
@@ -62,11 +63,12 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
   const checkout = await checkoutOf(work.plumbing, opened).catch(stopped);
   const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null).catch(stopped);
   await checkIdentity(work, layout, by).catch(stopped);
+  const { maxFileSize } = await checkpointSettings(context, layout);
   return locked(context, layout, async () => {
     checkNotAborted(signal);
     await refuseOperationInProgress(layout);
     report(onProgress, 'staging', 0, 1);
-    const indexFile = await stageWorkingTree(work.plumbing, checkout).catch(stopped);
+    const { indexFile, leftOut } = await stageWorkingTree(work.plumbing, checkout, maxFileSize).catch(stopped);
     try {
       const current = await work.plumbing.writeTree(indexFile).catch(stopped);
       const changes = await work.plumbing.diffTrees(current, target.tree).catch(stopped);
@@ -78,6 +80,13 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       const blockers = [...await inTheWay(layout.top, changes), ...await unwritableFolders(layout.top, changes)];
       const cwdBlocker = await cwdRemoved(layout.top, context.cwd, changes);
       if (cwdBlocker !== null) blockers.push(cwdBlocker);
+      // A file the checkpoint could not take (unreadable, too large, ...) is never overwritten.
+      const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
+        .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry.reason]));
+      for (const change of changes) {
+        const reason = notHeld.get(change.raw);
+        if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
+      }
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers.sort(compareRaw));
       }
@@ -96,7 +105,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       try {
         checkNotAborted(signal);
         report(onProgress, 'checkpoint', 0, 1);
-        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, 'pre-restore', { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
+        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
         report(onProgress, 'checkpoint', 1, 1);
         report(onProgress, 'writing', 0, changes.length);
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);

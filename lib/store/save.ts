@@ -8,6 +8,8 @@ import { addedBlobs } from '../git/storage.js';
 import { scanBlobs } from '../replication/secret-gate.js';
 import { GIVEN_FIELDS } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
+import { DEFAULT_MAX_FILE_SIZE, flaggedMessage, leftOutMessage, unsavedOf } from '../snapshot/left-out.js';
+import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { checkText } from '../text.js';
 import { branchOf, openCheckout, readTip } from './checkout.js';
 import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf } from './context.js';
@@ -17,7 +19,7 @@ import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { prune } from './prune.js';
 import { recordSnapshot } from './record.js';
-import { stageWorkingTree, unsavedOf, unsavedPaths, viaStatus } from './staging.js';
+import { gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
 
 /**
@@ -62,27 +64,30 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   };
   const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
   const layout = opened.layout;
-  const { policy, retain } = await loadDeclared(work, layout).catch(stopped);
+  const { policy, retain, settings } = await loadDeclared(work, layout).catch(stopped);
+  const maxFileSize = context.maxFileSize ?? settings.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
   if (options.prune === true && retain === null) {
     throw new WipError('write-usage-invalid', 'save --prune applies the retain block of the workspace declaration, and no box declares retain; give one, or run wip prune with rules');
   }
   const checkout = branchOf(opened);
   await checkIdentity(work, layout, by).catch(stopped);
-  const { created, snapshot, unsaved } = await locked(context, layout, async () => {
+  const { created, snapshot, leftOut, flagged } = await locked(context, layout, async (): Promise<{ created: boolean; snapshot: SaveResult['snapshot']; leftOut: LeftOut[]; flagged: FlaggedPath[] }> => {
     checkNotAborted(signal);
     report(onProgress, 'staging', 0, 1);
-    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref).catch(stopped) : null;
+    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, maxFileSize).catch(stopped) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);
       report(onProgress, 'staging', 1, 1);
       report(onProgress, 'recording', 0, 1);
-      return { ...(await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, 'save', notes, 'exact')), unsaved: unsavedOf(fast.gitlinks) };
+      const leftOut = sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]);
+      const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
+      return { ...recorded, leftOut, flagged: fast.flagged };
     }
     // The tip is read while git stages the working tree: it is only needed after.
-    const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref), stageWorkingTree(work.plumbing, checkout)]);
+    const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref), stageWorkingTree(work.plumbing, checkout, maxFileSize)]);
     if (staged.status === 'rejected') stopped(staged.reason);
-    const indexFile = (staged as PromiseFulfilledResult<string>).value;
+    const { indexFile, leftOut, flagged } = (staged as PromiseFulfilledResult<Awaited<ReturnType<typeof stageWorkingTree>>>).value;
     try {
       if (tip.status === 'rejected') stopped(tip.reason);
       checkout.tip = (tip as PromiseFulfilledResult<Awaited<ReturnType<typeof readTip>>>).value;
@@ -90,17 +95,14 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       checkNotAborted(signal);
       report(onProgress, 'staging', 1, 1);
       report(onProgress, 'recording', 0, 1);
-      // Reading the gitlinks from the index overlaps the commit and the ref update.
-      const [recorded, unsaved] = await Promise.all([
-        recordSnapshot(context.plumbing, context.clock, checkout, tree, 'save', notes, 'exact'),
-        unsavedPaths(indexFile, layout.objectFormat),
-      ]);
-      return { ...recorded, unsaved };
+      const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
+      return { ...recorded, leftOut, flagged };
     } finally {
       rmSync(indexFile, { force: true });
     }
   });
   report(onProgress, 'recording', 1, 1);
+  const unsaved = leftOut.map((entry) => ({ path: entry.path, reason: entry.reason, ...(entry.size === undefined ? {} : { size: entry.size }), message: leftOutMessage(entry) }));
   const findings = options.scan === true ? (await scanSnapshot(context, snapshot.commit)).filter((finding) => !policy?.allow.includes(finding.id)) : null;
   let pruned: BranchPrune | null = null;
   if (retain !== null && (options.prune === true || retain.onSave)) {
@@ -118,6 +120,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   return {
     branch: checkout.branch, ref: checkout.ref, created, snapshot, replication,
     ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(unsaved.length > 0 ? { unsaved } : {}),
+    ...(flagged.length > 0 ? { flagged: flagged.map((entry) => ({ ...entry, message: flaggedMessage(entry) })) } : {}),
   };
 }
 

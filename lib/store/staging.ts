@@ -1,14 +1,25 @@
 // The staging choice: how a save finds the working tree's tree (from `git status`, or by staging
 // everything into a temporary copy of the index), and what the staged tree does not hold.
+//
+// Through the temporary index, path by path when it must: a save takes everything it can and
+// says what it could not take. New untracked files over the size limit are listed first and
+// never read. git add stages every file it can read (--ignore-errors) and names the rest; a
+// file that vanishes between git listing it and reading it stops git whole, and the add runs
+// again without that path. Local edits under assume-unchanged or skip-worktree are taken by
+// clearing those bits in the temporary index first (a skip-worktree file absent from disk, as a
+// sparse checkout leaves it, keeps its bit and the index's content: no deletion).
 import { linkSync, statSync } from 'node:fs';
-import { copyFile, rm, stat, utimes } from 'node:fs/promises';
-import type { SaveResult } from '../documents/wip-write.js';
+import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
+import { join } from 'node:path';
 import { WipError } from '../errors.js';
-import { readGitlinks } from '../git/formats/index-file.js';
-import type { Gitlink } from '../git/formats/index-file.js';
-import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
+import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
+import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
+import { StagingStopped } from '../git/plumbing.js';
+import type { Plumbing, RepositoryLayout, StagingProblem } from '../git/plumbing.js';
+import type { GitRunOptions } from '../git/runner.js';
 import { temporaryIndexFile } from '../managers/temporaries.js';
 import { compareBytes } from '../order.js';
+import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import type { BranchCheckout } from './checkout.js';
 
 /**
@@ -34,8 +45,24 @@ export function viaStatus(staging: StagingMode, layout: RepositoryLayout): boole
   }
 }
 
-/** A temporary index, seeded from the checkout's so git reuses its stat data, holding the whole working tree. */
-export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheckout): Promise<string> {
+/** What staging into a temporary index gave: the index, what it does not hold, what it took under a flag. */
+export interface IndexStaging {
+  indexFile: string;
+  /** What the snapshot does not hold, gitlinks included, sorted by path. */
+  leftOut: LeftOut[];
+  /** Local edits under assume-unchanged or skip-worktree that it holds, sorted by path. */
+  flagged: FlaggedPath[];
+}
+
+/**
+ * A temporary index, seeded from the checkout's so git reuses its stat data, holding the whole
+ * working tree but what it could not take, and what that was.
+ * @param plumbing - the checkout's plumbing
+ * @param checkout - the branch the write works on
+ * @param maxFileSize - the size over which a new untracked file is left out
+ * @param options - the deadline every git call keeps
+ */
+export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheckout, maxFileSize: number, options: GitRunOptions = {}): Promise<IndexStaging> {
   const indexFile = temporaryIndexFile(checkout.layout.gitDir);
   try {
     await seedIndex(checkout.layout.indexFile, indexFile);
@@ -46,12 +73,85 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
     }
   }
   try {
-    await plumbing.addAll(checkout.layout.top, indexFile);
+    return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, indexFile, maxFileSize, options)) };
   } catch (error) {
     await rm(indexFile, { force: true });
     throw error;
   }
-  return indexFile;
+}
+
+/** How many times git add runs again without the files that vanished under it. */
+const ADD_ATTEMPTS = 8;
+
+async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
+  const { top, objectFormat } = layout;
+  // What the index says and which files are untracked are read while each other runs.
+  const [before, untracked] = await Promise.all([readIndexEntries(layout.indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options)]);
+  const flaggedOnDisk: IndexEntry[] = [];
+  for (const entry of before) {
+    if (entry.flag === null || entry.stage !== 0) continue;
+    const stats = await lstat(join(top, entry.path)).catch(() => null);
+    // Absent: a sparse checkout's file outside its cone, or a deletion git was told to ignore;
+    // the entry keeps its bit, and the index's content stays.
+    if (stats !== null && (stats.isFile() || stats.isSymbolicLink())) flaggedOnDisk.push(entry);
+  }
+  for (const flag of ['assume-unchanged', 'skip-worktree'] as const) {
+    await plumbing.clearFlag(top, indexFile, flag, flaggedOnDisk.filter((entry) => entry.flag === flag).map((entry) => entry.path), options);
+  }
+  // New untracked files over the limit are never read: git would hash and store them whole.
+  const tooLarge: LeftOut[] = [];
+  const sizes = await Promise.all(untracked.map((path) => lstat(join(top, path)).catch(() => null)));
+  for (const [index, stats] of sizes.entries()) {
+    if (stats !== null && stats.isFile() && stats.size > maxFileSize) tooLarge.push({ path: untracked[index] as string, reason: 'too-large', size: stats.size });
+  }
+  const problems = new Map<string, StagingProblem['reason']>();
+  const excluded = (): string[] => [...tooLarge.map((entry) => entry.path), ...problems.keys()];
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      for (const problem of await plumbing.addAll(top, indexFile, excluded(), options)) problems.set(problem.path, problem.reason);
+      break;
+    } catch (error) {
+      if (!(error instanceof StagingStopped)) throw error;
+      if (attempt >= ADD_ATTEMPTS || problems.has(error.path.path)) {
+        throw new WipError('git-failed', `git add failed: ${error.path.path} was ${error.path.reason === 'vanished' ? 'gone' : 'unreadable'} each time git read it, ${attempt} times`, { cause: error });
+      }
+      for (const problem of error.named) problems.set(problem.path, problem.reason);
+      problems.set(error.path.path, error.path.reason);
+    }
+  }
+  const after = await readIndexEntries(indexFile, objectFormat);
+  const staged = new Map(after.map((entry) => [entry.path, entry]));
+  const flagged = flaggedOnDisk
+    .filter((entry) => staged.get(entry.path)?.oid !== entry.oid)
+    .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
+  const leftOut: LeftOut[] = [
+    ...[...problems].map(([path, reason]) => ({ path, reason })),
+    ...tooLarge,
+    ...await gitlinksLeftOut(top, gitlinksOf(after)),
+  ];
+  return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/**
+ * The gitlinks of a tree as what it does not hold: `submodule` when `.gitmodules` names the
+ * path, else `embedded-repository` (a repository inside this one that git add took as a gitlink).
+ */
+export async function gitlinksLeftOut(top: string, gitlinks: readonly Gitlink[]): Promise<LeftOut[]> {
+  if (gitlinks.length === 0) return [];
+  const declared = submodulePaths(await readFile(join(top, '.gitmodules'), 'utf8').catch(() => ''));
+  return gitlinks.map((link) => ({ path: link.path, reason: declared.has(link.path) ? 'submodule' as const : 'embedded-repository' as const, commit: link.commit }));
+}
+
+/** The `path` values of a `.gitmodules` file, read as git config reads a plain value (quotes stripped). */
+function submodulePaths(text: string): Set<string> {
+  const paths = new Set<string>();
+  for (const line of text.split('\n')) {
+    const match = /^\s*path\s*=\s*(.*?)\s*$/i.exec(line);
+    if (match === null) continue;
+    const value = match[1] as string;
+    paths.add(value.startsWith('"') && value.endsWith('"') && value.length >= 2 ? value.slice(1, -1) : value);
+  }
+  return paths;
 }
 
 /**
@@ -76,20 +176,7 @@ export async function seedIndex(original: string, copy: string): Promise<void> {
   await utimes(copy, seconds, seconds);
 }
 
-/** The gitlinks of a staged index, as what the snapshot does not hold. */
-export async function unsavedPaths(indexFile: string, objectFormat: string): Promise<NonNullable<SaveResult['unsaved']>> {
-  return unsavedOf(await readGitlinks(indexFile, objectFormat));
-}
-
-/** A snapshot's gitlinks, as what it does not hold. */
-export function unsavedOf(gitlinks: readonly Gitlink[]): NonNullable<SaveResult['unsaved']> {
-  return sortByPath(gitlinks.map((link) => ({
-    path: link.path,
-    reason: 'submodule' as const,
-    message: `${link.path} is a submodule: the snapshot keeps the commit it is at (${link.commit.slice(0, 12)}), not its files`,
-  })));
-}
-
-function sortByPath<T extends { path: string }>(entries: T[]): T[] {
+/** Sorted by path, in byte order. */
+export function sortByPath<T extends { path: string }>(entries: T[]): T[] {
   return entries.sort((a, b) => compareBytes(a.path, b.path));
 }

@@ -23,6 +23,7 @@ import { storage } from './storage.js';
 import type { StorageOptions } from './storage.js';
 import type { SaveOptions } from './save.js';
 import type { StagingMode } from './staging.js';
+import { parseSize } from '../snapshot/left-out.js';
 import { watchWipRefs } from './watch.js';
 import type { RefsChanged, RefWatcher, WatchRefsOptions } from './watch.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
@@ -75,6 +76,13 @@ export interface WipStoreOptions {
    * and everything it started are stopped; see `ReplicatorOptions.timeoutMs`. 60,000 when absent.
    */
   networkTimeoutMs?: number;
+  /**
+   * The size over which a new untracked file is left out of a save (and of a restore's
+   * checkpoint) and listed in its `unsaved` with its size: bytes, or a size such as `64M`. When
+   * absent, the workspace declaration's `wip.maxFileSize`, else 32 MiB
+   * ({@link DEFAULT_MAX_FILE_SIZE}). Tracked files are taken whatever their size.
+   */
+  maxFileSize?: number | string;
 }
 
 /**
@@ -112,6 +120,7 @@ export class WipStore {
       lockWaitMs: options.lockWaitMs,
       staging: staging === 'status' || staging === 'index' ? staging : 'auto',
       networkTimeoutMs: checkNetworkTimeout(options.networkTimeoutMs),
+      maxFileSize: options.maxFileSize === undefined ? undefined : parseSize(options.maxFileSize, 'maxFileSize'),
     };
   }
 

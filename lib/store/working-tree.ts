@@ -6,13 +6,15 @@
 // git as one pack. What this cannot decide the way `git add --all` would (submodules that moved,
 // conflicts, symlinks and executables it would have to classify, names it cannot pass through a
 // line) makes it answer null: the caller then stages through a temporary index.
+import type { Stats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
-import { readGitlinks } from '../git/formats/index-file.js';
-import type { Gitlink } from '../git/formats/index-file.js';
+import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
+import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
+import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
 import { buildTrees } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
@@ -24,6 +26,10 @@ export interface WorkingTree {
   tip: RefRecord | null;
   /** The gitlinks (submodules, embedded repositories) of the tree: the index's, as status named none. */
   gitlinks: Gitlink[];
+  /** The paths it could not take (gitlinks aside), with why, sorted by path. */
+  leftOut: LeftOut[];
+  /** Local edits under assume-unchanged or skip-worktree that it took, sorted by path. */
+  flagged: FlaggedPath[];
 }
 
 /**
@@ -33,21 +39,57 @@ export interface WorkingTree {
  * @param layout - where the checkout's git data lives
  * @param head - the commit HEAD named when the write began
  * @param tipRef - the wip ref whose tip to read
+ * @param maxFileSize - the size over which a new untracked file is left out
  * @internal
  */
-export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string): Promise<WorkingTree | null> {
+export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, maxFileSize: number): Promise<WorkingTree | null> {
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
-  // The index's gitlinks are read while git status runs: status names a gitlink it differs on,
-  // and hands the save back, so the ones it does not name are the tree's.
-  const [out, remembered, gitlinks] = await Promise.all([plumbing.status(top), readFile(memoFile, 'latin1').catch(() => ''), readGitlinks(layout.indexFile, objectFormat)]);
+  // The index's entries are read while git status runs: status names a gitlink it differs on,
+  // and hands the save back, so the gitlinks it does not name are the tree's; and it never names
+  // a path under assume-unchanged or skip-worktree, whose local edits are work all the same.
+  const [out, remembered, entries] = await Promise.all([plumbing.status(top), readFile(memoFile, 'latin1').catch(() => ''), readIndexEntries(layout.indexFile, objectFormat)]);
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
-  const untracked = await Promise.all(plan.untracked.map((path) => lstat(join(top, path)).catch(() => null)));
-  for (const [index, stats] of untracked.entries()) {
+  const indexed = new Map<string, IndexEntry>();
+  for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
+  const leftOut: LeftOut[] = [];
+  // Where the save cannot take the file, the tree keeps what the index holds, as git add does.
+  const keepIndexed = (path: string, reason: LeftOut['reason']): void => {
+    const entry = indexed.get(path);
+    plan.states.set(path, entry === undefined || entry.intentToAdd ? { kind: 'absent' } : { kind: 'object', mode: entry.mode, oid: entry.oid });
+    leftOut.push({ path, reason });
+  };
+  // Every file hash-object will read is looked at first: a FIFO would hold it forever.
+  const changed = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
+  const [changedStats, untrackedStats] = await Promise.all([changed, plan.untracked].map((paths) => Promise.all(paths.map((path) => lstat(join(top, path)).catch(() => null)))));
+  for (const [index, stats] of (changedStats as Array<Stats | null>).entries()) {
+    const path = changed[index] as string;
+    if (stats === null) keepIndexed(path, 'vanished');
+    else if (special(stats)) keepIndexed(path, 'not-a-file');
+  }
+  for (const [index, stats] of (untrackedStats as Array<Stats | null>).entries()) {
+    const path = plan.untracked[index] as string;
+    if (stats === null) leftOut.push({ path, reason: 'vanished' });
+    else if (special(stats)) leftOut.push({ path, reason: 'not-a-file' });
     // An executable's mode hangs on core.fileMode, which status does not print.
-    if (stats === null || !stats.isFile() || (stats.mode & 0o100) !== 0) return null;
-    plan.states.set(plan.untracked[index] as string, { kind: 'file', mode: '100644' });
+    else if (!stats.isFile() || (stats.mode & 0o100) !== 0) return null;
+    else if (stats.size > maxFileSize) leftOut.push({ path, reason: 'too-large', size: stats.size });
+    else plan.states.set(path, { kind: 'file', mode: '100644' });
+  }
+  // Flagged entries status does not name: their files are hashed like changed ones, and listed
+  // when what they hold is not what the index says.
+  const flaggedEntries = entries.filter((entry) => entry.flag !== null && entry.stage === 0 && !plan.states.has(entry.path));
+  const flaggedStats = await Promise.all(flaggedEntries.map((entry) => lstat(join(top, entry.path)).catch(() => null)));
+  const flaggedOnDisk: IndexEntry[] = [];
+  for (const [index, stats] of flaggedStats.entries()) {
+    const entry = flaggedEntries[index] as IndexEntry;
+    // Absent: a sparse checkout's file outside its cone, or a deletion git was told to ignore; the index's content stays.
+    if (stats === null) continue;
+    // Anything but a plain file of the index's mode is left to git add to decide.
+    if (!stats.isFile() || (entry.mode !== '100644' && entry.mode !== '100755') || ((stats.mode & 0o100) !== 0) !== (entry.mode === '100755')) return null;
+    plan.states.set(entry.path, { kind: 'file', mode: entry.mode });
+    flaggedOnDisk.push(entry);
   }
   const folders = foldersOf(plan.states.keys());
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
@@ -92,7 +134,16 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used)]);
   const tipCommit = tipObject as GitObject | null;
   const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
-  return { tree: built.root, tip, gitlinks };
+  const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
+  const flagged = flaggedOnDisk
+    .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
+    .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged };
+}
+
+/** A FIFO, socket or device: nothing git can hold as a file. */
+function special(stats: Stats): boolean {
+  return stats.isFIFO() || stats.isSocket() || stats.isCharacterDevice() || stats.isBlockDevice();
 }
 
 /** Up to this many folders on the way to the changes, their trees are read while git hashes the files. */

@@ -198,3 +198,61 @@ export async function readUnmergedPaths(indexFile: string, objectFormat: string)
   });
   return found;
 }
+
+/**
+ * One entry of an index, as a save needs it.
+ * @internal
+ */
+export interface IndexEntry {
+  /** The path, decoded as UTF-8. */
+  path: string;
+  /** The mode, as git writes it in trees (`100644`, `160000`, ...). */
+  mode: string;
+  oid: string;
+  /** 0 for a merged entry, 1 to 3 for the sides of a conflict. */
+  stage: number;
+  /** What git was told not to look at in the working tree for this path, or null. */
+  flag: 'assume-unchanged' | 'skip-worktree' | null;
+  /** Intent-to-add (`git add -N`). */
+  intentToAdd: boolean;
+}
+
+/**
+ * Every entry of an index file, in index order.
+ * @param indexFile - the index file
+ * @param objectFormat - `sha1` or `sha256`
+ * @returns the entries; empty when the file is missing or not an index
+ * @internal
+ */
+export async function readIndexEntries(indexFile: string, objectFormat: string): Promise<IndexEntry[]> {
+  const data = await readFile(indexFile).catch(() => null);
+  return data === null ? [] : parseEntries(data, objectHash(objectFormat).bytes);
+}
+
+/**
+ * The gitlinks among an index's entries (see {@link readGitlinks}).
+ * @internal
+ */
+export function gitlinksOf(entries: readonly IndexEntry[]): Gitlink[] {
+  return entries.filter((entry) => entry.mode === '160000').map((entry) => ({ path: entry.path, commit: entry.oid }));
+}
+
+function parseEntries(data: Buffer, hashBytes: number): IndexEntry[] {
+  const entries: IndexEntry[] = [];
+  const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
+  walkEntries(data, hashBytes, true, (entry) => {
+    const path = entry.path === null ? data.toString('utf8', entry.nameStart, entry.nameEnd) : entry.path.toString('utf8');
+    // Extended flags (version 3 and up, when the entry's 0x4000 says so) follow the 16-bit flags.
+    const extended = version >= 3 && (entry.flags & 0x4000) !== 0 ? data.readUInt16BE(entry.start + 40 + hashBytes + 2) : 0;
+    entries.push({
+      path,
+      mode: data.readUInt32BE(entry.start + 24).toString(8),
+      oid: data.toString('hex', entry.start + 40, entry.start + 40 + hashBytes),
+      stage: (entry.flags >> 12) & 3,
+      flag: (extended & 0x4000) !== 0 ? 'skip-worktree' : (entry.flags & 0x8000) !== 0 ? 'assume-unchanged' : null,
+      intentToAdd: (extended & 0x2000) !== 0,
+    });
+    return true;
+  });
+  return entries;
+}

@@ -6,11 +6,12 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   static override paths = [['workspace', 'wip', 'save']];
   static override usage = Command.Usage({
     description: "Take a snapshot of the checkout's working tree onto refs/chant/wip/<branch>.",
-    details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false.',
+    details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false. A path the save cannot take (unreadable, vanished while it read, a FIFO at a tracked path, a new file over --max-file-size, a submodule\'s files) never fails it: each is listed in unsaved with its reason, and recorded in the snapshot commit.',
     examples: [
       ['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json'],
       ['Save, and say at once whether the snapshot holds a likely secret', 'chant workspace wip save --scan --json'],
       ['Save, then prune the chain by the declaration\'s retain block', 'chant workspace wip save --label turn:8 --prune --json'],
+      ['Save, leaving out new untracked files over 64 MiB', 'chant workspace wip save --max-file-size 64M --json'],
     ],
   });
   readonly action = 'save';
@@ -19,8 +20,10 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   timeout = timeoutOption();
   scan = Option.Boolean('--scan', false, { description: 'Scan what the snapshot adds for likely secrets and list them in findings (path, rule, line).' });
   prune = Option.Boolean('--prune', false, { description: 'Then prune the branch\'s chain by the retain block of the workspace declaration (a block with onSave true prunes on every save).' });
+  maxFileSize = Option.String('--max-file-size', { description: 'Leave out new untracked files over this size, listing them in unsaved: bytes, or 512k, 64M, 2G (default: the declaration\'s wip.maxFileSize, else 32M).' });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout) }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
+    const maxFileSize = this.maxFileSize === undefined ? {} : { maxFileSize: this.maxFileSize };
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
   }
 }

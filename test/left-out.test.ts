@@ -1,0 +1,236 @@
+// A save never fails because of one path: it takes everything it can and lists each path it
+// could not take, with its reason, in the save document and in the snapshot commit itself, so
+// the read shows what a snapshot does not hold. Both ways a save stages behave the same.
+import { BIN, assertValidDocument, git, makeRepo, parseDocument, runCli, tempDir, writeFiles } from './helpers.js';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { WipStore } from '../lib/index.js';
+
+const STAGINGS = ['index', 'status'] as const;
+
+interface Run { code: number | null; signal: string | null; stdout: string; stderr: string; doc: any }
+
+/** The built bin as its own process, killed after `timeoutMs` so that a hang fails the test instead of stalling it. */
+function bin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, wrap: readonly string[] = [], timeoutMs = 30_000): Run {
+  const command = [...wrap, process.execPath, BIN, ...args];
+  const result = spawnSync(command[0] as string, command.slice(1), { cwd, env: { ...process.env, ...env }, encoding: 'utf8', timeout: timeoutMs });
+  return { code: result.status, signal: result.signal, stdout: result.stdout, stderr: result.stderr, doc: parseDocument(result.stdout) };
+}
+
+/** path -> content of every file a snapshot's tree holds. */
+function filesOf(dir: string, commit: string): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const record of git(dir, ['ls-tree', '-r', '-z', commit]).split('\0')) {
+    if (record === '') continue;
+    const [meta, path] = record.split('\t') as [string, string];
+    files.set(path, git(dir, ['cat-file', 'blob', meta.split(' ')[2] as string]));
+  }
+  return files;
+}
+
+function reasons(list: ReadonlyArray<{ path: string; reason: string }> | undefined): string[][] {
+  return (list ?? []).map((entry) => [entry.path, entry.reason]);
+}
+
+/** The snapshot as the read reports it, by commit. */
+function readSnapshot(dir: string, commit: string): any {
+  const read = bin(dir, ['workspace', 'wip', '--json']);
+  assert.equal(read.code, 0, read.stdout + read.stderr);
+  for (const branch of read.doc.branches) {
+    for (const snapshot of branch.snapshots) if (snapshot.commit === commit) return snapshot;
+  }
+  assert.fail(`the read does not list ${commit}`);
+}
+
+const canDropPrivileges = process.getuid?.() === 0 && spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']).status === 0;
+const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'];
+
+describe('a save takes what it can and lists what it could not', () => {
+  for (const staging of STAGINGS) {
+    it(`lists a file the user cannot read as unreadable and saves the rest (${staging} staging)`, (t) => {
+      if (!canDropPrivileges) return t.skip('needs root and setpriv to run the save as an unprivileged user (root reads every file)');
+      const home = tempDir('chant-wip-nobody-home-');
+      writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Nobody\n\temail = nobody@example.com\n[init]\n\tdefaultBranch = main\n');
+      const dir = makeRepo({ 'README.md': 'hello\n', 'tracked-secret.txt': 'committed secret\n' });
+      writeFiles(dir, { 'work.txt': 'work\n', 'secret.txt': 'nobody may read this\n', 'tracked-secret.txt': 'edited secret\n', 'README.md': 'changed\n' });
+      spawnSync('chown', ['-R', '65534:65534', dir, home]);
+      chmodSync(join(dir, 'secret.txt'), 0o000);
+      chmodSync(join(dir, 'tracked-secret.txt'), 0o000);
+      for (let parent = dir; parent !== '/'; parent = join(parent, '..')) {
+        if (statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, statSync(parent).mode | 0o001);
+      }
+      const saved = bin(dir, ['workspace', 'wip', 'save', '--label', 'unreadable'], { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CHANT_WIP_STAGING: staging }, AS_NOBODY);
+      assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+      assert.deepEqual(reasons(saved.doc.unsaved), [['secret.txt', 'unreadable'], ['tracked-secret.txt', 'unreadable']]);
+      // Read back as root, who owns the repository again.
+      spawnSync('chown', ['-R', '0:0', dir]);
+      const files = filesOf(dir, saved.doc.snapshot.commit);
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('README.md'), 'changed\n');
+      assert.equal(files.has('secret.txt'), false, 'an unreadable untracked file is not in the snapshot');
+      assert.equal(files.get('tracked-secret.txt'), 'committed secret\n', 'an unreadable tracked file holds what the index holds');
+      assert.deepEqual(reasons(readSnapshot(dir, saved.doc.snapshot.commit).unsaved.paths), [['secret.txt', 'unreadable'], ['tracked-secret.txt', 'unreadable']], 'the read says what the snapshot does not hold');
+    });
+
+    it(`lists a FIFO at a tracked path as not-a-file, without hanging (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'was a file\n', 'big/other.txt': 'x\n' });
+      writeFiles(dir, { 'pipe': null, 'work.txt': 'work\n' });
+      spawnSync('mkfifo', [join(dir, 'pipe')]);
+      const saved = bin(dir, ['workspace', 'wip', 'save'], { CHANT_WIP_STAGING: staging }, [], 20_000);
+      assert.equal(saved.signal, null, 'the save did not hang');
+      assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+      await assertValidDocument(saved.doc);
+      assert.deepEqual(reasons(saved.doc.unsaved), [['pipe', 'not-a-file']]);
+      const files = filesOf(dir, saved.doc.snapshot.commit);
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('pipe'), 'was a file\n', 'the tracked path holds what the index holds');
+    });
+
+    it(`lists a file deleted while git stages it as vanished and saves the rest (${staging} staging)`, () => {
+      // A clean filter on a.zap deletes the files after it: git has listed them, and finds them gone.
+      const dir = makeRepo({ 'README.md': 'hello\n', '.gitattributes': 'a.zap filter=zap\n', 'tracked.tmp': 'tracked\n' });
+      git(dir, ['config', 'filter.zap.clean', 'rm -f victim.tmp tracked.tmp; cat']);
+      writeFiles(dir, { 'a.zap': 'zapper\n', 'victim.tmp': 'short-lived\n', 'tracked.tmp': 'edited\n', 'z.txt': 'after\n' });
+      const saved = bin(dir, ['workspace', 'wip', 'save'], { CHANT_WIP_STAGING: staging });
+      assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+      for (const [, reason] of reasons(saved.doc.unsaved)) assert.equal(reason, 'vanished');
+      const files = filesOf(dir, saved.doc.snapshot.commit);
+      assert.equal(files.get('a.zap'), 'zapper\n');
+      assert.equal(files.get('z.txt'), 'after\n');
+      assert.equal(files.has('victim.tmp'), false);
+    });
+
+    it(`leaves a new untracked file over the size limit out, with its size, never failing the save (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'tracked.bin': 'small\n' });
+      writeFiles(dir, { 'small.txt': 'small\n', 'data/huge.bin': '' });
+      truncateSync(join(dir, 'data/huge.bin'), 4096);
+      writeFileSync(join(dir, 'tracked.bin'), Buffer.alloc(8192, 1));
+      const saved = bin(dir, ['workspace', 'wip', 'save', '--max-file-size', '1k'], { CHANT_WIP_STAGING: staging });
+      assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+      await assertValidDocument(saved.doc);
+      assert.deepEqual(saved.doc.unsaved.map((entry: { path: string; reason: string; size?: number }) => [entry.path, entry.reason, entry.size]), [['data/huge.bin', 'too-large', 4096]]);
+      const files = filesOf(dir, saved.doc.snapshot.commit);
+      assert.equal(files.has('data/huge.bin'), false);
+      assert.equal(files.get('small.txt'), 'small\n');
+      assert.equal(files.get('tracked.bin')?.length, 8192, 'a tracked file is taken whatever its size');
+      const snapshot = readSnapshot(dir, saved.doc.snapshot.commit);
+      assert.deepEqual(snapshot.unsaved.paths.map((entry: { path: string; reason: string; size?: number }) => [entry.path, entry.reason, entry.size]), [['data/huge.bin', 'too-large', 4096]]);
+      // Through the SDK, the same limit as a number of bytes; and a limit above the file takes it.
+      const store = new WipStore({ cwd: dir, staging, maxFileSize: 10_000 });
+      const taken = await store.save({ label: 'bigger limit' });
+      assert.equal(taken.unsaved, undefined);
+      assert.equal(filesOf(dir, taken.snapshot.commit).get('data/huge.bin')?.length, 4096);
+    });
+
+    it(`takes local edits under assume-unchanged and skip-worktree, says so, and keeps a sparse file that is absent (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'config.local': 'committed\n', 'skipped.txt': 'committed\n', 'absent.txt': 'committed\n', 'same.txt': 'same\n' });
+      git(dir, ['update-index', '--assume-unchanged', 'config.local', 'same.txt']);
+      git(dir, ['update-index', '--skip-worktree', 'skipped.txt', 'absent.txt']);
+      writeFiles(dir, { 'config.local': 'local edit\n', 'skipped.txt': 'local edit too\n', 'absent.txt': null });
+      const saved = await new WipStore({ cwd: dir, staging }).save({});
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('config.local'), 'local edit\n');
+      assert.equal(files.get('skipped.txt'), 'local edit too\n');
+      assert.equal(files.get('absent.txt'), 'committed\n', 'a skip-worktree file absent from disk is not a deletion');
+      assert.deepEqual(reasons(saved.flagged), [['config.local', 'assume-unchanged'], ['skipped.txt', 'skip-worktree']]);
+      assert.equal(saved.unsaved, undefined);
+      const index = git(dir, ['ls-files', '-v']);
+      assert.match(index, /^h config\.local$/m, 'the checkout\'s index keeps its bits');
+      assert.match(index, /^S skipped\.txt$/m);
+    });
+  }
+
+  it('gives the same tree and the same list staging either way', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'file\n', 'au.txt': 'a\n' });
+    git(dir, ['update-index', '--assume-unchanged', 'au.txt']);
+    writeFiles(dir, { 'pipe': null, 'au.txt': 'edited\n', 'new.txt': 'new\n', 'big.bin': 'x'.repeat(3000) });
+    spawnSync('mkfifo', [join(dir, 'pipe')]);
+    const byIndex = await new WipStore({ cwd: dir, staging: 'index', maxFileSize: 1024 }).save({ label: 'index' });
+    const byStatus = await new WipStore({ cwd: dir, staging: 'status', maxFileSize: 1024 }).save({ label: 'status' });
+    assert.equal(byStatus.snapshot.tree, byIndex.snapshot.tree);
+    assert.deepEqual(byStatus.unsaved, byIndex.unsaved);
+    assert.deepEqual(byStatus.flagged, byIndex.flagged);
+    assert.deepEqual(reasons(byIndex.unsaved), [['big.bin', 'too-large'], ['pipe', 'not-a-file']]);
+  });
+
+  it('keeps every save whole while another process creates and deletes files as fast as it can', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    writeFiles(dir, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`keep/f${i}.txt`, `${i}\n`])));
+    mkdirSync(join(dir, 'scratch'));
+    const { spawn } = await import('node:child_process');
+    const churn = spawn(process.execPath, ['-e', `
+      const fs = require('fs'); const path = require('path');
+      const dir = ${JSON.stringify(join(dir, 'scratch'))};
+      for (let i = 0; ; i += 1) {
+        const name = path.join(dir, 'swap' + (i % 20) + '.tmp');
+        try { fs.writeFileSync(name, 'x'.repeat(i % 5000)); fs.rmSync(name, { force: true }); } catch {}
+        // A breath now and then: the machine's other cores run the saves.
+        if (i % 20 === 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+      }`], { stdio: 'ignore' });
+    try {
+      for (const staging of [...STAGINGS, ...STAGINGS]) {
+        const saved = await new WipStore({ cwd: dir, staging }).save({ label: `race ${Math.random()}` });
+        for (const entry of saved.unsaved ?? []) assert.equal(entry.reason, 'vanished', `${entry.path}: ${entry.message}`);
+        const files = filesOf(dir, saved.snapshot.commit);
+        for (let i = 0; i < 60; i += 1) assert.equal(files.get(`keep/f${i}.txt`), `${i}\n`);
+      }
+    } finally {
+      churn.kill('SIGKILL');
+    }
+    const gitDir = join(dir, '.git');
+    assert.deepEqual(readdirSync(gitDir).filter((name) => name.startsWith('chant-wip-')), [], 'no temporary index left behind');
+    assert.equal(existsSync(join(gitDir, 'chant-wip.lock')), false);
+  });
+
+  it('refuses a restore that would overwrite a file its checkpoint could not take, before anything is written', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    writeFiles(dir, { 'data.bin': 'small\n', 'other.txt': 'saved\n' });
+    const store = new WipStore({ cwd: dir, maxFileSize: 1000 });
+    const saved = await store.save({ label: 'small data' });
+    writeFiles(dir, { 'data.bin': 'z'.repeat(5000), 'other.txt': 'edited\n' });
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    await assert.rejects(store.restore({ snapshot: saved.snapshot.commit }), (error: any) => error.code === 'wip-restore-blocked' && /data\.bin/.test(error.message));
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint was written');
+    assert.equal(readFileSync(join(dir, 'data.bin'), 'utf8'), 'z'.repeat(5000));
+    assert.equal(readFileSync(join(dir, 'other.txt'), 'utf8'), 'edited\n');
+    // With a limit the file is under, the checkpoint holds it and the restore goes through.
+    const restored = await new WipStore({ cwd: dir }).restore({ snapshot: saved.snapshot.commit });
+    assert.equal(restored.checkpoint.snapshot.unsaved, undefined);
+    assert.equal(readFileSync(join(dir, 'data.bin'), 'utf8'), 'small\n');
+  });
+
+  it('refuses a --max-file-size that is not a size, as write-usage-invalid', async () => {
+    const dir = makeRepo();
+    for (const bad of ['', 'lots', '-1', '1.5.3', '12q']) {
+      const run = await runCli(dir, ['workspace', 'wip', 'save', `--max-file-size=${bad}`]);
+      assert.equal(run.code, 1, `${bad}: ${run.stdout}`);
+      assert.equal(run.doc.error.code, 'write-usage-invalid', bad);
+    }
+  });
+
+  it('records what a snapshot left out in its commit, so a clone that fetched it reads it too', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    writeFiles(dir, { 'big.bin': 'y'.repeat(5000), 'ok.txt': 'ok\n' });
+    const saved = await new WipStore({ cwd: dir, maxFileSize: 1000 }).save({ label: 'left out' });
+    const message = git(dir, ['log', '-1', '--format=%B', saved.snapshot.commit]);
+    assert.match(message, /^Chant-Wip-Unsaved: \{"count":1,"paths":\[\{"path":"big\.bin","reason":"too-large","size":5000\}\]\}$/m);
+    assert.deepEqual(saved.snapshot.unsaved, { count: 1, paths: [{ path: 'big.bin', reason: 'too-large', size: 5000 }] });
+    const clone = tempDir();
+    git(clone, ['clone', '-q', dir, '.']);
+    git(clone, ['fetch', '-q', 'origin', 'refs/chant/wip/*:refs/chant/wip/*']);
+    const read = await new WipStore({ cwd: clone }).list();
+    const snapshot = read.branches[0]?.snapshots[0];
+    assert.deepEqual(snapshot?.unsaved, { count: 1, paths: [{ path: 'big.bin', reason: 'too-large', size: 5000 }] });
+    // Read again, from the memo this time.
+    const again = await new WipStore({ cwd: clone }).list();
+    assert.deepEqual(again.branches[0]?.snapshots[0]?.unsaved, { count: 1, paths: [{ path: 'big.bin', reason: 'too-large', size: 5000 }] });
+    // The same tree with the same paths left out is the same snapshot; taking the file is a new one.
+    assert.equal((await new WipStore({ cwd: dir, maxFileSize: 1000 }).save({ label: 'left out' })).created, false);
+    const taken = await new WipStore({ cwd: dir }).save({ label: 'left out' });
+    assert.equal(taken.created, true);
+    assert.equal(taken.snapshot.unsaved, undefined);
+  });
+});
