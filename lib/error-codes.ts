@@ -23,6 +23,7 @@ export const WIP_ERROR_CODES = [
   'principal-unidentified',
   'wip-restore-blocked',
   'git-failed',
+  'wip-timeout',
   'internal-error',
   'wip-cancelled',
 ] as const;

@@ -36,6 +36,7 @@ export type { WriteResults, WriteDocuments, VerbFailure } from './documents/docu
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
 export type { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason } from './documents/snapshot.js';
 export { DEFAULT_MAX_FILE_SIZE, parseSize } from './snapshot/left-out.js';
+export { DEFAULT_SAVE_TIMEOUT_MS, parseDuration } from './deadline.js';
 export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';
 export type { WipSettings } from './workspace/wip-settings.js';
 export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';

@@ -104,7 +104,7 @@ describe('shell completions made from the same definitions', () => {
     assert.deepEqual(complete('workspace', 'wip', 're'), ['restore']);
     assert.deepEqual(complete('workspace', 'wip', 'sh'), ['show']);
     assert.deepEqual(complete('workspace', 'wip', ''), ['--all', '--before', '--branch', '--changes', '--help', '--json', '--limit', 'diff', 'fetch', 'prune', 'push', 'restore', 'save', 'show', 'storage']);
-    assert.deepEqual(complete('workspace', 'wip', 'save', '--label', 'turn:1', '--'), ['--by', '--help', '--json', '--label', '--max-file-size', '--prune', '--scan', '--timeout']);
+    assert.deepEqual(complete('workspace', 'wip', 'save', '--label', 'turn:1', '--'), ['--by', '--deadline', '--help', '--json', '--label', '--max-file-size', '--prune', '--scan', '--timeout']);
     assert.deepEqual(complete('workspace', 'wip', '--branch', 'chant/'), ['chant/work/W-001']);
     assert.deepEqual(complete('completion', ''), ['--help', 'bash', 'fish', 'zsh']);
   });

@@ -40,6 +40,11 @@ export const WorkspaceDeclaration = Type.Object(
           description: 'The size over which wip save leaves a new untracked file out (listing it in unsaved with its size): bytes, or a size such as 512k, 32M or 2G. 32M when absent; wip save --max-file-size and the SDK\'s maxFileSize win over it.',
           examples: ['64M'],
         })),
+        saveTimeout: Type.Optional(Type.String({
+          pattern: '^\\s*[0-9]+(\\.[0-9]+)?\\s*(ms|s|m|h)?\\s*$',
+          description: 'How long wip save may take before it is refused with wip-timeout, writing nothing: a duration such as 90s, 5m or 1h (a bare number is seconds), more than zero. 300s when absent; wip save --deadline and the SDK\'s saveTimeout win over it.',
+          examples: ['2m'],
+        })),
       },
       { description: 'What chant-wip\'s saves run with. Other keys are left alone.' },
     )),

@@ -3,7 +3,9 @@
 import { Plumbing } from '../git/plumbing.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { withSignal } from '../git/signal.js';
+import { GitCommandError } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
+import { seconds, stepOf } from '../deadline.js';
 import { withWorktreeLock } from '../managers/lock.js';
 import { removeStaleTemporaries } from '../managers/temporaries.js';
 import { Policy, policyIn } from '../replication/policy.js';
@@ -33,6 +35,39 @@ export interface StoreContext {
   networkTimeoutMs: number | undefined;
   /** The size over which a new untracked file is left out of a snapshot; from the declaration, or the default, when undefined. */
   maxFileSize: number | undefined;
+  /** How long a save may take, in milliseconds; from the declaration, or the default, when undefined. */
+  saveTimeoutMs: number | undefined;
+}
+
+/** A save's time budget: its deadline (as `Date.now()` counts) and the timeout it came from, both settable once the declaration is read. */
+export interface SaveBudget {
+  deadline: number;
+  timeoutMs: number;
+}
+
+/** The refusal of a save whose deadline passed while it was at `step`. */
+export function timedOut(budget: SaveBudget, step: string, cause?: unknown): WipError {
+  return new WipError('wip-timeout', `the save ran past its ${seconds(budget.timeoutMs)} deadline while ${step}; nothing was written: no ref moved, and no lock, temporary index or partial pack is left`, cause === undefined ? {} : { cause });
+}
+
+/**
+ * The context with the save's deadline carried into every git call: git is stopped at it, with
+ * everything it started, and the call becomes `wip-timeout` naming its step. Used for the steps
+ * before the snapshot is recorded; recording (a commit and a ref update) runs to its end.
+ */
+export function withDeadline(context: StoreContext, budget: SaveBudget): StoreContext {
+  const inner = context.git;
+  const git: GitRunner = {
+    run: async (args, options = {}) => {
+      try {
+        return await inner.run(args, { ...options, deadline: Math.min(options.deadline ?? Number.POSITIVE_INFINITY, budget.deadline) });
+      } catch (error) {
+        if (error instanceof GitCommandError && error.stopped === 'deadline') throw timedOut(budget, stepOf(args), error);
+        throw error;
+      }
+    },
+  };
+  return { ...context, git, plumbing: new Plumbing(git, context.cwd) };
 }
 
 /**

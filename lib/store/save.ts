@@ -12,7 +12,9 @@ import { DEFAULT_MAX_FILE_SIZE, flaggedMessage, leftOutMessage, unsavedOf } from
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { checkText } from '../text.js';
 import { branchOf, openCheckout, readTip } from './checkout.js';
-import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf } from './context.js';
+import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf, timedOut, withDeadline } from './context.js';
+import type { SaveBudget } from './context.js';
+import { DEFAULT_SAVE_TIMEOUT_MS } from '../deadline.js';
 import { cancelledError, checkNotAborted } from '../errors.js';
 import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
@@ -56,8 +58,13 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const by = notes.by ?? null;
   const { signal, onProgress } = options;
   checkNotAborted(signal);
-  // Until the snapshot is recorded every git call stops on the signal; the record itself does not.
-  const work = cancellable(context, signal);
+  // Until the snapshot is recorded every git call stops on the signal and at the deadline; the
+  // record itself does not. The budget counts from the call; a declaration that sets it is read
+  // only later, and moves the deadline then.
+  const started = Date.now();
+  const budget: SaveBudget = { timeoutMs: context.saveTimeoutMs ?? DEFAULT_SAVE_TIMEOUT_MS, deadline: 0 };
+  budget.deadline = started + budget.timeoutMs;
+  const work = withDeadline(cancellable(context, signal), budget);
   const stopped = (error: unknown): never => {
     if (signal?.aborted === true) throw cancelledError(signal);
     throw error;
@@ -66,6 +73,13 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const layout = opened.layout;
   const { policy, retain, settings } = await loadDeclared(work, layout).catch(stopped);
   const maxFileSize = context.maxFileSize ?? settings.maxFileSize ?? DEFAULT_MAX_FILE_SIZE;
+  if (context.saveTimeoutMs === undefined && settings.saveTimeoutMs !== undefined) {
+    budget.timeoutMs = settings.saveTimeoutMs;
+    budget.deadline = started + budget.timeoutMs;
+  }
+  const beforeRecording = (): void => {
+    if (Date.now() >= budget.deadline) throw timedOut(budget, 'waiting to record the snapshot');
+  };
   if (options.prune === true && retain === null) {
     throw new WipError('write-usage-invalid', 'save --prune applies the retain block of the workspace declaration, and no box declares retain; give one, or run wip prune with rules');
   }
@@ -80,6 +94,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       checkNotAborted(signal);
       report(onProgress, 'staging', 1, 1);
       report(onProgress, 'recording', 0, 1);
+      beforeRecording();
       const leftOut = sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]);
       const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
       return { ...recorded, leftOut, flagged: fast.flagged };
@@ -95,6 +110,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       checkNotAborted(signal);
       report(onProgress, 'staging', 1, 1);
       report(onProgress, 'recording', 0, 1);
+      beforeRecording();
       const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
       return { ...recorded, leftOut, flagged };
     } finally {

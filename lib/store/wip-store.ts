@@ -24,6 +24,7 @@ import type { StorageOptions } from './storage.js';
 import type { SaveOptions } from './save.js';
 import type { StagingMode } from './staging.js';
 import { parseSize } from '../snapshot/left-out.js';
+import { parseDuration } from '../deadline.js';
 import { watchWipRefs } from './watch.js';
 import type { RefsChanged, RefWatcher, WatchRefsOptions } from './watch.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
@@ -83,6 +84,13 @@ export interface WipStoreOptions {
    * ({@link DEFAULT_MAX_FILE_SIZE}). Tracked files are taken whatever their size.
    */
   maxFileSize?: number | string;
+  /**
+   * How long a save may take, from the call until its snapshot is recorded: milliseconds, or a
+   * duration such as `90s` or `5m`. Past it git is stopped with everything it started and the save
+   * is refused with `wip-timeout`, naming the step, having written nothing. When absent, the
+   * workspace declaration's `wip.saveTimeout`, else 300 s ({@link DEFAULT_SAVE_TIMEOUT_MS}).
+   */
+  saveTimeout?: number | string;
 }
 
 /**
@@ -121,6 +129,7 @@ export class WipStore {
       staging: staging === 'status' || staging === 'index' ? staging : 'auto',
       networkTimeoutMs: checkNetworkTimeout(options.networkTimeoutMs),
       maxFileSize: options.maxFileSize === undefined ? undefined : parseSize(options.maxFileSize, 'maxFileSize'),
+      saveTimeoutMs: options.saveTimeout === undefined ? undefined : parseDuration(options.saveTimeout, 'saveTimeout'),
     };
   }
 

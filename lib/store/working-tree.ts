@@ -19,6 +19,7 @@ import { readStatus } from '../git/formats/status.js';
 import { buildTrees } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
+import { isWipError } from '../errors.js';
 
 /** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
 export interface WorkingTree {
@@ -98,7 +99,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // say which it spares; with many, reading them all would cost more than waiting, so it reads
   // after the memo has spoken, only the trees still to build. The tip is read either way.
   const treeName = (folder: string): string => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`);
-  const hashing = plumbing.hashFiles(top, toHash).catch(() => null);
+  // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
+  const hashing = plumbing.hashFiles(top, toHash).catch((error: unknown) => {
+    if (isWipError(error, 'wip-timeout')) throw error;
+    return null;
+  });
   const early: Promise<Array<GitObject | null> | null | undefined> = folders.length <= PREFETCH_FOLDERS ? plumbing.readObjects([tipRef, ...folders.map(treeName)]) : Promise.resolve(undefined);
   const [hashed, prefetched] = await Promise.all([hashing, early]);
   if (hashed === null || hashed.length !== toHash.length || prefetched === null) return null;

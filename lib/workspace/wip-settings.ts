@@ -1,18 +1,21 @@
 // What the workspace declaration sets for saves: the top-level `wip` object. Tolerant like the
 // rest of the declaration: keys it does not know are left alone; a value it reads must be right.
+import { parseDuration } from '../deadline.js';
 import { parseSize } from '../snapshot/left-out.js';
 import { isWipError } from '../errors.js';
 import { invalid, isObject, readDeclaration, show } from './declaration.js';
 import type { Declaration } from './declaration.js';
 
 /**
- * The save settings a workspace declaration states (`wip.maxFileSize`); each absent when it
+ * The save settings a workspace declaration states (`wip.maxFileSize`, `wip.saveTimeout`); each absent when it
  * does not state it.
  * @public
  */
 export interface WipSettings {
   /** The size in bytes over which a new untracked file is left out of a save. */
   maxFileSize?: number;
+  /** How long a save may take, in milliseconds. */
+  saveTimeoutMs?: number;
 }
 
 /**
@@ -43,6 +46,17 @@ export function wipSettingsIn(declaration: Declaration | null): WipSettings {
     if (typeof value !== 'number' && typeof value !== 'string') throw bad();
     try {
       settings.maxFileSize = parseSize(value, 'wip.maxFileSize');
+    } catch (error) {
+      if (isWipError(error)) throw bad();
+      throw error;
+    }
+  }
+  if (wip.saveTimeout !== undefined) {
+    const value = wip.saveTimeout;
+    const bad = () => invalid(declaration.where, ['wip', 'saveTimeout'], `must be a duration such as 90s, 5m or 1h; it is ${show(value)}`);
+    if (typeof value !== 'string') throw bad();
+    try {
+      settings.saveTimeoutMs = parseDuration(value, 'wip.saveTimeout');
     } catch (error) {
       if (isWipError(error)) throw bad();
       throw error;

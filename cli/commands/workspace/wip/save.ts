@@ -22,8 +22,11 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   prune = Option.Boolean('--prune', false, { description: 'Then prune the branch\'s chain by the retain block of the workspace declaration (a block with onSave true prunes on every save).' });
   maxFileSize = Option.String('--max-file-size', { description: 'Leave out new untracked files over this size, listing them in unsaved: bytes, or 512k, 64M, 2G (default: the declaration\'s wip.maxFileSize, else 32M).' });
 
+  deadline = Option.String('--deadline', { description: 'Refuse the save with wip-timeout, writing nothing, when it takes longer: 90s, 5m, 1h (default: the declaration\'s wip.saveTimeout, else 300s).' });
+
   perform() {
     const maxFileSize = this.maxFileSize === undefined ? {} : { maxFileSize: this.maxFileSize };
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
+    const saveTimeout = this.deadline === undefined ? {} : { saveTimeout: this.deadline };
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize, ...saveTimeout }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
   }
 }
