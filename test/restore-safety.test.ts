@@ -377,7 +377,9 @@ describe('restore: room and permissions, checked first', () => {
     if (process.getuid?.() !== 0) return t.skip('needs root to run the restore as another user');
     const probe = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'true']);
     if (probe.status !== 0) return t.skip('setpriv cannot switch to uid 65534 here');
-    if (!existsSync(join(import.meta.dirname, '..', 'dist', 'bin', 'chant.cjs'))) return t.skip('dist/ is not built (npm run build)');
+    const built = join(import.meta.dirname, '..', 'dist', 'bin', 'chant.cjs');
+    if (!existsSync(built)) return t.skip('dist/ is not built (npm run build)');
+    if (spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'test', '-r', built]).status !== 0) return t.skip(`uid 65534 cannot read the built bin ${built}: a folder above the clone is private to its owner`);
     // The fixtures' git runs as root over a repository nobody owns.
     writeFileSync(join(process.env.HOME as string, '.gitconfig'), `${readFileSync(join(process.env.HOME as string, '.gitconfig'), 'utf8')}[safe]\n\tdirectory = *\n`);
     const base = tempDir('chant-ro-');
