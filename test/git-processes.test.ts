@@ -7,47 +7,12 @@ import { after, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 import { GitCommandError, GitProcessRunner, gitEnvironment } from '../lib/git/runner.js';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { PROC, pidsIn, survivors } from './processes.js';
 
 // How git processes are run: each in a group of its own that a timeout or a deadline stops as a
 // whole, a timeout that measures progress rather than silence, and no wait on pipes that what git
 // started keeps open after git has exited. Bounds on time here are generous: they tell a stop
 // from a hang, never a fast machine from a slow one.
-
-const PROC = process.platform === 'linux' && existsSync('/proc/self/stat');
-
-/** Whether a process is still there (a zombie waiting to be reaped counts as gone). */
-function alive(pid: number): boolean {
-  if (PROC) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-    } catch {
-      return false;
-    }
-  }
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits up to `ms` for every pid to be gone; returns those still alive. */
-async function survivors(pids: readonly number[], ms = 5_000): Promise<number[]> {
-  const until = Date.now() + ms;
-  let left = pids.filter(alive);
-  while (left.length > 0 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = left.filter(alive);
-  }
-  return left;
-}
-
-/** The pids a script wrote, one a line. */
-function pidsIn(file: string): number[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => /^\d+$/.test(line)).map(Number) : [];
-}
 
 /** An executable shell script. */
 function script(path: string, body: string): string {

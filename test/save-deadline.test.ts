@@ -2,33 +2,15 @@
 // ran out, and leaves nothing behind (no ref moved, no lock, no temporary index, no partial pack,
 // no process). A filter that leaves a process behind never keeps a save waiting.
 import { BIN, git, makeRepo, parseDocument, runCli, writeFiles } from './helpers.js';
+import { pidsIn, survivors } from './processes.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { DEFAULT_SAVE_TIMEOUT_MS, isWipError, WipStore } from '../lib/index.js';
 
 const STAGINGS = ['index', 'status'] as const;
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
-async function survivors(pids: readonly number[], ms = 5_000): Promise<number[]> {
-  const until = Date.now() + ms;
-  let left = pids.filter(alive);
-  while (left.length > 0 && Date.now() < until) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    left = left.filter(alive);
-  }
-  return left;
-}
 
 /** A checkout whose *.slow files go through a clean filter running `body` (a shell script); the pids it notes. */
 function filtered(body: string): { dir: string; pids: string } {
@@ -40,10 +22,6 @@ function filtered(body: string): { dir: string; pids: string } {
   git(dir, ['config', 'filter.slow.clean', `PIDS='${pids}' '${filter}'`]);
   writeFiles(dir, { 'work.txt': 'work\n', 'data.slow': 'slow data\n' });
   return { dir, pids };
-}
-
-function pidsIn(file: string): number[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((line) => /^\d+$/.test(line)).map(Number) : [];
 }
 
 /** What a refused save must leave as it was: the refs, chant's files in .git, git's temporaries and locks. */

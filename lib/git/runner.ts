@@ -632,19 +632,9 @@ function groupUsage(pgid: number): GroupUsage {
 function socketQueues(members: readonly number[]): string {
   const inodes = new Set<string>();
   for (const pid of members) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
-      try {
-        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-        if (match !== null) inodes.add(match[1] as string);
-      } catch {
-        // Closed meanwhile.
-      }
+    for (const { target } of descriptors(pid)) {
+      const match = /^socket:\[(\d+)\]$/.exec(target);
+      if (match !== null) inodes.add(match[1] as string);
     }
   }
   if (inodes.size === 0) return '';
@@ -667,6 +657,25 @@ function socketQueues(members: readonly number[]): string {
   return queues.sort().join(',');
 }
 
+/** What each open descriptor of a process points at, as `/proc/<pid>/fd` shows it; none when unreadable. */
+function descriptors(pid: number): { fd: string; target: string }[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  const found: { fd: string; target: string }[] = [];
+  for (const fd of fds) {
+    try {
+      found.push({ fd, target: readlinkSync(`/proc/${pid}/fd/${fd}`) });
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return found;
+}
+
 /** A file some member of a stopped group had open for writing. */
 interface Leftover {
   path: string;
@@ -684,15 +693,8 @@ const GIT_TEMPORARY = /^tmp_(?:obj|pack|idx|rev|mtimes|bitmap)_/;
 function filesBeingWritten(pgid: number): Leftover[] {
   const found: Leftover[] = [];
   for (const pid of groupMembers(pgid)) {
-    let fds: string[];
-    try {
-      fds = readdirSync(`/proc/${pid}/fd`);
-    } catch {
-      continue;
-    }
-    for (const fd of fds) {
+    for (const { fd, target: path } of descriptors(pid)) {
       try {
-        const path = readlinkSync(`/proc/${pid}/fd/${fd}`);
         if (!path.startsWith('/') || path.endsWith(' (deleted)')) continue;
         const name = basename(path);
         if (!GIT_TEMPORARY.test(name) && !(name.endsWith('.lock') && insideGitDir(path))) continue;
