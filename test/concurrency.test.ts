@@ -133,6 +133,32 @@ describe('concurrent saves and restores', () => {
     assert.ok(existsSync(join(dir, '.git', LOCK_NAME)), 'a live holder keeps its lock');
   });
 
+  it('ends a wait for a live holder at the save\'s deadline (wip-timeout) and on a cancel (wip-cancelled), well before the lock wait would', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    await new WipStore({ cwd: dir }).save({});
+    writeFiles(dir, { 'a.txt': 'edited\n' });
+    writeFileSync(join(dir, '.git', LOCK_NAME), `${process.pid}\n`);
+    const before = stateOf(dir);
+    // The lock wait alone would last a minute: the save's 1 s budget ends it.
+    let started = Date.now();
+    await assert.rejects(new WipStore({ cwd: dir, lockWaitMs: 60_000, saveTimeout: '1s' }).save({}), (error) => {
+      assert.ok(isWipError(error, 'wip-timeout'), String(error));
+      assert.match(error.message, /waiting for the worktree lock/);
+      return true;
+    });
+    assert.ok(Date.now() - started < 20_000, `the deadline ended the wait (${Date.now() - started} ms)`);
+    for (const attempt of [(signal: AbortSignal) => new WipStore({ cwd: dir, lockWaitMs: 60_000 }).save({ signal }), (signal: AbortSignal) => new WipStore({ cwd: dir, lockWaitMs: 60_000 }).restore({ signal })]) {
+      const controller = new AbortController();
+      started = Date.now();
+      setTimeout(() => controller.abort(), 300);
+      await assert.rejects(attempt(controller.signal), (error) => isWipError(error, 'wip-cancelled') || assert.fail(String(error)));
+      assert.ok(Date.now() - started < 20_000, `the cancel ended the wait (${Date.now() - started} ms)`);
+    }
+    assert.deepEqual(stateOf(dir), before, 'nothing changed');
+    assert.ok(existsSync(join(dir, '.git', LOCK_NAME)), 'a live holder keeps its lock');
+  });
+
   it('takes over a lock left by a killed process: one whose pid is dead, or one left empty long ago', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir, lockWaitMs: 2_000 });

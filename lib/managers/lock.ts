@@ -8,6 +8,11 @@ import { WipError } from '../errors.js';
 export interface LockOptions {
   /** Milliseconds to wait for another holder before refusing; 30,000 when absent. */
   waitMs?: number;
+  /**
+   * Called before each wait for another holder: it throws to end the wait (the caller's signal
+   * was aborted, or its own deadline passed), so that a wait never outlives the call it is for.
+   */
+  stopWaiting?: () => void;
 }
 
 /**
@@ -207,6 +212,7 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
       await breakStale(path);
       continue;
     }
+    options.stopWaiting?.();
     if (Date.now() > deadline) {
       throw new WipError('wip-race', `another chant wip save or restore of this worktree holds ${path}${holder.pid === null ? '' : ` (process ${holder.pid})`}; try again when it ends`);
     }

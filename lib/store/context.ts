@@ -114,8 +114,11 @@ export async function checkIdentity(context: StoreContext, layout: RepositoryLay
   await checkPrincipal({ git: context.git, cwd: context.cwd, top: layout.top, by, ...(context.env === undefined ? {} : { env: context.env }) });
 }
 
-/** Runs `work` holding the worktree's lock, removing what killed saves and restores left meanwhile. */
-export function locked<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` holding the worktree's lock, removing what killed saves and restores left meanwhile.
+ * `stopWaiting` ends a wait for another holder by throwing (a cancel, a deadline).
+ */
+export function locked<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, stopWaiting?: () => void): Promise<T> {
   return withWorktreeLock(layout.gitDir, async () => {
     // What killed processes left is removed while this one works: it is never this one's own.
     const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
@@ -124,5 +127,5 @@ export function locked<T>(context: StoreContext, layout: RepositoryLayout, work:
     } finally {
       await cleaning;
     }
-  }, context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+  }, { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) });
 }

@@ -140,7 +140,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     } finally {
       rmSync(indexFile, { force: true });
     }
-  });
+  }, () => checkNotAborted(signal));
 }
 
 /** The tree the checkout's index holds, written through a link of it so the file is never touched. */

@@ -116,6 +116,10 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     } finally {
       rmSync(indexFile, { force: true });
     }
+  }, () => {
+    // Waiting for another save or restore of this worktree counts against the save's own budget.
+    checkNotAborted(signal);
+    if (Date.now() >= budget.deadline) throw timedOut(budget, 'waiting for the worktree lock another chant process holds');
   });
   report(onProgress, 'recording', 1, 1);
   const unsaved = leftOut.map((entry) => ({ path: entry.path, reason: entry.reason, ...(entry.size === undefined ? {} : { size: entry.size }), message: leftOutMessage(entry) }));
