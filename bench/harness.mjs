@@ -39,16 +39,29 @@ export function filePath(i) {
   return `src/d${Math.floor(i / 1000)}/e${Math.floor(i / 100) % 10}/file-${i}.txt`;
 }
 
-/** A repository with `files` tracked files in nested folders, one commit, a warm index. */
-export function syntheticRepo(files) {
+/**
+ * The path of tracked file i of a wide repository: `width` files a folder in a few folders, as
+ * real repositories have (tldr-pages keeps thousands of pages a folder).
+ */
+export function widePath(width) {
+  return (i) => `pages/p${Math.floor(i / width)}/page-${i}.md`;
+}
+
+/** A repository with `files` tracked files (nested folders, 100 a folder, unless `pathOf` says otherwise), one commit, a warm index. */
+export function syntheticRepo(files, pathOf = filePath) {
   const dir = tempDir();
   git(dir, 'init', '-q', '-b', 'main', '.');
+  let folder = null;
   for (let i = 0; i < files; i += 1) {
-    const path = join(dir, filePath(i));
-    if (i % 100 === 0) mkdirSync(dirname(path), { recursive: true });
+    const path = join(dir, pathOf(i));
+    if (dirname(path) !== folder) mkdirSync((folder = dirname(path)), { recursive: true });
     writeFileSync(path, `file ${i}\n`);
   }
   writeFileSync(join(dir, '.gitignore'), 'ignored/\n');
+  // The index is written in a later second than every file, as in a checkout whose files were
+  // written before: else each file is racily clean, and git and libgit2 read it again each time.
+  const next = Math.ceil(Date.now() / 1000) * 1000 + 10;
+  while (Date.now() < next) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, next - Date.now());
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'synthetic');
   git(dir, 'status', '--porcelain');
@@ -56,10 +69,10 @@ export function syntheticRepo(files) {
 }
 
 /** One round's edits: 10 files modified, 2 of them staged, 1 untracked file. */
-export function editRound(dir, files, round) {
+export function editRound(dir, files, round, pathOf = filePath) {
   const picks = Array.from({ length: 10 }, (_, k) => (round * 7919 + k * 104729) % files);
-  for (const i of picks) writeFileSync(join(dir, filePath(i)), `file ${i} edited in round ${round}\n`);
-  git(dir, 'add', '--', filePath(picks[0]), filePath(picks[1]));
+  for (const i of picks) writeFileSync(join(dir, pathOf(i)), `file ${i} edited in round ${round}\n`);
+  git(dir, 'add', '--', pathOf(picks[0]), pathOf(picks[1]));
   writeFileSync(join(dir, `untracked-${round}.txt`), `untracked ${round}\n`);
   return picks;
 }
@@ -88,6 +101,25 @@ export async function sideBySide({ a, b, prepare = async () => {}, runs = 5, war
   const ma = median(times.a);
   const mb = median(times.b);
   return { a: ma, b: mb, ratio: ma / mb, runs: times.a.length };
+}
+
+/**
+ * Times several sides in one loop, as {@link sideBySide} does two: each round runs every side
+ * once, the first side moving by one each round. `prepare(round, side)` runs untimed before
+ * each. Resolves with each side's median and the number of measured runs.
+ */
+export async function roundRobin({ sides, prepare = async () => {}, runs = 5, warmup = 1 }) {
+  const names = Object.keys(sides);
+  const times = Object.fromEntries(names.map((name) => [name, []]));
+  for (let round = 0; round < warmup + runs; round += 1) {
+    for (let k = 0; k < names.length; k += 1) {
+      const name = names[(round + k) % names.length];
+      await prepare(round, name);
+      const ms = await sides[name](round);
+      if (round >= warmup) times[name].push(ms);
+    }
+  }
+  return { medians: Object.fromEntries(names.map((name) => [name, median(times[name])])), runs };
 }
 
 /** Times an async function in milliseconds. */

@@ -1,30 +1,41 @@
 // npm run bench: chant-wip side by side with plain git, as ratios of medians, against the targets.
 // Options: --quick (tiny repositories, one round, no targets: what the test runs),
 // --out <file> (where the table goes; docs/performance.md by default, none with --quick),
-// --only <text> (just the rows whose name holds the text, printed and written nowhere).
+// --only '<text>[|<text>...]' or CHANT_BENCH_ONLY (just the rows whose name holds one of the
+// texts, printed and written nowhere; `--quick --only es-git` measures one kind quickly).
 import { cpus } from 'node:os';
-import { existsSync, readFileSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync, openSync, ftruncateSync, closeSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
-  BENCH, ENV, ROOT, addSnapshot, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed,
+  BENCH, ENV, ROOT, addSnapshot, chant, chantPeakMiB, editRound, filePath, git, gitCounter, keptRefs, roundRobin, run, sideBySide, snapshotChain, syntheticRepo, tempDir, timed, widePath,
 } from './harness.mjs';
+import { ES_GIT_BINDING, addAllTree, esGit, isomorphicGit, loadEsGit, stashCreate } from './peers.mjs';
 
 const BEGIN = '<!-- bench:begin: written by npm run bench -->';
 const END = '<!-- bench:end -->';
 
-const FULL = { large: 100_000, middle: 10_000, small: 1_000, chain: 10_000, refs: 1_100, kept: 1_000, runs: 5, warmup: 1, bigFileMiB: 1024, targets: true };
-const QUICK = { large: 300, middle: 200, small: 100, chain: 50, refs: 30, kept: 20, runs: 1, warmup: 0, bigFileMiB: 1, targets: false };
+const FULL = {
+  large: 100_000, middle: 10_000, small: 1_000, huge: 300_000, folders: 8, width: 5_000, dirty: [1_000, 10_000],
+  chain: 10_000, chains: [1_000, 10_000, 50_000], limitChain: 500, limit: 50,
+  refs: 1_100, kept: 1_000, runs: 5, warmup: 1, bigFileMiB: 1024, targets: true,
+};
+const QUICK = {
+  large: 300, middle: 200, small: 100, huge: 400, folders: 2, width: 60, dirty: [10, 20],
+  chain: 50, chains: [20, 50], limitChain: 10, limit: 5,
+  refs: 30, kept: 20, runs: 1, warmup: 0, bigFileMiB: 1, targets: false,
+};
+const NESTED = { name: 'nested', pathOf: filePath };
 
 const nodeFloor = () => run(process.execPath, ['-e', '0']).ms;
 const saveScript = (dir) => run('sh', [join(BENCH, 'save.sh')], { cwd: dir }).ms;
 const restoreScript = (dir, target) => run('sh', [join(BENCH, 'restore.sh'), target], { cwd: dir }).ms;
 
 /** Modifies `count` tracked files of round `round` (and nothing else). */
-function modify(dir, files, round, count = 10) {
+function modify(dir, files, round, pathOf = filePath, count = 10) {
   for (let k = 0; k < count; k += 1) {
     const i = (round * 31 + k * 977) % files;
-    writeFileSync(join(dir, filePath(i)), `file ${i} modified ${round}\n`);
+    writeFileSync(join(dir, pathOf(i)), `file ${i} modified ${round}\n`);
   }
 }
 
@@ -52,30 +63,84 @@ function withPolicyRepository(kept, prepare, counted) {
   }
 }
 
-/** Every row: what it measures, its target, and how to measure it. */
-function rows(size) {
+/**
+ * Every row: what it measures, its target, and how to measure it. `esGitBinding` names the
+ * package es-git's binding is loaded from; where it cannot load, its rows are skipped, saying why.
+ */
+function rows(size, esGitBinding = ES_GIT_BINDING) {
   let edits = 0;
   const repos = new Map();
-  const repo = (files) => {
-    if (!repos.has(files)) repos.set(files, syntheticRepo(files));
-    return repos.get(files);
+  const repo = (files, shape = NESTED) => {
+    const key = `${shape.name}:${files}`;
+    if (!repos.has(key)) repos.set(key, syntheticRepo(files, shape.pathOf));
+    return repos.get(key);
   };
+  const peers = new Map();
+  const peer = async (kind, dir) => {
+    const key = `${kind}:${dir}`;
+    if (!peers.has(key)) peers.set(key, await (kind === 'es-git' ? esGit(dir, esGitBinding) : isomorphicGit(dir)));
+    return peers.get(key);
+  };
+  // null when libgit2 loads here; else what an es-git row reports instead of a ratio.
+  const esGitSkipped = () => {
+    const { reason } = loadEsGit(esGitBinding);
+    return reason === undefined ? null : { note: `skipped: ${reason}` };
+  };
+  // A measurement several rows share, run once, when the first of them is measured.
+  const groups = new Map();
+  const group = (key, measure) => () => {
+    if (!groups.has(key)) groups.set(key, measure());
+    return groups.get(key);
+  };
+  const ratio = (measured, a, b) => ({ a: measured.medians[a], b: measured.medians[b], ratio: measured.medians[a] / measured.medians[b], runs: measured.runs });
+  const clean = (dir) => {
+    git(dir, 'reset', '-q', '--hard');
+    git(dir, 'clean', '-qfd');
+  };
+  const wide = { name: 'wide', pathOf: widePath(size.width), files: size.width * size.folders };
+  const shapes = [
+    { files: size.small, shape: NESTED, label: `${size.small} files`, esGit: 2.0, script: null, isomorphic: true },
+    { files: size.middle, shape: NESTED, label: `${size.middle} files`, esGit: 1.3, script: null, isomorphic: true },
+    { files: size.large, shape: NESTED, label: `${size.large} files`, esGit: 1.0, script: 1.0, isomorphic: false },
+    { files: wide.files, shape: wide, label: `${wide.files} files in ${size.folders} folders of ${size.width}`, esGit: 1.0, script: 1.0, isomorphic: false, cli: 1.5 },
+  ];
   const list = [];
-  for (const files of [size.small, size.middle, size.large]) {
-    list.push({
-      name: `SDK save (in-process) vs the plain-git save script, ${files} files`, target: files === size.large ? 1.10 : null, kind: 'ratio',
-      async measure() {
-        const dir = repo(files);
-        const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
-        const store = new WipStore({ cwd: dir });
-        return sideBySide({
-          runs: size.runs, warmup: size.warmup,
-          prepare: async () => editRound(dir, files, (edits += 1)),
-          a: () => timed(() => store.save({ label: `bench ${edits}` })),
-          b: () => saveScript(dir),
-        });
-      },
+  // The save's peers, each side in one loop with the SDK: the plain-git script, libgit2
+  // in-process (es-git), git stash create, isomorphic-git (small trees: it hashes in JavaScript),
+  // and on the wide tree the CLI and git status. Every builder gives the tree `git add --all`
+  // gives (checked before the loop).
+  for (const { files, shape, label, esGit: esGitTarget, script, isomorphic, cli } of shapes) {
+    const measure = group(`save:${label}`, async () => {
+      const dir = repo(files, shape);
+      const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+      const store = new WipStore({ cwd: dir });
+      const libgit2 = esGitSkipped() === null ? await peer('es-git', dir) : null;
+      const iso = isomorphic ? await peer('isomorphic-git', dir) : null;
+      editRound(dir, files, (edits += 1), shape.pathOf);
+      const want = addAllTree(dir);
+      const trees = { sdk: (await store.save({ label: `check ${edits}` })).snapshot.tree, ...(libgit2 === null ? {} : { 'es-git': libgit2.writeTree() }), ...(iso === null ? {} : { 'isomorphic-git': await iso.writeTree() }) };
+      for (const [who, tree] of Object.entries(trees)) if (tree !== want) throw new Error(`${who} built ${tree}, git add --all ${want}`);
+      return roundRobin({
+        runs: size.runs, warmup: size.warmup,
+        prepare: async () => editRound(dir, files, (edits += 1), shape.pathOf),
+        sides: {
+          sdk: () => timed(() => store.save({ label: `bench ${edits}` })),
+          script: () => saveScript(dir),
+          ...(libgit2 === null ? {} : { 'es-git': () => timed(() => libgit2.save()) }),
+          stash: () => stashCreate(dir),
+          ...(iso === null ? {} : { 'isomorphic-git': () => timed(() => iso.save()) }),
+          ...(cli === undefined ? {} : {
+            cli: () => chant(dir, ['workspace', 'wip', 'save', '--label', `bench ${edits}`]).ms,
+            status: () => run('git', ['status', '--porcelain'], { cwd: dir }).ms,
+          }),
+        },
+      });
     });
+    list.push({ name: `SDK save (in-process) vs the plain-git save script, ${label}`, target: script, kind: 'ratio', measure: async () => ratio(await measure(), 'sdk', 'script') });
+    list.push({ name: `SDK save (in-process) vs es-git (libgit2 in-process: add all, write tree, commit), ${label}`, target: esGitTarget, kind: 'ratio', measure: async () => esGitSkipped() ?? ratio(await measure(), 'sdk', 'es-git') });
+    list.push({ name: `SDK save (in-process) vs git stash create (tracked files only), ${label}`, target: null, kind: 'ratio', measure: async () => ratio(await measure(), 'sdk', 'stash') });
+    if (isomorphic) list.push({ name: `SDK save (in-process) vs isomorphic-git (walk, write blobs and trees, commit), ${label}`, target: null, kind: 'ratio', measure: async () => ratio(await measure(), 'sdk', 'isomorphic-git') });
+    if (cli !== undefined) list.push({ name: `CLI save vs git status --porcelain, ${label}`, target: cli, kind: 'ratio', measure: async () => ratio(await measure(), 'cli', 'status') });
   }
   for (const files of [size.large, size.small]) {
     list.push({
@@ -103,21 +168,85 @@ function rows(size) {
       });
     },
   });
-  list.push({
-    name: `CLI restore vs the plain-git restore script, ${size.large} files, 10 paths changed`, target: 1.20, kind: 'ratio',
-    measure: () => {
+  // Work already done: D tracked files modified since HEAD (written before the loop, their
+  // mtimes a minute back, as work of earlier turns is), one more changed before each side.
+  for (const dirty of size.dirty) {
+    const measure = group(`dirty:${dirty}`, async () => {
       const dir = repo(size.large);
-      git(dir, 'reset', '-q', '--hard');
-      git(dir, 'clean', '-qfd');
-      const target = chant(dir, ['workspace', 'wip', 'save', '--label', 'restore target']).doc.snapshot.commit;
-      return sideBySide({
-        runs: size.runs, warmup: size.warmup,
-        prepare: async (round) => modify(dir, size.large, round),
-        a: () => chant(dir, ['workspace', 'wip', 'restore', target]).ms,
-        b: () => restoreScript(dir, target),
-      });
-    },
-  });
+      clean(dir);
+      const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+      const store = new WipStore({ cwd: dir });
+      const pick = (k) => Math.floor((k * size.large) / dirty);
+      const past = new Date(Date.now() - 60_000);
+      for (let k = 0; k < dirty; k += 1) {
+        const path = join(dir, filePath(pick(k)));
+        writeFileSync(path, `file ${pick(k)} dirty\n`);
+        utimesSync(path, past, past);
+      }
+      await store.save({ label: 'dirty' });
+      let turn = 0;
+      try {
+        return await roundRobin({
+          runs: size.runs, warmup: size.warmup,
+          prepare: async () => {
+            turn += 1;
+            writeFileSync(join(dir, filePath(pick(turn % dirty))), `file ${pick(turn % dirty)} dirty, turn ${turn}\n`);
+          },
+          sides: {
+            sdk: () => timed(() => store.save({ label: `dirty ${turn}` })),
+            cli: () => chant(dir, ['workspace', 'wip', 'save', '--label', `dirty ${turn}`]).ms,
+            status: () => run('git', ['status', '--porcelain'], { cwd: dir }).ms,
+          },
+        });
+      } finally {
+        clean(dir);
+      }
+    });
+    const label = `${dirty} files modified since HEAD, one changed since the last save, ${size.large} files`;
+    list.push({ name: `SDK save (in-process) vs git status --porcelain, ${label}`, target: dirty === size.dirty[size.dirty.length - 1] ? 1.3 : null, kind: 'ratio', measure: async () => ratio(await measure(), 'sdk', 'status') });
+    list.push({ name: `CLI save vs git status --porcelain, ${label}`, target: null, kind: 'ratio', measure: async () => ratio(await measure(), 'cli', 'status') });
+  }
+  // Restores of a snapshot of the clean tree, 10 tracked files modified before each side: the
+  // SDK against es-git's checkout after its own checkpoint (both in-process), the CLI against
+  // the plain-git script.
+  const restoreShapes = [
+    { files: size.small, shape: NESTED, label: `${size.small} files`, esGit: 2.0 },
+    { files: size.middle, shape: NESTED, label: `${size.middle} files`, esGit: null },
+    { files: size.large, shape: NESTED, label: `${size.large} files`, esGit: null, script: 1.0 },
+    { files: size.huge, shape: NESTED, label: `${size.huge} files`, script: 1.0 },
+    { files: wide.files, shape: wide, label: `${wide.files} files in ${size.folders} folders of ${size.width}`, script: 1.0 },
+  ];
+  for (const { files, shape, label, esGit: esGitTarget, script } of restoreShapes) {
+    const measure = group(`restore:${label}`, async () => {
+      const dir = repo(files, shape);
+      clean(dir);
+      const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+      const store = new WipStore({ cwd: dir });
+      const target = (await store.save({ label: 'restore target' })).snapshot.commit;
+      const libgit2 = esGitTarget === undefined || esGitSkipped() !== null ? null : await peer('es-git', dir);
+      const sides = {
+        ...(libgit2 === null ? {} : {
+          sdk: () => timed(() => store.restore({ snapshot: target })),
+          'es-git': () => timed(() => libgit2.restore(target)),
+        }),
+        ...(script === undefined ? {} : {
+          cli: () => chant(dir, ['workspace', 'wip', 'restore', target]).ms,
+          script: () => restoreScript(dir, target),
+        }),
+      };
+      try {
+        return await roundRobin({ runs: size.runs, warmup: size.warmup, prepare: async (round) => modify(dir, files, round, shape.pathOf), sides });
+      } finally {
+        // The wide and the largest trees serve no later row: their disk goes now.
+        if (shape !== NESTED || files === size.huge) {
+          rmSync(dir, { recursive: true, force: true });
+          repos.delete(`${shape.name}:${files}`);
+        }
+      }
+    });
+    if (esGitTarget !== undefined) list.push({ name: `SDK restore (in-process) vs es-git checkout after its own checkpoint, ${label}, 10 paths changed`, target: esGitTarget, kind: 'ratio', measure: async () => esGitSkipped() ?? ratio(await measure(), 'sdk', 'es-git') });
+    if (script !== undefined) list.push({ name: `CLI restore vs the plain-git restore script, ${label}, 10 paths changed`, target: script, kind: 'ratio', measure: async () => ratio(await measure(), 'cli', 'script') });
+  }
   list.push({
     name: `first git status after a restore of 10 changed paths vs after the same 10 files are written back by hand, ${size.large} files`, target: 1.15, kind: 'ratio',
     measure: () => {
@@ -142,32 +271,41 @@ function rows(size) {
       });
     },
   });
-  // The read's rows share one chain. The memo of snapshot chains (lib/managers/snapshot-memo.ts) is what
-  // a read leaves for the next, so the row with the target reads as Studio does after an agent's
-  // turn: the memo knows the chain but for the one snapshot saved since. The first read, with
-  // no memo, is shown beside it.
-  const chainRepo = () => {
-    if (!repos.has('chain')) {
+  // The read's rows: a chain of each length, made by one fast-import. The memo of snapshot
+  // chains (lib/managers/snapshot-memo.ts) is what a read leaves for the next, so the rows with a
+  // target read as Studio does after an agent's turn: the memo knows the chain but for the one
+  // snapshot saved since. The first read, with no memo, is shown beside them.
+  const chainRepo = (count = size.chain) => {
+    const key = `chain:${count}`;
+    if (!repos.has(key)) {
       const dir = syntheticRepo(10);
-      snapshotChain(dir, size.chain);
-      repos.set('chain', dir);
+      snapshotChain(dir, count);
+      repos.set(key, dir);
     }
-    return repos.get('chain');
+    return repos.get(key);
   };
   const logBaseline = (dir) => nodeFloor() + run('git', ['log', '--first-parent', '-z', '--format=%H%x00%T%x00%P%x00%ct%x00%B%x00', 'refs/chant/wip/main'], { cwd: dir }).ms;
   let turns = 0;
+  const readAfterSave = (dir, args = []) => {
+    addSnapshot(dir, `turn:next-${(turns += 1)}`);
+    return chant(dir, ['workspace', 'wip', '--json', ...args]).ms;
+  };
+  for (const count of size.chains) {
+    list.push({
+      name: `chant workspace wip --json on a chain of ${count} snapshots, one saved since the last read, vs (node -e 0 + the git log baseline)`, target: count >= size.chain ? 1.50 : null, kind: 'ratio',
+      measure: () => {
+        const dir = chainRepo(count);
+        return sideBySide({ runs: size.runs, warmup: size.warmup, a: () => readAfterSave(dir), b: () => logBaseline(dir) });
+      },
+    });
+  }
+  const [shortChain, longChain] = [size.limitChain, size.chains[size.chains.length - 1]];
   list.push({
-    name: `chant workspace wip --json on a chain of ${size.chain} snapshots, one saved since the last read, vs (node -e 0 + the git log baseline)`, target: 1.50, kind: 'ratio',
+    name: `chant workspace wip --json --limit ${size.limit} on a chain of ${longChain} snapshots vs the same on a chain of ${shortChain}, one saved since each read`, target: 1.20, kind: 'ratio',
     measure: () => {
-      const dir = chainRepo();
-      return sideBySide({
-        runs: size.runs, warmup: size.warmup,
-        a: () => {
-          addSnapshot(dir, `turn:next-${(turns += 1)}`);
-          return chant(dir, ['workspace', 'wip', '--json']).ms;
-        },
-        b: () => logBaseline(dir),
-      });
+      const [long, short] = [chainRepo(longChain), chainRepo(shortChain)];
+      const limit = ['--limit', String(size.limit)];
+      return sideBySide({ runs: size.runs, warmup: size.warmup, a: () => readAfterSave(long, limit), b: () => readAfterSave(short, limit) });
     },
   });
   list.push({
@@ -293,30 +431,31 @@ function rows(size) {
   return { list, dispose };
 }
 
+/** Whether a row is asked for: every row, or one whose name holds any of `only`'s texts, separated by |. */
+function selected(name, only) {
+  if (only === undefined || only === '') return true;
+  return only.split('|').some((text) => text.length > 0 && name.includes(text));
+}
+
 function verdict(row, value) {
-  if (value === null || row.target === null || !row.options.targets) return '';
+  if (value === null || row.target === null || !row.options?.targets) return '';
   return value <= row.target ? 'pass' : 'miss';
 }
 
-/** Runs every row and resolves with the table's rows. */
+/**
+ * Runs every row and resolves with the table's rows. Options: `quick`, `only`, `silent`, and
+ * `esGitBinding` (the package es-git's binding loads from; the default is the dev dependency).
+ */
 export async function bench(options = {}) {
   const size = options.quick ? QUICK : FULL;
-  const { list, dispose } = rows(size);
+  const { list, dispose } = rows(size, options.esGitBinding);
   const results = [];
   try {
     for (const row of list) {
-      if (options.only !== undefined && !row.name.includes(options.only)) continue;
+      if (!selected(row.name, options.only)) continue;
       row.options = size;
       const started = Date.now();
-      let measured;
-      try {
-        measured = await row.measure();
-      } catch (error) {
-        measured = { value: null, note: `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` };
-      }
-      const value = row.kind === 'ratio' ? measured.ratio : measured.value;
-      const detail = row.kind === 'ratio' ? `${measured.a.toFixed(1)} ms vs ${measured.b.toFixed(1)} ms, ${measured.runs} runs` : (measured.note ?? '');
-      const result = { row: row.name, value, target: row.target, verdict: verdict(row, value), detail };
+      const result = await measureRow(row);
       results.push(result);
       if (!options.silent) process.stderr.write(`${format(result)}  (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
     }
@@ -324,6 +463,20 @@ export async function bench(options = {}) {
     dispose();
   }
   return results;
+}
+
+/** Measures one row into its line of the table; a row that fails says why, in its detail, and never stops the others. */
+export async function measureRow(row) {
+  let measured;
+  try {
+    measured = await row.measure();
+  } catch (error) {
+    measured = { value: null, note: `failed: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}` };
+  }
+  const value = (row.kind === 'ratio' ? measured.ratio : measured.value) ?? null;
+  // A failed ratio row has no timings to print, only its reason.
+  const detail = row.kind === 'ratio' && typeof measured.a === 'number' && typeof measured.b === 'number' ? `${measured.a.toFixed(1)} ms vs ${measured.b.toFixed(1)} ms, ${measured.runs} runs` : (measured.note ?? '');
+  return { row: row.name, value, target: row.target, verdict: verdict(row, value), detail };
 }
 
 function format(result) {
@@ -337,7 +490,7 @@ export function table(results) {
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const quick = process.argv.includes('--quick');
-  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+  const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : (process.env.CHANT_BENCH_ONLY || undefined);
   const results = await bench({ quick, only });
   const gitVersion = git(ROOT, '--version').trim();
   const block = [

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { makeRepo, writeFiles, git, tempDir } from './helpers.js';
 // @ts-expect-error: the bench is plain JavaScript, run on demand by npm run bench.
-import { bench, table } from '../bench/run.mjs';
+import { bench, measureRow, table } from '../bench/run.mjs';
 // @ts-expect-error: as above.
 import { chant, gitCounter, keptRefs } from '../bench/harness.mjs';
 
@@ -12,9 +12,35 @@ describe('the bench', () => {
     assert.ok(results.length >= 15, `${results.length} rows`);
     for (const result of results) {
       assert.doesNotMatch(result.detail, /^failed/, `${result.row}: ${result.detail}`);
+      // Only libgit2's rows may be skipped, and only where its binding cannot load.
+      if (result.row.includes('es-git') && result.detail.startsWith('skipped: ')) continue;
       assert.equal(typeof result.value, 'number', `${result.row} measured something: ${result.detail}`);
     }
     assert.match(table(results), /^\| row \| measured \| target \|/);
+    for (const peer of ['es-git', 'isomorphic-git', 'git stash create', 'git status --porcelain, 20 files modified', '--limit 5']) {
+      assert.ok(results.some((result) => result.row.includes(peer)), `a row measures ${peer}`);
+    }
+  });
+
+  it('skips the es-git rows, saying why, where its binding cannot load, and measures the other rows of their loops', async () => {
+    const results: Array<{ row: string; value: number | null; detail: string }> = await bench({ quick: true, silent: true, only: '100 files', esGitBinding: 'es-git-binding-not-installed' });
+    const skipped = results.filter((result) => result.row.includes('es-git'));
+    assert.ok(skipped.length >= 2, `${skipped.length} es-git rows`);
+    for (const result of skipped) {
+      assert.equal(result.value, null);
+      assert.match(result.detail, /^skipped: es-git-binding-not-installed cannot load here: Cannot find module/);
+    }
+    const others = results.filter((result) => !result.row.includes('es-git'));
+    assert.ok(others.some((result) => result.row.includes('git stash create')), 'the save loop still runs');
+    for (const result of others) assert.equal(typeof result.value, 'number', `${result.row}: ${result.detail}`);
+  });
+
+  it('reports a ratio row that fails with its reason and goes on, never crashing on its missing timings', async () => {
+    const failed = await measureRow({ name: 'a row whose repository cannot be made', kind: 'ratio', target: 1, options: { targets: true }, measure: async () => { throw new Error('no disk\nsecond line'); } });
+    assert.deepEqual(failed, { row: 'a row whose repository cannot be made', value: null, target: 1, verdict: '', detail: 'failed: no disk' });
+    const partial = await measureRow({ name: 'a ratio with no timings', kind: 'ratio', target: null, measure: async () => ({ note: 'replication not available' }) });
+    assert.equal(partial.detail, 'replication not available');
+    assert.equal(partial.value, null);
   });
 
   for (const [staging, expected, calls] of [
