@@ -26,6 +26,7 @@ export const WIP_ERROR_CODES = [
   'wip-timeout',
   'internal-error',
   'wip-cancelled',
+  'wip-plan-stale',
 ] as const;
 
 /**
@@ -33,6 +34,15 @@ export const WIP_ERROR_CODES = [
  * @public
  */
 export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
+
+/**
+ * The codes `wip show`, `wip diff` and a restore plan (`WipStore.show`, `diff`, `plan`) can
+ * refuse with, in the order of {@link WIP_ERROR_CODES}.
+ * @internal
+ */
+export const CHANGES_ERROR_CODES = [
+  'not-a-git-repository', 'write-usage-invalid', 'wip-no-branch', 'wip-none', 'wip-snapshot-unknown', 'wip-branch-other', 'wip-restore-blocked', 'git-failed', 'internal-error', 'wip-cancelled',
+] as const satisfies readonly WipErrorCode[];
 
 /**
  * The codes the read (`wip`, `WipStore.list`) can refuse with, in the order of

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { WipStore } from './store/wip-store.js';
-export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions, ShowOptions, DiffOptions, WipStoreEvents, RefsChanged, RefWatcher, WatchRefsOptions } from './store/wip-store.js';
+export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions, ShowOptions, DiffOptions, PlanOptions, WipStoreEvents, RefsChanged, RefWatcher, WatchRefsOptions } from './store/wip-store.js';
 export type { Progress, ProgressListener } from './events.js';
 export { WipError, WIP_ERROR_CODES, isWipError, redactCredentials, asWipError } from './errors.js';
 export type { WipErrorCode, WipErrorOptions } from './errors.js';
@@ -41,7 +41,7 @@ export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';
 export type { WipSettings } from './workspace/wip-settings.js';
 export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
 export type {
-  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument, ChangesAction,
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, RefusedPath, RestorePlan, ShowDocument, DiffDocument, PlanDocument, ChangesFailure, WipChangesDocument, ChangesAction,
 } from './documents/changes.js';
 export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
 export type {

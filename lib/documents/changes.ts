@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Static, TSchema, TUnion } from 'typebox';
+import { CHANGES_ERROR_CODES } from '../error-codes.js';
 import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_CHANGES_ID } from './common.js';
 import type { VerbEntry } from './common.js';
 import { CHANGES_ACTIONS } from './ids.js';
@@ -111,13 +112,53 @@ export const ShowResult = Type.Object({
 export type ShowResult = Static<typeof ShowResult>;
 
 /** The codes show and diff can refuse with. */
-export const ChangesErrorCode = Type.Union([
-  Type.Literal('not-a-git-repository'),
-  Type.Literal('write-usage-invalid'),
-  Type.Literal('wip-snapshot-unknown'),
-  Type.Literal('git-failed'),
-  Type.Literal('wip-cancelled'),
-]);
+export const ChangesErrorCode = LiteralUnion(CHANGES_ERROR_CODES);
+
+/**
+ * One path on disk a restore could not go through, and why.
+ * @public
+ */
+export const RefusedPath = Type.Object(
+  {
+    path: Type.String({ description: 'From the repository root, written as in a restore\'s paths.' }),
+    reason: Type.String({ description: 'Why the restore cannot delete, overwrite or write it, for people: an ignored file no snapshot holds, a submodule\'s working tree or an embedded repository, a folder it cannot write, the current directory of the caller.' }),
+  },
+  { description: 'A path on disk a restore would have to delete or overwrite though no snapshot holds it, or cannot write.' },
+);
+/**
+ * One path on disk a restore could not go through, and why: `{path, reason}`.
+ * @public
+ */
+export type RefusedPath = Static<typeof RefusedPath>;
+
+/**
+ * What `WipStore.plan` returns.
+ * @public
+ */
+export const RestorePlan = Type.Object({
+  branch: Type.String({ description: 'The checked-out branch the restore would work on.' }),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>, where the restore would record its checkpoint.' }),
+  head: Type.String({ ...ObjectId, description: 'The commit HEAD names; a restore never moves it.' }),
+  snapshot: Snapshot,
+  headMoved: Type.Boolean({ description: 'True when the snapshot was taken on another commit than HEAD names now: its files would go back over the current HEAD.' }),
+  only: Nullable(Type.Array(Type.String()), 'The paths the restore is limited to (a file, or a folder and everything under it), from the repository root; null for the whole tree.'),
+  write: Type.Array(Type.String(), { description: "Every path the restore would write (added, changed, or of another type), sorted by their bytes, written as in a restore's paths." }),
+  remove: Type.Array(Type.String(), { description: 'Every path the restore would remove, likewise.' }),
+  refused: Type.Array(RefusedPath, { description: 'What is in the way: paths on disk the restore would have to delete or overwrite though no snapshot holds them, or cannot write, sorted. Empty when nothing is.' }),
+  refusal: Nullable(
+    Type.Object({ code: ChangesErrorCode, message: Type.String() }, { description: 'A refusal, as a restore would report it.' }),
+    'What the restore would be refused with now, before writing anything (wip-restore-blocked when refused lists anything; wip-snapshot-unknown, git-failed for no room or a locked index), or null when it would go through.',
+  ),
+  fingerprint: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description: 'What the working tree, the index and HEAD were when the plan was made. Given to restore as expect, it makes the restore refuse with wip-plan-stale, writing nothing, when any of them changed since.',
+  }),
+});
+/**
+ * What `WipStore.plan` returns: what a restore would write, remove and refuse, and the fingerprint it was made on.
+ * @public
+ */
+export type RestorePlan = Static<typeof RestorePlan>;
 
 /**
  * The verbs of the changes documents.
@@ -125,7 +166,7 @@ export const ChangesErrorCode = Type.Union([
  */
 export const ChangesAction = LiteralUnion(CHANGES_ACTIONS);
 /**
- * `show` or `diff`, as a TypeScript type.
+ * `show`, `diff` or `plan`, as a TypeScript type.
  * @public
  */
 export type ChangesAction = Static<typeof ChangesAction>;
@@ -138,6 +179,7 @@ export type ChangesAction = Static<typeof ChangesAction>;
 export const CHANGES_VERBS = {
   show: { result: ShowResult, description: 'One snapshot with its files. Exit code 0.' },
   diff: { result: DiffResult, description: 'What differs between two snapshots, a snapshot and another commit, or a snapshot and the working tree. Exit code 0.' },
+  plan: { result: RestorePlan, description: 'What a restore would write, remove or refuse; nothing was written. Exit code 0, whether or not the restore would be refused (refusal says).' },
 } as const satisfies { readonly [A in ChangesAction]: VerbEntry };
 
 /**
@@ -169,7 +211,18 @@ export const DiffDocument = CHANGES_DOCUMENTS.diff;
 export type DiffDocument = Static<typeof DiffDocument>;
 
 /**
- * A refused show or diff. Exit code 1.
+ * The document `chant workspace wip restore --dry-run` prints on success.
+ * @public
+ */
+export const PlanDocument = CHANGES_DOCUMENTS.plan;
+/**
+ * The plan document, as a TypeScript type.
+ * @public
+ */
+export type PlanDocument = Static<typeof PlanDocument>;
+
+/**
+ * A refused show, diff or plan. Exit code 1.
  * @public
  */
 export const ChangesFailure = Type.Object(
@@ -181,18 +234,18 @@ export const ChangesFailure = Type.Object(
   { description: 'Nothing was read. Exit code 1.' },
 );
 /**
- * A refused show or diff, as a TypeScript type.
+ * A refused show, diff or plan, as a TypeScript type.
  * @public
  */
 export type ChangesFailure = Static<typeof ChangesFailure>;
 
 /**
- * What `chant workspace wip show|diff` prints.
+ * What `chant workspace wip show|diff` and `restore --dry-run` print.
  * @public
  */
 export const WipChangesDocument: TUnion<TSchema[]> = Type.Union([...CHANGES_ACTIONS.map((action) => CHANGES_DOCUMENTS[action]), ChangesFailure]);
 /**
- * Any document `chant workspace wip show|diff` prints, as a TypeScript type.
+ * Any document `chant workspace wip show|diff` or `restore --dry-run` prints, as a TypeScript type.
  * @public
  */
 export type WipChangesDocument = { [A in ChangesAction]: Static<(typeof CHANGES_DOCUMENTS)[A]> }[ChangesAction] | ChangesFailure;

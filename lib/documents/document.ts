@@ -55,7 +55,7 @@ export type VerbFailure<A extends Verb | null> = A extends StorageAction ? Stora
 
 /**
  * The document of a verb's result: the write document for save, restore, push and fetch, the
- * storage document for storage and prune, the changes document for show and diff.
+ * storage document for storage and prune, the changes document for show, diff and plan.
  * @param action - the verb
  * @param result - what the SDK method returned
  * @returns the document, `$schema` first
@@ -134,12 +134,12 @@ export function diffDocument(result: DiffResult): DiffDocument {
 }
 
 /**
- * The document of a refused show or diff.
+ * The document of a refused show, diff or plan.
  * @param action - the verb refused, or null
  * @param error - the refusal
  * @returns the failure document
  * @public
  */
-export function changesFailureDocument(action: 'show' | 'diff' | null, error: WipError): ChangesFailure {
+export function changesFailureDocument(action: ChangesAction | null, error: WipError): ChangesFailure {
   return { ...head(WIP_CHANGES_ID), action, error: { code: error.code as ChangesFailure['error']['code'], message: error.message } };
 }

@@ -62,7 +62,7 @@ export const STORAGE_ACTIONS = ['storage', 'prune'] as const;
  * follows it).
  * @public
  */
-export const CHANGES_ACTIONS = ['show', 'diff'] as const;
+export const CHANGES_ACTIONS = ['show', 'diff', 'plan'] as const;
 
 /**
  * A verb that prints a document of its own: a write, storage or changes verb.

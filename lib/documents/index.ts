@@ -6,7 +6,7 @@
  */
 export { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason } from './snapshot.js';
 export {
-  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, ShowDocument, DiffDocument, ChangesFailure, WipChangesDocument, ChangesAction, CHANGES_VERBS, CHANGES_DOCUMENTS,
+  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, RefusedPath, RestorePlan, ShowDocument, DiffDocument, PlanDocument, ChangesFailure, WipChangesDocument, ChangesAction, CHANGES_VERBS, CHANGES_DOCUMENTS,
 } from './changes.js';
 export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
 export {

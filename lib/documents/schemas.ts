@@ -207,8 +207,8 @@ export function publishedSchemas(): PublishedSchema[] {
       path: 'schemas/workspace/wip-changes/v1/wip-changes.schema.json',
       schema: document(
         WIP_CHANGES_ID,
-        'chant workspace wip show|diff output',
-        "What `chant workspace wip show <snapshot>` and `chant workspace wip diff <a> [<b>]` print: one snapshot with what it changed against the commit before it and every file it holds, or every path that differs between two snapshots, a snapshot and another commit such as HEAD, or a snapshot and the working tree, with modes, object ids and line counts. Both read and never write a ref or the index. This project's own document, beside the reference contract's two. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        'chant workspace wip show|diff and restore --dry-run output',
+        "What `chant workspace wip show <snapshot>` and `chant workspace wip diff <a> [<b>]` print: one snapshot with what it changed against the commit before it and every file it holds, or every path that differs between two snapshots, a snapshot and another commit such as HEAD, or a snapshot and the working tree, with modes, object ids and line counts. And what `chant workspace wip restore [<snapshot>] --dry-run [-- <path>...]` prints: the plan of a restore, every path it would write or remove, what is in the way, the refusal it would end with, and the fingerprint of the working tree, index and HEAD that --expect takes. All three read and never write a ref, the index or a file. This project's own document, beside the reference contract's two. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         verbVariants(CHANGES_ACTIONS, CHANGES_DOCUMENTS, ChangesFailure),
         { failure: 'WipChangesFailure', error: 'WipChangesError', code: 'WipChangesErrorCode' },
       ),

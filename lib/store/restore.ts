@@ -1,18 +1,24 @@
 // `restore`: the working tree put back as a snapshot holds it, after a pre-restore checkpoint that
 // holds the working tree and the index as they were. It finishes or changes nothing, and never
-// deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore).
+// deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
+// makes the same checks and says what a restore would do, writing nothing.
+import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
+import type { RefusedPath, RestorePlan } from '../documents/changes.js';
 import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
-import { asWipError, cancelledError, checkNotAborted, WipError } from '../errors.js';
+import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
+import { listTree } from '../git/diff.js';
 import { indexHoldsTree } from '../git/formats/index-file.js';
 import { rawPathText } from '../git/formats/path-text.js';
+import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
+import type { BranchCheckout } from './checkout.js';
 import { cancellable, checkIdentity, checkpointSettings, locked } from './context.js';
 import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
@@ -20,9 +26,27 @@ import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
+import type { LeftOut } from '../snapshot/left-out.js';
 import { recordSnapshot } from './record.js';
 import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import type { Blocker } from './restore-checks.js';
 import { seedIndex, stageWorkingTree } from './staging.js';
+
+/**
+ * Options of {@link WipStore.plan}.
+ * @public
+ */
+export interface PlanOptions {
+  /** The snapshot a restore would put back, by commit (any name git resolves); the branch's newest of kind `save` when absent. */
+  snapshot?: string | null;
+  /**
+   * Only these paths, from the repository root as show, diff and restore print them: a file, or
+   * a folder and everything under it. The whole tree when absent or null.
+   */
+  paths?: readonly string[] | null;
+  /** Cancels the call: it then rejects with `wip-cancelled`. */
+  signal?: AbortSignal;
+}
 
 /**
  * Options of {@link WipStore.restore}.
@@ -33,6 +57,18 @@ export interface RestoreOptions {
   snapshot?: string | null;
   /** Who restores, recorded on the pre-restore checkpoint. */
   by?: string | null;
+  /**
+   * Only these paths, from the repository root as show, diff and restore print them: a file, or
+   * a folder and everything under it. The rest of the working tree and the index are left as
+   * they are; the checkpoint still holds the whole tree, so restoring it undoes the partial
+   * restore. The whole tree when absent or null.
+   */
+  paths?: readonly string[] | null;
+  /**
+   * The `fingerprint` of a {@link WipStore.plan}: the restore is refused with `wip-plan-stale`,
+   * before it writes anything, when the working tree, the index or HEAD changed since that plan.
+   */
+  expect?: string | null;
   /**
    * Cancels the restore: before the checkpoint it rejects with `wip-cancelled` having written
    * nothing; after it, the files git is writing are written, then put back as the checkpoint
@@ -46,9 +82,28 @@ export interface RestoreOptions {
 const ABSENT = '000000';
 const GITLINK = '160000';
 
+/** What a restore works out before it writes, shared with its plan. */
+interface Prepared {
+  indexFile: string;
+  /** The working tree's tree, as a save would record it. */
+  current: string;
+  /** The changes the restore makes: all, or those under the paths it is limited to. */
+  changes: TreeChange[];
+  targetIndex: string | null;
+  indexHoldsHead: boolean;
+  /** The index's tree when it is neither HEAD's nor absent: the checkpoint records it. */
+  staged: string | null;
+  /** What the working tree's tree (the checkpoint's) does not hold. */
+  leftOut: LeftOut[];
+  fingerprint: string;
+}
+
 /** Restores a snapshot; see {@link WipStore.restore}. */
 export async function restore(context: StoreContext, options: RestoreOptions): Promise<RestoreResult> {
   const by = checkText('--by', options.by);
+  const only = checkPaths(options.paths);
+  const expect = options.expect ?? null;
+  if (expect !== null && !FINGERPRINT.test(expect)) throw new WipError('write-usage-invalid', `expect takes the fingerprint a plan gave (64 hex digits); it was ${JSON.stringify(expect)}`);
   const { signal, onProgress } = options;
   checkNotAborted(signal);
   // Until the checkpoint every git call stops on the signal; from it on, none does.
@@ -68,34 +123,22 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     checkNotAborted(signal);
     await refuseOperationInProgress(layout);
     report(onProgress, 'staging', 0, 1);
-    const { indexFile, leftOut } = await stageWorkingTree(work.plumbing, checkout, maxFileSize).catch(stopped);
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, stopped);
+    const { indexFile, current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     try {
-      const current = await work.plumbing.writeTree(indexFile).catch(stopped);
-      const changes = await work.plumbing.diffTrees(current, target.tree).catch(stopped);
       report(onProgress, 'staging', 1, 1);
-      const targetIndex = indexTrailer(targetRecord.message);
+      if (expect !== null && expect !== prepared.fingerprint) {
+        throw new WipError('wip-plan-stale', `the working tree, the index or HEAD changed since the plan this restore expects was made, so nothing was changed: plan the restore of ${target.commit.slice(0, 12)} again`);
+      }
+      if (only !== null && !folderWriterAvailable()) throw partialUnavailable();
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex).catch(stopped);
-      const blockers = [...await inTheWay(layout.top, changes), ...await unwritableFolders(layout.top, changes)];
-      const cwdBlocker = await cwdRemoved(layout.top, context.cwd, changes);
-      if (cwdBlocker !== null) blockers.push(cwdBlocker);
-      // A file the checkpoint could not take (unreadable, too large, ...) is never overwritten.
-      const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
-        .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry.reason]));
-      for (const change of changes) {
-        const reason = notHeld.get(change.raw);
-        if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
-      }
+      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut);
       if (blockers.length > 0) {
-        throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers.sort(compareRaw));
+        throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       await indexNotLocked(layout);
-      // The checkout's index as it is, when it is not HEAD's tree: the checkpoint records it, so
-      // restoring the checkpoint puts staged content back too.
-      const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
-      const stagedTree = indexHoldsHead ? null : await indexTree(work.plumbing, layout).catch(stopped);
-      const staged = stagedTree === null || stagedTree === opened.headTree ? null : stagedTree;
       const inexact = await inexactFiles(work.plumbing, layout.top, changes).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
@@ -120,13 +163,17 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         throw cancelledError(signal);
       }
       report(onProgress, 'index', 0, 1);
-      // The index goes back as the snapshot recorded it when HEAD is where it was then, else to
+      // A partial restore leaves the index alone, as git restore does without --staged. A whole
+      // one puts it back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
-      const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : opened.headTree;
-      const holds = wanted === null ? false : wanted === opened.headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
-      if (!holds) await plumbing.resetIndex(layout.top, wanted ?? checkout.head);
+      if (only === null) {
+        const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : opened.headTree;
+        const holds = wanted === null ? false : wanted === opened.headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
+        if (!holds) await plumbing.resetIndex(layout.top, wanted ?? checkout.head);
+      }
       report(onProgress, 'index', 1, 1);
+      const { write, remove } = writtenAndRemoved(changes);
       return {
         branch: checkout.branch,
         ref: checkout.ref,
@@ -135,12 +182,168 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         checkpoint,
         headMoved: target.head !== checkout.head,
         paths: [...changes].sort(compareRaw).map((change) => change.path),
+        written: write,
+        removed: remove,
+        ...(only === null ? {} : { only: only.map(rawPathText) }),
         ...(inexact.length > 0 ? { inexact } : {}),
       };
     } finally {
       rmSync(indexFile, { force: true });
     }
   }, () => checkNotAborted(signal));
+}
+
+/** What a restore would do; see {@link WipStore.plan}. */
+export async function plan(context: StoreContext, options: PlanOptions): Promise<RestorePlan> {
+  const only = checkPaths(options.paths);
+  const { signal } = options;
+  checkNotAborted(signal);
+  const work = cancellable(context, signal);
+  const stopped = (error: unknown): never => {
+    if (signal?.aborted === true) throw cancelledError(signal);
+    throw error;
+  };
+  const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
+  const layout = opened.layout;
+  const checkout = await checkoutOf(work.plumbing, opened).catch(stopped);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null).catch(stopped);
+  const { maxFileSize } = await checkpointSettings(context, layout);
+  // Under the lock: the temporary index it stages into is one a save's cleanup would otherwise take.
+  return locked(context, layout, async () => {
+    checkNotAborted(signal);
+    // Every refusal is reported, not thrown, in the order a restore meets them; the first is the one it would end with.
+    const refusals: WipError[] = [];
+    const refusal = (error: unknown) => {
+      if (signal?.aborted === true) throw cancelledError(signal);
+      if (!isWipError(error)) throw error;
+      refusals.push(error);
+    };
+    await refuseOperationInProgress(layout).catch(refusal);
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, stopped);
+    try {
+      const { changes, targetIndex, leftOut } = prepared;
+      if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());
+      await checkWritable(work.plumbing, layout, target, changes, targetIndex).catch(refusal);
+      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut);
+      if (blockers.length > 0) refusal(blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing would be changed`, blockers));
+      await indexNotLocked(layout).catch(refusal);
+      checkNotAborted(signal);
+      const first = refusals[0] ?? null;
+      const refused: RefusedPath[] = blockers.map((blocker) => ({ path: rawPathText(blocker.raw), reason: blocker.why }));
+      return {
+        branch: checkout.branch,
+        ref: checkout.ref,
+        head: checkout.head,
+        snapshot: target,
+        headMoved: target.head !== checkout.head,
+        only: only === null ? null : only.map(rawPathText),
+        ...writtenAndRemoved(changes),
+        refused,
+        refusal: first === null ? null : { code: first.code as NonNullable<RestorePlan['refusal']>['code'], message: first.message },
+        fingerprint: prepared.fingerprint,
+      };
+    } finally {
+      rmSync(prepared.indexFile, { force: true });
+    }
+  });
+}
+
+/**
+ * Stages the working tree, works out the changes to the target (those the paths select) and
+ * what the index holds, and the fingerprint of all three with HEAD. The caller removes
+ * `indexFile`; on a failure here it is removed already.
+ */
+async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, stopped: (error: unknown) => never): Promise<Prepared> {
+  const layout = opened.layout;
+  const { indexFile, leftOut } = await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
+  try {
+    const current = await plumbing.writeTree(indexFile).catch(stopped);
+    const all = await plumbing.diffTrees(current, target.tree).catch(stopped);
+    const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
+    const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
+    const indexed = indexHoldsHead ? opened.headTree : await indexTree(plumbing, layout).catch(stopped);
+    const staged = indexed === null || indexed === opened.headTree ? null : indexed;
+    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
+    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint };
+  } catch (error) {
+    rmSync(indexFile, { force: true });
+    throw error;
+  }
+}
+
+const FINGERPRINT = /^[0-9a-f]{64}$/;
+
+/**
+ * The paths a partial restore is limited to, as byte strings, each checked: relative to the
+ * repository root, no `..`, no empty name; `./` and a trailing `/` are dropped. Null for none.
+ */
+function checkPaths(paths: readonly string[] | null | undefined): string[] | null {
+  if (paths === undefined || paths === null) return null;
+  if (!Array.isArray(paths) || paths.length === 0) throw new WipError('write-usage-invalid', 'paths names no path: give at least one, or leave it out to restore the whole tree');
+  const checked = new Set<string>();
+  for (const path of paths) {
+    const names = typeof path === 'string' ? path.split('/').filter((name) => name !== '' && name !== '.') : [];
+    if (typeof path !== 'string' || path.startsWith('/') || path.includes('\0') || names.length === 0 || names.includes('..')) {
+      throw new WipError('write-usage-invalid', `paths takes paths from the repository root, without .. (a file, or a folder for everything under it); it was given ${JSON.stringify(path)}`);
+    }
+    checked.add(Buffer.from(names.join('/'), 'utf8').toString('latin1'));
+  }
+  return [...checked].sort();
+}
+
+/**
+ * The changes under the selected paths, and the removal of a file above one of them that is in
+ * the way (a file `a` where the folder `a` holds `a/b` in the snapshot). A path that neither side holds is refused:
+ * restoring it would do nothing, and is more likely a typo than a wish.
+ */
+async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], only: readonly string[], current: string, target: Snapshot): Promise<TreeChange[]> {
+  const under = (raw: string, path: string) => raw === path || raw.startsWith(`${path}/`);
+  const changes = all.filter((change) => only.some((path) => under(change.raw, path) || (change.newMode === ABSENT && under(path, change.raw))));
+  const unmatched = only.filter((path) => !changes.some((change) => under(change.raw, path)));
+  if (unmatched.length > 0) {
+    const [ours, theirs] = await Promise.all([listTree(plumbing, current), listTree(plumbing, target.tree)]);
+    const held = (path: string) => [ours, theirs].some((files) => files.some((file) => under(Buffer.from(file.path, 'utf8').toString('latin1'), path)));
+    const missing = unmatched.filter((path) => !held(path));
+    if (missing.length > 0) {
+      throw new WipError('write-usage-invalid', `neither snapshot ${target.commit.slice(0, 12)} nor the working tree holds ${missing.map((path) => rawPathText(path)).join(', ')}, so there is nothing to restore there; paths are from the repository root`);
+    }
+  }
+  return changes;
+}
+
+/**
+ * What stands in the way of `changes`, sorted: ignored files and repositories, folders it cannot
+ * write, the caller's directory, and a file the checkpoint could not take (unreadable, too
+ * large, ...), which is never overwritten.
+ */
+async function blockersOf(top: string, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[]): Promise<Blocker[]> {
+  const blockers = [...await inTheWay(top, changes), ...await unwritableFolders(top, changes)];
+  const cwdBlocker = await cwdRemoved(top, cwd, changes);
+  if (cwdBlocker !== null) blockers.push(cwdBlocker);
+  const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
+    .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry.reason]));
+  for (const change of changes) {
+    const reason = notHeld.get(change.raw);
+    if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
+  }
+  return blockers.sort(compareRaw);
+}
+
+/** The paths `changes` write (added, changed, of another type) and remove, each sorted by bytes. */
+function writtenAndRemoved(changes: readonly TreeChange[]): { write: string[]; remove: string[] } {
+  const sorted = [...changes].sort(compareRaw);
+  return {
+    write: sorted.filter((change) => change.newMode !== ABSENT).map((change) => change.path),
+    remove: sorted.filter((change) => change.newMode === ABSENT).map((change) => change.path),
+  };
+}
+
+/**
+ * Without descriptor-relative paths a restore is git's own two-tree checkout of the whole tree,
+ * which cannot leave the other paths alone.
+ */
+function partialUnavailable(): WipError {
+  return new WipError('write-usage-invalid', 'a partial restore needs descriptor-relative paths (/proc/self/fd, as on Linux), which this system lacks: restore the whole snapshot instead');
 }
 
 /** The tree the checkout's index holds, written through a link of it so the file is never touched. */

@@ -1,4 +1,5 @@
-import type { DiffResult, ShowResult } from '../documents/changes.js';
+import type { DiffResult, RestorePlan, ShowResult } from '../documents/changes.js';
+import type { PolicyDocument } from '../documents/replication.js';
 import type { ListResult } from '../documents/wip-read.js';
 import type { PruneResult, StorageResult } from '../documents/storage.js';
 import { checkNotAborted } from '../errors.js';
@@ -7,6 +8,7 @@ import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
+import { policyOf } from '../replication/policy.js';
 import type { Policy } from '../replication/policy.js';
 import { checkNetworkTimeout } from '../replication/replicator.js';
 import type { StoreContext } from './context.js';
@@ -14,8 +16,8 @@ import { diff, show } from './changes.js';
 import type { DiffOptions, ShowOptions } from './changes.js';
 import { list } from './list.js';
 import type { ListOptions } from './list.js';
-import { restore } from './restore.js';
-import type { RestoreOptions } from './restore.js';
+import { plan, restore } from './restore.js';
+import type { PlanOptions, RestoreOptions } from './restore.js';
 import { prune } from './prune.js';
 import type { PruneOptions } from './prune.js';
 import { save } from './save.js';
@@ -54,10 +56,11 @@ export interface WipStoreOptions {
   /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
   lockWaitMs?: number;
   /**
-   * The replicate policy; read from the workspace declaration (`chant.workspace.json`) when
-   * absent, none when null.
+   * The replicate policy: a {@link Policy}, or the {@link PolicyDocument} a {@link Replicator}
+   * exposes (`replicator.policy`), so both follow one policy; read from the workspace
+   * declaration (`chant.workspace.json`) when absent, none when null.
    */
-  policy?: Policy | null;
+  policy?: Policy | PolicyDocument | null;
   /**
    * Where `CHANT_AGENT` is read from for the identity rule, and `CHANT_WIP_STAGING` for
    * {@link WipStoreOptions.staging}; `process.env` when absent.
@@ -122,7 +125,7 @@ export class WipStore {
       cwd: options.cwd,
       git,
       plumbing: new Plumbing(git, options.cwd),
-      policy: options.policy,
+      policy: options.policy === undefined || options.policy === null ? options.policy : policyOf(options.policy),
       env: options.env,
       clock: options.clock ?? (() => new Date()),
       lockWaitMs: options.lockWaitMs,
@@ -166,17 +169,44 @@ export class WipStore {
    * where they are. A snapshot git could not write whole (a path such as `.git` or `..`, a name
    * too long, a missing object) is refused as `wip-snapshot-unknown`, and a lack of room or
    * inodes or a locked index as `git-failed`, before anything is written. When writing fails
-   * partway anyway, the working tree is put back and the refusal says so.
-   * @param options - the snapshot (the branch's newest save when absent) and the principal
-   * @returns what was restored, the checkpoint, and every path written or removed
+   * partway anyway, the working tree is put back and the refusal says so. With `paths`, only
+   * those files and folders are put back, the rest of the working tree and the index left as
+   * they are (the checkpoint still holds the whole tree). With `expect`, the fingerprint of a
+   * {@link WipStore.plan}, it is refused with `wip-plan-stale` when the working tree, the index
+   * or HEAD changed since that plan.
+   * @param options - the snapshot (the branch's newest save when absent), the principal, the paths and the plan's fingerprint
+   * @returns what was restored, the checkpoint, and every path written (`written`) or removed (`removed`); `paths` holds both
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
    *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `principal-unidentified`,
-   *   `wip-restore-blocked`, `wip-race` or `git-failed`
+   *   `wip-restore-blocked`, `wip-plan-stale`, `wip-race`, `wip-cancelled` or `git-failed`
    */
   async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
     const result = await restore(this.#context, options);
     this.#events.emit('restore', result);
     return result;
+  }
+
+  /**
+   * What a restore would do, computed the way the restore computes it and writing nothing: each
+   * path it would write or remove, what is in the way and the refusal it would end with, and the
+   * fingerprint of the working tree, index and HEAD it was computed on. Give that fingerprint to
+   * {@link WipStore.restore} as `expect`, and the restore is refused with `wip-plan-stale` if
+   * any of them changed since. It waits for a save or restore of the same worktree to finish.
+   * @param options - the snapshot (the branch's newest save when absent) and the paths a partial restore would be limited to
+   * @returns the plan
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
+   *   `wip-none`, `wip-snapshot-unknown`, `wip-branch-other`, `wip-cancelled` or `git-failed`;
+   *   what the restore itself would be refused with is in `refusal`
+   * @example
+   * ```ts
+   * const preview = await store.plan({ snapshot: turn2.commit, paths: ['src/parser'] });
+   * if (preview.refusal === null && (await confirm(preview.write, preview.remove))) {
+   *   await store.restore({ snapshot: turn2.commit, paths: ['src/parser'], expect: preview.fingerprint });
+   * }
+   * ```
+   */
+  plan(options: PlanOptions = {}): Promise<RestorePlan> {
+    return plan(this.#context, options);
   }
 
   /**
@@ -294,4 +324,4 @@ export class WipStore {
   }
 }
 
-export type { DiffOptions, ListOptions, PruneOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, StorageOptions, WatchRefsOptions };
+export type { DiffOptions, ListOptions, PlanOptions, PruneOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, StorageOptions, WatchRefsOptions };
