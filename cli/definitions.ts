@@ -18,6 +18,7 @@ const VALUE_NAMES: Readonly<Record<string, string>> = {
   '--limit': 'n',
   '--before': 'snapshot',
   '--timeout': 'seconds',
+  '--expect': 'fingerprint',
 };
 
 /** One option of a command. */
@@ -38,8 +39,11 @@ export interface CommandDefinition {
   description: string;
   details: string;
   options: OptionDefinition[];
-  /** Positional arguments, in order: `[{name: 'snapshot', required: false}]`. */
-  positionals: Array<{ name: string; required: boolean }>;
+  /**
+   * Positional arguments, in order: `[{name: 'snapshot', required: false}]`; `repeated` for a
+   * list after `--` (`[-- <path>...]`).
+   */
+  positionals: Array<{ name: string; required: boolean; repeated?: boolean }>;
   examples: Array<{ title: string; command: string }>;
   /** The `$id` of the schema its output follows, or null when it prints text (help, completions). */
   document: string | null;
@@ -61,7 +65,7 @@ export function flat(text: string | undefined): string {
 }
 
 /** The definitions of `commands`, in the order given. */
-export function describeCli(commands: ReadonlyArray<CommandClass<ChantContext> & { document?: string | null }>): CliDefinition {
+export function describeCli(commands: ReadonlyArray<CommandClass<ChantContext> & { document?: string | null; positionals?: CommandDefinition['positionals'] }>): CliDefinition {
   const described: CommandDefinition[] = [];
   for (const command of commands) {
     const cli = new Cli<ChantContext>({ binaryName: 'chant', enableColors: false });
@@ -75,12 +79,14 @@ export function describeCli(commands: ReadonlyArray<CommandClass<ChantContext> &
       return { name, value: takesValue ? (VALUE_NAMES[name] ?? 'value') : null, description: flat(option.description) };
     });
     // Positionals follow the path in clipanion's usage, the optional ones bracketed.
-    const positionals = definition.usage.split(' ').slice(path.length + 1)
+    // A command whose positionals are one rest list (clipanion hands an optional positional beside
+    // a rest to the rest) names them itself.
+    const positionals: CommandDefinition['positionals'] = command.positionals ?? definition.usage.split(' ').slice(path.length + 1)
       .filter((word) => !word.startsWith('[-') && !word.startsWith('-') && word.length > 0)
       .map((word) => ({ name: word.replace(/^\[|\]$/g, '').replace(/^<|>$/g, ''), required: !word.startsWith('[') }));
     const usage = ['chant', ...path,
       ...options.map((option) => `[${option.name}${option.value === null ? '' : ` <${option.value}>`}]`),
-      ...positionals.map((positional) => (positional.required ? `<${positional.name}>` : `[<${positional.name}>]`))].join(' ');
+      ...positionals.map((positional) => (positional.repeated === true ? `[-- <${positional.name}>...]` : positional.required ? `<${positional.name}>` : `[<${positional.name}>]`))].join(' ');
     described.push({
       path,
       usage,

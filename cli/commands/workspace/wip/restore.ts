@@ -1,22 +1,50 @@
 import { Command, Option } from 'clipanion';
-import { WipStore } from '../../../../lib/index.js';
-import { WriteCommand } from '../../../base-command.js';
+import { WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
+import { printDocument, refusalOf, WriteCommand } from '../../../base-command.js';
 
 export class WipRestoreCommand extends WriteCommand<'restore'> {
   static override paths = [['workspace', 'wip', 'restore']];
   static override usage = Command.Usage({
     description: 'Put the working tree back as a snapshot holds it, after a pre-restore checkpoint of how it is.',
-    details: "Restores the branch's newest save, or the snapshot named by its commit (a checkpoint is restored by naming it). Restoring the checkpoint undoes the restore, index included. The index is reset to HEAD, so everything restored reads as uncommitted; HEAD and the branch stay where they are; ignored files, submodules and embedded repositories are never touched.",
+    details: "Restores the branch's newest save, or the snapshot named by its commit (a checkpoint is restored by naming it). Restoring the checkpoint undoes the restore, index included. The index is reset to HEAD, so everything restored reads as uncommitted; HEAD and the branch stay where they are; ignored files, submodules and embedded repositories are never touched. Paths after the snapshot (after -- when one could read as an option) limit the restore to those files and folders, from the repository root, leaving the rest of the working tree and the index alone; the checkpoint still holds the whole tree. --dry-run writes nothing and prints the plan (a wip-changes document, action plan): what would be written, removed or refused, and a fingerprint that --expect takes, so the restore is refused with wip-plan-stale when the working tree, the index or HEAD changed since.",
     examples: [
       ['Restore the newest save', 'chant workspace wip restore'],
       ['Restore one snapshot by its commit', 'chant workspace wip restore 4b76a2ec --json'],
+      ['Restore one folder from a snapshot', 'chant workspace wip restore 4b76a2ec -- src/parser'],
+      ['Preview, then restore what was previewed', 'chant workspace wip restore 4b76a2ec --dry-run && chant workspace wip restore 4b76a2ec --expect <fingerprint>'],
     ],
   });
+  static positionals = [{ name: 'snapshot', required: false }, { name: 'path', required: false, repeated: true }];
   readonly action = 'restore';
-  snapshot = Option.String({ required: false, name: 'snapshot' });
+  // One list: clipanion hands an optional positional beside a rest to the rest. The first is the
+  // snapshot, any after it (after -- when one could read as an option) the paths.
+  targets = Option.Rest({ name: 'snapshot' });
   by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
+  dryRun = Option.Boolean('--dry-run', false, { description: 'Say what the restore would write, remove or refuse, and its fingerprint; write nothing.' });
+  expect = Option.String('--expect', { description: 'The fingerprint a --dry-run printed: refuse (wip-plan-stale) when the working tree, the index or HEAD changed since.' });
+
+  override async execute(): Promise<number> {
+    if (!this.dryRun) return super.execute();
+    let document;
+    try {
+      document = writeDocument('plan', await this.#store().plan({ snapshot: this.targets[0] ?? null, paths: this.#paths() }));
+    } catch (error) {
+      printDocument(this.context, writeFailureDocument('plan', refusalOf(error)));
+      return 1;
+    }
+    printDocument(this.context, document);
+    return 0;
+  }
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env }).restore({ snapshot: this.snapshot ?? null, by: this.by ?? null });
+    return this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null });
+  }
+
+  #store(): WipStore {
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env });
+  }
+
+  #paths(): string[] | null {
+    return this.targets.length <= 1 ? null : this.targets.slice(1);
   }
 }
