@@ -1,0 +1,167 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, writeFiles } from './helpers.js';
+import { bareRemote } from './remotes.js';
+import { Replicator, Policy, WipStore } from '../lib/index.js';
+
+const read = (dir: string, path: string) => readFileSync(join(dir, path), 'utf8');
+
+/** A repository with a saved turn, then a working tree that moved on from it. */
+async function movedOn(): Promise<{ dir: string; store: WipStore; turn: string }> {
+  const dir = makeRepo({ 'a.txt': 'a\n', 'src/x.ts': 'x 0\n', 'src/y.ts': 'y 0\n', 'notes.md': 'notes 0\n' });
+  const store = new WipStore({ cwd: dir, policy: null });
+  writeFiles(dir, { 'a.txt': 'a 1\n', 'src/x.ts': 'x 1\n', 'b.txt': 'b 1\n' });
+  const turn = (await store.save({ label: 'turn:1' })).snapshot.commit;
+  writeFiles(dir, { 'a.txt': 'a 2\n', 'src/x.ts': 'x 2\n', 'src/new.ts': 'new 2\n', 'b.txt': null, 'notes.md': 'notes 2\n' });
+  git(dir, ['add', 'notes.md']);
+  return { dir, store, turn };
+}
+
+describe('a restore plan', () => {
+  it('says what a restore would write and remove, writes nothing, and the restore it previews goes through with its fingerprint', async () => {
+    const { dir, store, turn } = await movedOn();
+    const before = stateOf(dir);
+    const plan = await store.plan({ snapshot: turn });
+    assert.deepEqual(stateOf(dir), before, 'no ref, index or file written');
+    assert.equal(plan.snapshot.commit, turn);
+    assert.deepEqual(plan.write, ['a.txt', 'b.txt', 'notes.md', 'src/x.ts']);
+    assert.deepEqual(plan.remove, ['src/new.ts']);
+    assert.deepEqual(plan.refused, []);
+    assert.equal(plan.refusal, null);
+    assert.equal(plan.only, null);
+    assert.match(plan.fingerprint, /^[0-9a-f]{64}$/);
+    assert.equal((await store.plan({ snapshot: turn })).fingerprint, plan.fingerprint, 'the same tree, index and HEAD give the same fingerprint');
+
+    const restored = await store.restore({ snapshot: turn, expect: plan.fingerprint });
+    assert.deepEqual(restored.written, plan.write);
+    assert.deepEqual(restored.removed, plan.remove);
+    assert.deepEqual(restored.paths, [...plan.write, ...plan.remove].sort());
+    assert.equal(restored.only, undefined, 'a whole restore has no only');
+    assert.equal(read(dir, 'b.txt'), 'b 1\n');
+  });
+
+  it('refuses a restore with wip-plan-stale, changing nothing, when a file, the index or HEAD moved since the plan', async () => {
+    const { dir, store, turn } = await movedOn();
+    const moves: Array<[string, () => void]> = [
+      ['a file changed', () => writeFiles(dir, { 'a.txt': 'a 3\n' })],
+      ['a file staged', () => git(dir, ['add', 'a.txt'])],
+      ['HEAD moved', () => git(dir, ['commit', '-q', '--no-verify', '-m', 'moved', '--', 'a.txt'])],
+    ];
+    for (const [what, move] of moves) {
+      const { fingerprint } = await store.plan({ snapshot: turn });
+      move();
+      const before = stateOf(dir);
+      await assertRefusal(() => store.restore({ snapshot: turn, expect: fingerprint }), 'wip-plan-stale', /changed since the plan/);
+      assert.deepEqual(stateOf(dir), before, `${what}: nothing changed, no checkpoint taken`);
+    }
+    await assertRefusal(() => store.restore({ snapshot: turn, expect: 'not a fingerprint' }), 'write-usage-invalid');
+  });
+
+  it('lists what is in the way and the refusal the restore would end with', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'build.log': 'in the snapshot\n', 'a.txt': 'one\n' });
+    const turn = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { '.gitignore': '*.log\n', 'build.log': 'precious and ignored\n', 'a.txt': 'two\n' });
+    const before = stateOf(dir);
+    const plan = await store.plan({ snapshot: turn });
+    assert.deepEqual(plan.refused.map((entry) => entry.path), ['build.log']);
+    assert.match(plan.refused[0]?.reason ?? '', /ignored/);
+    assert.equal(plan.refusal?.code, 'wip-restore-blocked');
+    assert.deepEqual(plan.write, ['a.txt', 'build.log']);
+    assert.deepEqual(plan.remove, ['.gitignore']);
+    await assertRefusal(() => store.restore({ snapshot: turn }), 'wip-restore-blocked');
+    assert.deepEqual(stateOf(dir), before);
+    // Limited to a.txt, nothing is in the way.
+    const partial = await store.plan({ snapshot: turn, paths: ['a.txt'] });
+    assert.deepEqual([partial.write, partial.remove, partial.refused, partial.refusal], [['a.txt'], [], [], null]);
+  });
+});
+
+describe('a partial restore', () => {
+  it('puts back only the named folder and file, leaves the rest and the index alone, and its checkpoint undoes it', async () => {
+    const { dir, store, turn } = await movedOn();
+    const before = stateOf(dir);
+    const staged = git(dir, ['diff', '--cached', '--name-only']);
+    const restored = await store.restore({ snapshot: turn, paths: ['src/', 'b.txt'] });
+    assert.deepEqual(restored.only, ['b.txt', 'src']);
+    assert.deepEqual(restored.written, ['b.txt', 'src/x.ts']);
+    assert.deepEqual(restored.removed, ['src/new.ts']);
+    assert.deepEqual(restored.paths, ['b.txt', 'src/new.ts', 'src/x.ts']);
+    assert.equal(read(dir, 'src/x.ts'), 'x 1\n');
+    assert.equal(read(dir, 'b.txt'), 'b 1\n');
+    assert.equal(read(dir, 'a.txt'), 'a 2\n', 'a path not named is left alone');
+    assert.equal(read(dir, 'notes.md'), 'notes 2\n');
+    assert.equal(git(dir, ['diff', '--cached', '--name-only']), staged, 'the index is left alone');
+    assert.equal(restored.checkpoint.snapshot.kind, 'pre-restore');
+
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    const after = stateOf(dir);
+    assert.deepEqual(after.tree, before.tree, 'the undo puts every file back');
+    assert.equal(after.status, before.status, 'and the index');
+  });
+
+  it('plans a partial restore as it runs, and refuses paths that name nothing or leave the repository', async () => {
+    const { dir, store, turn } = await movedOn();
+    const plan = await store.plan({ snapshot: turn, paths: ['src'] });
+    assert.deepEqual([plan.only, plan.write, plan.remove], [['src'], ['src/x.ts'], ['src/new.ts']]);
+    const restored = await store.restore({ snapshot: turn, paths: ['src'], expect: plan.fingerprint });
+    assert.deepEqual([restored.written, restored.removed], [plan.write, plan.remove]);
+    const refs = refsOf(dir);
+    for (const paths of [['nowhere.txt'], ['../a.txt'], ['/etc/passwd'], []]) {
+      await assertRefusal(() => store.restore({ snapshot: turn, paths }), 'write-usage-invalid');
+      await assertRefusal(() => store.plan({ snapshot: turn, paths }), 'write-usage-invalid');
+    }
+    assert.equal(refsOf(dir), refs, 'no checkpoint taken');
+    // A path both sides hold alike is no error: there is nothing to do.
+    assert.deepEqual((await store.plan({ snapshot: turn, paths: ['src/y.ts'] })).write, []);
+  });
+});
+
+describe('restore --dry-run, --expect and paths on the CLI', () => {
+  it('prints the plan as a wip-changes document, refuses a stale --expect, and restores paths after --', async () => {
+    const { dir, turn } = await movedOn();
+    const before = stateOf(dir);
+    const dry = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--dry-run', '--json']);
+    assert.equal(dry.code, 0, dry.stdout);
+    assert.equal(dry.doc.action, 'plan');
+    assert.equal(dry.doc.$schema, 'https://intentius.io/chant/schemas/workspace/wip-changes/v1/wip-changes.schema.json');
+    assert.deepEqual(dry.doc.remove, ['src/new.ts']);
+    await assertValidDocument(dry.doc, { oursOnly: true });
+    assert.deepEqual(stateOf(dir), before, 'a dry run writes nothing');
+
+    writeFiles(dir, { 'a.txt': 'a 3\n' });
+    const stale = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--expect', dry.doc.fingerprint]);
+    assert.equal(stale.code, 1);
+    assert.equal(stale.doc.action, 'restore');
+    assert.equal(stale.doc.error.code, 'wip-plan-stale');
+    await assertValidDocument(stale.doc, { oursOnly: true });
+
+    const partial = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--', 'src']);
+    assert.equal(partial.code, 0, partial.stdout);
+    assert.deepEqual([partial.doc.only, partial.doc.written, partial.doc.removed], [['src'], ['src/x.ts'], ['src/new.ts']]);
+    assert.equal(read(dir, 'a.txt'), 'a 3\n');
+    await assertValidDocument(partial.doc);
+
+    const refusedPlan = await runCli(dir, ['workspace', 'wip', 'restore', 'HEAD', '--dry-run']);
+    assert.equal(refusedPlan.code, 1);
+    assert.deepEqual([refusedPlan.doc.action, refusedPlan.doc.error.code], ['plan', 'wip-snapshot-unknown']);
+    await assertValidDocument(refusedPlan.doc, { oursOnly: true });
+  });
+});
+
+describe('one Policy for both classes', () => {
+  it('a WipStore takes the policy a Replicator exposes, and its save pushes by it', async () => {
+    const dir = makeRepo();
+    const remote = bareRemote();
+    git(dir, ['remote', 'add', 'origin', remote]);
+    const replicator = new Replicator({ cwd: dir, policy: Policy.from({ remote: 'origin', refs: ['wip'], on: ['save'] }, { box: 'app' }) });
+    const store = new WipStore({ cwd: dir, policy: replicator.policy });
+    writeFiles(dir, { 'a.txt': 'pushed\n' });
+    const saved = await store.save({ label: 'turn:1' });
+    assert.deepEqual(saved.replication?.pushed.map((entry) => entry.ref), ['refs/chant/wip/main']);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), saved.snapshot.commit);
+  });
+});
