@@ -1,6 +1,7 @@
 // Studio's timeline through the SDK alone, no git call of its own: one row per agent turn with
-// what the turn changed, the diff of a turn, a restore of the turn the user picks and its undo,
-// while a panel listening to the store (and to the wip refs) refreshes itself.
+// what the turn changed, the diff of a turn, the preview of a restore, the restore of the turn
+// the user picks and its undo, one file back from an older turn and its undo, while a panel
+// listening to the store refreshes itself.
 //
 //   npx tsx examples/timeline.ts [<checkout>]
 //
@@ -58,19 +59,26 @@ async function run(dir: string): Promise<void> {
   for (const snapshot of mine) console.log(`  ${row(snapshot)}`);
 
   // What turn 3 changed, path by path.
-  const [turn3, turn2] = mine as [Snapshot, Snapshot];
+  const [turn3, turn2, turn1] = mine as [Snapshot, Snapshot, Snapshot];
   const diff = await store.diff({ from: turn2.commit, to: turn3.commit });
   for (const change of diff.paths) console.log(`turn:3 ${change.change} ${change.path} +${change.added ?? '?'} -${change.removed ?? '?'}`);
 
-  // The user picks turn 2; the timeline shows the working tree's difference first.
-  const pending = await store.diff({ from: turn2.commit });
-  console.log(`restoring turn:2 changes ${pending.paths.map((change) => change.path).join(', ')}`);
-  const restored = await store.restore({ snapshot: turn2.commit, by: USER });
-  console.log(`restored turn:2: timeline/code.ts says ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))}`);
+  // The user picks turn 2: the preview says what the restore would write and remove, and its
+  // fingerprint makes the restore refuse if the tree moves before the user confirms.
+  const preview = await store.plan({ snapshot: turn2.commit });
+  console.log(`restoring turn:2 writes ${preview.write.join(', ')}; removes ${preview.remove.join(', ') || 'nothing'}; ${preview.refusal === null ? 'nothing in the way' : preview.refusal.code}`);
+  const restored = await store.restore({ snapshot: turn2.commit, by: USER, expect: preview.fingerprint });
+  console.log(`restored turn:2: wrote ${restored.written.join(', ')}; timeline/code.ts says ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))}`);
 
   // Undo: restore the checkpoint the restore took first.
   await store.restore({ snapshot: restored.checkpoint.snapshot.commit, by: USER });
   console.log(`undone: timeline/code.ts says ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))} again`);
+
+  // One file back from turn 1, the rest left as turn 3 has it; its checkpoint undoes it too.
+  const one = await store.restore({ snapshot: turn1.commit, paths: ['timeline/plan.md'], by: USER });
+  console.log(`restored timeline/plan.md from turn:1: ${JSON.stringify(readFileSync(join(dir, 'timeline/plan.md'), 'utf8'))}; timeline/code.ts still ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))}`);
+  await store.restore({ snapshot: one.checkpoint.snapshot.commit, by: USER });
+  console.log(`undone: timeline/plan.md says ${JSON.stringify(readFileSync(join(dir, 'timeline/plan.md'), 'utf8'))} again`);
   console.log(`events: ${events.join(', ')}`);
 }
 

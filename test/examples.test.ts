@@ -90,7 +90,7 @@ describe('examples/studio-checkpoints.ts', () => {
 });
 
 describe('examples/timeline.ts', () => {
-  it('builds the timeline through the SDK alone: rows with change counts, a turn\'s diff, a restore and its undo, heard as events', () => {
+  it('builds the timeline through the SDK alone: rows with change counts, a turn\'s diff, a previewed restore and its undo, one file back and its undo, heard as events', () => {
     const dir = makeRepo();
     const head = rev(dir, 'HEAD');
     const result = example('timeline.ts', [dir]);
@@ -101,8 +101,11 @@ describe('examples/timeline.ts', () => {
     assert.match(lines[2] ?? '', /^ {2}[0-9a-f]{12} turn:2 2 files \+2 -0$/);
     assert.match(lines[3] ?? '', /^ {2}[0-9a-f]{12} turn:1 1 file \+1 -0$/);
     assert.ok(lines.includes('turn:3 modified timeline/code.ts +2 -1'), result.stdout);
-    assert.ok(lines.includes('restored turn:2: timeline/code.ts says "export const answer = 41;\\n"'), result.stdout);
-    assert.equal(lines.at(-1), 'events: snapshot turn:1, snapshot turn:2, snapshot turn:3, restore turn:2, restore turn:3');
+    assert.ok(lines.includes('restoring turn:2 writes timeline/code.ts; removes nothing; nothing in the way'), result.stdout);
+    assert.ok(lines.includes('restored turn:2: wrote timeline/code.ts; timeline/code.ts says "export const answer = 41;\\n"'), result.stdout);
+    assert.ok(lines.includes('restored timeline/plan.md from turn:1: "step 1\\n"; timeline/code.ts still "export const answer = 42;\\nexport const extra = true;\\n"'), result.stdout);
+    assert.match(lines.at(-1) ?? '', /^events: snapshot turn:1, snapshot turn:2, snapshot turn:3, restore turn:2, restore turn:3, restore turn:1, restore before [0-9a-f]{12}$/);
+    assert.equal(readFileSync(join(dir, 'timeline', 'plan.md'), 'utf8'), 'step 1\nstep 2\n', 'the second undo put turn 3\'s plan back');
     assert.equal(readFileSync(join(dir, 'timeline', 'code.ts'), 'utf8'), 'export const answer = 42;\nexport const extra = true;\n', 'the undo put turn 3 back');
     assert.equal(rev(dir, 'HEAD'), head, 'HEAD never moved');
   });
