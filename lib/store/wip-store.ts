@@ -56,7 +56,7 @@ export interface WipStoreOptions {
   /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
   lockWaitMs?: number;
   /**
-   * The replicate policy: a {@link Policy}, or the {@link PolicyDocument} a {@link Replicator}
+   * The replicate policy: a {@link Policy}, or the `PolicyDocument` a {@link Replicator}
    * exposes (`replicator.policy`), so both follow one policy; read from the workspace
    * declaration (`chant.workspace.json`) when absent, none when null.
    */
