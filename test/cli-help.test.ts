@@ -80,7 +80,7 @@ describe('help, for people and for programs', () => {
       assert.deepEqual(save.options.find((option: { name: string }) => option.name === '--label').value, 'text');
       assert.equal(save.document, 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json');
       const restore = run.doc.commands.find((command: { path: string[] }) => command.path.join(' ') === 'workspace wip restore');
-      assert.deepEqual(restore.positionals, [{ name: 'snapshot', required: false }]);
+      assert.deepEqual(restore.positionals, [{ name: 'snapshot', required: false }, { name: 'path', required: false, repeated: true }]);
     }
   });
 });

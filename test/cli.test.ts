@@ -144,7 +144,7 @@ describe('the chant CLI', () => {
     ['--branch with a verb', ['workspace', 'wip', 'save', '--branch', 'main'], 'save'],
     ['a positional on save', ['workspace', 'wip', 'save', 'extra'], 'save'],
     ['--label on restore', ['workspace', 'wip', 'restore', '--label', 'x'], 'restore'],
-    ['two positionals on restore', ['workspace', 'wip', 'restore', 'a', 'b'], 'restore'],
+    ['a positional on push', ['workspace', 'wip', 'push', 'extra'], 'push'],
     ['an option-like snapshot without --', ['workspace', 'wip', 'restore', '--output=x'], 'restore'],
     ['a missing option value', ['workspace', 'wip', 'save', '--label'], 'save'],
     ['a partial command', ['workspace'], null],
