@@ -245,7 +245,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
     } finally {
       rmSync(prepared.indexFile, { force: true });
     }
-  });
+  }, () => checkNotAborted(signal));
 }
 
 /**
