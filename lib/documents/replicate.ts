@@ -17,7 +17,7 @@ export const ReplicateDeclaration = Type.Object(
     refs: Type.Optional(Type.Array(RefClass, {
       minItems: 1,
       uniqueItems: true,
-      description: 'Which refs replicate: work (refs/heads/chant/work/...), kept (refs/chant/kept/...), wip (refs/chant/wip/...) and ledger (refs/heads/chant/lifecycle). Not empty, each at most once, in any order; read back in this order. All four when absent.',
+      description: 'Which refs replicate: work (refs/heads/chant/work/...), kept (refs/chant/kept/...), wip (refs/chant/wip/..., and chains moved aside, refs/chant/wip-aside/...) and ledger (refs/heads/chant/lifecycle). Not empty, each at most once, in any order; read back in this order. All four when absent.',
     })),
     on: Type.Optional(Type.Array(Trigger, {
       uniqueItems: true,

@@ -35,7 +35,7 @@ export const PolicyDocument = Type.Object(
     remote: Type.String({ description: 'The git remote it pushes to, by name.' }),
     refs: Type.Array(RefClass, {
       description:
-        'What it replicates, in this order: work (refs/heads/chant/work/...), kept (refs/chant/kept/...), wip (refs/chant/wip/...) and ledger (refs/heads/chant/lifecycle).',
+        'What it replicates, in this order: work (refs/heads/chant/work/...), kept (refs/chant/kept/...), wip (refs/chant/wip/..., and chains moved aside, refs/chant/wip-aside/...) and ledger (refs/heads/chant/lifecycle).',
     }),
     on: Type.Array(Trigger, { description: 'When chant pushes on its own: after a wip save, after a work lease release.' }),
     every: Nullable(Type.String(), 'The interval at which the host runs wip push, or null.'),

@@ -2,15 +2,18 @@
 // what a remote held of them. Names only: nothing here runs git.
 import type { RefClass } from '../documents/replication.js';
 import { REF_CLASSES } from '../documents/replicate-rules.js';
+import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 
 /**
- * Where each class of replicated ref lives: under a prefix, or (the ledger) one exact ref.
+ * Where each class of replicated ref lives: under prefixes, or (the ledger) one exact ref. A wip
+ * chain moved aside (`refs/chant/wip-aside/<tip>`: its name was in the way of another branch's)
+ * is a wip chain all the same, replicated with the others so that a lost box loses none of it.
  * @internal
  */
-export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefix: string } | { exact: string }>> = {
-  work: { prefix: 'refs/heads/chant/work/' },
-  kept: { prefix: 'refs/chant/kept/' },
-  wip: { prefix: 'refs/chant/wip/' },
+export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefixes: readonly string[] } | { exact: string }>> = {
+  work: { prefixes: ['refs/heads/chant/work/'] },
+  kept: { prefixes: ['refs/chant/kept/'] },
+  wip: { prefixes: [WIP_REF_PREFIX, ASIDE_REF_PREFIX] },
   ledger: { exact: 'refs/heads/chant/lifecycle' },
 };
 
@@ -23,7 +26,7 @@ export const REF_CLASS_NAMES: Readonly<Record<RefClass, { prefix: string } | { e
 export function classOf(ref: string): RefClass | null {
   for (const name of REF_CLASSES) {
     const place = REF_CLASS_NAMES[name];
-    if ('exact' in place ? ref === place.exact : ref.startsWith(place.prefix) && ref.length > place.prefix.length) return name;
+    if ('exact' in place ? ref === place.exact : place.prefixes.some((prefix) => ref.startsWith(prefix) && ref.length > prefix.length)) return name;
   }
   return null;
 }
@@ -57,9 +60,9 @@ export function replicaPrefix(remote: string): string {
  * @internal
  */
 export function classPatterns(classes: readonly RefClass[]): string[] {
-  return classes.map((name) => {
+  return classes.flatMap((name) => {
     const place = REF_CLASS_NAMES[name];
-    return 'exact' in place ? place.exact : place.prefix;
+    return 'exact' in place ? [place.exact] : place.prefixes;
   });
 }
 
@@ -79,15 +82,15 @@ export function stagingPrefix(remote: string): string {
  * The fetch refspecs that bring a remote's refs of some classes into the staging namespace.
  * @param remote - the git remote's name
  * @param classes - the policy's classes
- * @returns one forced refspec per class
+ * @returns one forced refspec per place a class lives
  * @internal
  */
 export function stagingRefspecs(remote: string, classes: readonly RefClass[]): string[] {
-  return classes.map((name) => {
+  return classes.flatMap((name) => {
     const place = REF_CLASS_NAMES[name];
     // An exact source the remote lacks fails the whole fetch, so the ledger goes by a pattern
     // that matches it; readers keep only the exact ref.
-    const source = 'exact' in place ? `${place.exact}*` : `${place.prefix}*`;
-    return `+${source}:${stagingPrefix(remote)}${source.slice('refs/'.length)}`;
+    const sources = 'exact' in place ? [`${place.exact}*`] : place.prefixes.map((prefix) => `${prefix}*`);
+    return sources.map((source) => `+${source}:${stagingPrefix(remote)}${source.slice('refs/'.length)}`);
   });
 }

@@ -18,6 +18,7 @@ import { replacedTips } from '../git/storage.js';
 import { gateRef } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
+import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -486,6 +487,7 @@ export class Replicator {
     const report = due.length === 0
       ? { statuses: new Map<string, RefPushStatus>(), reached: false }
       : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leases === undefined ? {} : { leases }) });
+    if (report.reached) await this.#clearNamesInTheWay(view, due, report, { ...network, sources });
     if (report.reached && view.lfsFilter) {
       // What git-lfs's pre-push hook would have sent, had chant run hooks: the LFS objects of every
       // commit that went (the gate's, not the ref's tip), and of every ref the remote holds that
@@ -524,6 +526,60 @@ export class Replicator {
       await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
     }
     return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
+  }
+
+  /**
+   * A wip chain moved aside (`refs/chant/wip/a` to `refs/chant/wip-aside/<tip>`, its name in the
+   * way of a new branch's `refs/chant/wip/a/b`) leaves its old name on the remote, where it refuses
+   * the new chain's push for ever (`'refs/chant/wip/a' exists; cannot create ...`). When the remote
+   * holds an aside chain that contains what chant recorded of the old name (it went in this push,
+   * or a proof says so), the old name is deleted there with a lease on that record, which refuses
+   * if another box pushed to it since: nothing the remote held is lost, since the aside chain
+   * holds those snapshots and more. Then the refused chains go again, and `report` says how.
+   */
+  async #clearNamesInTheWay(view: LocalView, due: LocalView['refs'], report: { statuses: Map<string, RefPushStatus> }, network: NetworkOptions & { sources: ReadonlyMap<string, string> }): Promise<void> {
+    const refused = due.filter((ref) => ref.ref.startsWith(WIP_REF_PREFIX) && report.statuses.get(ref.ref)?.status === 'rejected');
+    if (refused.length === 0) return;
+    const remote = view.policy.remote;
+    const replicas = replicaPrefix(remote);
+    const local = new Set(view.refs.map((ref) => ref.ref));
+    // What the remote holds of the aside chains: what went now, else what a proof says.
+    const asideThere: string[] = [];
+    for (const ref of view.refs) {
+      if (!ref.ref.startsWith(ASIDE_REF_PREFIX)) continue;
+      const went = due.find((entry) => entry.ref === ref.ref);
+      if (went === undefined ? ref.replica === ref.commit : report.statuses.get(ref.ref)?.status !== 'rejected') asideThere.push(went?.commit ?? ref.commit);
+    }
+    if (asideThere.length === 0) return;
+    // Names the remote held (as recorded) that this box no longer has, in the way of a refused one.
+    const gone = [...view.replicas]
+      .map(([name, commit]) => ({ ref: `refs/${name.slice(replicas.length)}`, commit }))
+      .filter((entry) => entry.ref.startsWith(WIP_REF_PREFIX) && !local.has(entry.ref));
+    const blockedBy = new Map<string, string[]>();
+    const blockers = new Map<string, string>();
+    for (const ref of refused) {
+      const inTheWay = gone.filter((entry) => ref.ref.startsWith(`${entry.ref}/`) || entry.ref.startsWith(`${ref.ref}/`));
+      if (inTheWay.length === 0) continue;
+      blockedBy.set(ref.ref, inTheWay.map((entry) => entry.ref));
+      for (const entry of inTheWay) blockers.set(entry.ref, entry.commit);
+    }
+    if (blockers.size === 0) return;
+    const ancestry = await ancestryOf(this.#git, this.#cwd, [...blockers.values()].flatMap((commit) => asideThere.map((tip) => ({ local: commit, remote: tip }))));
+    const deletable = [...blockers].filter(([, commit]) => asideThere.some((tip) => ancestry.isAncestor(commit, tip)));
+    if (deletable.length === 0) return;
+    const names = deletable.map(([name]) => name);
+    const deletion = await pushRefs(this.#git, this.#cwd, remote, names, { ...network, sources: new Map(names.map((name) => [name, ''])), leases: new Map(deletable) });
+    const deleted = new Set(names.filter((name) => deletion.statuses.get(name)?.status === 'pushed'));
+    if (deleted.size === 0) return;
+    // Their records go first: git cannot delete `a` and create `a/b` in one transaction.
+    await this.#record([...deleted].map((name) => ({ ref: replicaRef(remote, name), next: null })));
+    const again = refused.filter((ref) => (blockedBy.get(ref.ref) ?? []).length > 0 && (blockedBy.get(ref.ref) ?? []).every((name) => deleted.has(name)));
+    if (again.length === 0) return;
+    const retried = await pushRefs(this.#git, this.#cwd, remote, again.map((ref) => ref.ref), network);
+    for (const ref of again) {
+      const status = retried.statuses.get(ref.ref);
+      if (status !== undefined) report.statuses.set(ref.ref, status);
+    }
   }
 
   /**
