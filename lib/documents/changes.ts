@@ -146,7 +146,10 @@ export const RestorePlan = Type.Object({
   remove: Type.Array(Type.String(), { description: 'Every path the restore would remove, likewise.' }),
   refused: Type.Array(RefusedPath, { description: 'What is in the way: paths on disk the restore would have to delete or overwrite though no snapshot holds them, or cannot write, sorted. Empty when nothing is.' }),
   refusal: Nullable(
-    Type.Object({ code: ChangesErrorCode, message: Type.String() }, { description: 'A refusal, as a restore would report it.' }),
+    Type.Object({
+      code: LiteralUnion(CHANGES_ERROR_CODES, { description: 'Why the restore would be refused: one of a closed list, each described in docs/sdk.md.' }),
+      message: Type.String({ description: 'The same, for people, as the restore would say it.' }),
+    }, { description: 'A refusal, as a restore would report it.' }),
     'What the restore would be refused with now, before writing anything (wip-restore-blocked when refused lists anything; wip-snapshot-unknown, git-failed for no room or a locked index), or null when it would go through.',
   ),
   fingerprint: Type.String({

@@ -54,11 +54,11 @@ export type PolicyDocument = Static<typeof PolicyDocument>;
  * @public
  */
 export const RefState = Type.Object({
-  ref: Type.String(),
-  class: RefClass,
-  commit: ObjectId,
+  ref: Type.String({ description: 'The local ref, by its full name.' }),
+  class: LiteralUnion(REF_CLASSES, { description: 'Which of the policy\'s classes the ref is of.' }),
+  commit: Type.String({ ...ObjectId, description: 'The commit the local ref names.' }),
   replica: Nullable(ObjectId, 'What the remote held of the ref when it last answered chant at the URL the checkout names now, or null when unknown.'),
-  replicated: Type.Boolean(),
+  replicated: Type.Boolean({ description: 'True when the remote holds the ref at commit, as the remote itself last answered.' }),
   ahead: Type.Integer({ minimum: 0, description: 'Commits reachable from commit that nothing known to be on the remote reaches; 0 when replicated.' }),
 });
 /**
@@ -100,8 +100,8 @@ export type ReplicationState = Static<typeof ReplicationState>;
  * @public
  */
 export const RefPush = Type.Object({
-  ref: Type.String(),
-  commit: ObjectId,
+  ref: Type.String({ description: 'The ref, by its full name, pushed under the same name.' }),
+  commit: Type.String({ ...ObjectId, description: 'The commit pushed, or that could not be.' }),
   reason: Type.Optional(Type.String({ description: 'Why it did not go: the remote\'s reason, or why the remote could not be reached.' })),
 });
 /**
@@ -119,7 +119,7 @@ export const SecretFinding = Type.Object({
   path: Type.String({ description: 'From the repository root.' }),
   line: Nullable(Type.Integer({ minimum: 1 }), 'The 1-based line the likely secret starts on; null in a binary file, whose printable runs were scanned.'),
   rule: Type.String({ description: "The secretlint rule and its message id, such as @secretlint/secretlint-rule-aws:AWSSecretAccessKey. The secret itself is never printed." }),
-  snapshot: ObjectId,
+  snapshot: Type.String({ ...ObjectId, description: 'The snapshot that adds the file, or this content of it.' }),
 }, { description: 'A likely secret in a file a snapshot adds: where it is and which rule found it, never the secret.' });
 /**
  * A likely secret, as a TypeScript type.
@@ -132,10 +132,10 @@ export type SecretFinding = Static<typeof SecretFinding>;
  * @public
  */
 export const HeldBack = Type.Object({
-  ref: Type.String(),
-  commit: ObjectId,
+  ref: Type.String({ description: 'The wip ref, by its full name.' }),
+  commit: Type.String({ ...ObjectId, description: 'Its local tip.' }),
   pushed: Nullable(ObjectId, 'The snapshot pushed in the ref\'s place: the newest one below the first that holds a finding; null when nothing of the ref went.'),
-  findings: Type.Array(SecretFinding),
+  findings: Type.Array(SecretFinding, { description: 'The likely secrets that hold it back.' }),
 }, { description: 'A wip ref whose snapshots from the first holding a likely secret stay local until the finding is acknowledged or the file changes.' });
 /**
  * A held-back ref, as a TypeScript type.
@@ -149,7 +149,7 @@ export type HeldBack = Static<typeof HeldBack>;
  */
 export const PushResult = Type.Object(
   {
-    remote: Type.String(),
+    remote: Type.String({ description: 'The git remote pushed to, by name.' }),
     pushed: Type.Array(RefPush, { description: 'The refs the remote took. A ref the secret gate cut short is listed with the commit that went.' }),
     rejected: Type.Array(RefPush, { description: 'The refs the remote refused, or that could not be pushed because it was unreachable or not configured, each with the reason.' }),
     upToDate: Type.Integer({ minimum: 0, description: 'How many refs were already on the remote as they are locally.' }),
@@ -182,9 +182,9 @@ export type FetchOutcome = Static<typeof FetchOutcome>;
  * @public
  */
 export const FetchRef = Type.Object({
-  ref: Type.String(),
-  class: RefClass,
-  remote: ObjectId,
+  ref: Type.String({ description: 'The ref, by its full name, the same locally and on the remote.' }),
+  class: LiteralUnion(REF_CLASSES, { description: 'Which of the policy\'s classes the ref is of.' }),
+  remote: Type.String({ ...ObjectId, description: 'The commit the remote holds the ref at.' }),
   local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
   result: FetchOutcome,
   pruned: Type.Optional(Type.Literal(true, { description: "Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune marker names the local tip, so the local ref was moved to it (result fast-forward) and no snapshot the local chain held was left out of the rules the prune applied." })),
@@ -200,9 +200,9 @@ export type FetchRef = Static<typeof FetchRef>;
  * @public
  */
 export const FetchRefFailure = Type.Object({
-  ref: Type.String(),
-  class: RefClass,
-  remote: ObjectId,
+  ref: Type.String({ description: 'The ref, by its full name.' }),
+  class: LiteralUnion(REF_CLASSES, { description: 'Which of the policy\'s classes the ref is of.' }),
+  remote: Type.String({ ...ObjectId, description: 'The commit the remote holds the ref at.' }),
   local: Nullable(ObjectId, 'The local ref, or null when there is none.'),
   reason: Type.String({ description: 'Why the local ref could not be written, in git\'s words (such as another ref whose name is in the way).' }),
 });

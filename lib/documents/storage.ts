@@ -11,9 +11,9 @@ import { PushResult } from './replication.js';
  * @public
  */
 export const BranchStorage = Type.Object({
-  branch: Type.String(),
+  branch: Type.String({ description: 'The branch the chain is of, by name.' }),
   ref: Type.String({ description: 'refs/chant/wip/<branch>.' }),
-  tip: ObjectId,
+  tip: Type.String({ ...ObjectId, description: "The ref's tip, its newest snapshot." }),
   snapshots: Type.Integer({ minimum: 0, description: "How many snapshots the ref's first-parent chain holds." }),
   oldest: Nullable(Type.String({ format: 'date-time' }), 'When the oldest snapshot was taken (its at), or null for a chain with none.'),
   newest: Nullable(Type.String({ format: 'date-time' }), 'When the newest snapshot was taken, or null for a chain with none.'),
@@ -32,9 +32,9 @@ export type BranchStorage = Static<typeof BranchStorage>;
 export const StorageResult = Type.Object({
   branches: Type.Array(BranchStorage, { description: 'One entry per ref under refs/chant/wip/, sorted by branch.' }),
   total: Type.Object({
-    snapshots: Type.Integer({ minimum: 0 }),
+    snapshots: Type.Integer({ minimum: 0, description: 'How many snapshots the chains listed hold together.' }),
     bytes: Type.Integer({ minimum: 0, description: 'What every chain listed takes together, each object counted once: two chains sharing a file count it once here, so the branches may add up to more.' }),
-  }),
+  }, { description: 'Every chain listed, together.' }),
 });
 /**
  * What `WipStore.storage` (chant-wip) returns, as a TypeScript type.
@@ -51,7 +51,7 @@ export const RetentionRules = Type.Object({
   keepLast: Nullable(Type.Integer({ minimum: 1 }), 'Keep the newest n snapshots.'),
   keepWithin: Nullable(Type.String({ pattern: KEEP_WITHIN_PATTERN }), 'Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d).'),
   keepLabelled: Type.Boolean({ description: 'Keep every snapshot with a label.' }),
-});
+}, { description: 'The retention rules applied: a snapshot stays when any rule keeps it, and the newest always stays.' });
 /**
  * The retention rules, as a TypeScript type.
  * @public
@@ -63,11 +63,11 @@ export type RetentionRules = Static<typeof RetentionRules>;
  * @public
  */
 export const BranchPrune = Type.Object({
-  branch: Type.String(),
-  ref: Type.String(),
-  tip: ObjectId,
+  branch: Type.String({ description: 'The branch the chain is of, by name.' }),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>.' }),
+  tip: Type.String({ ...ObjectId, description: "The ref's tip before the prune." }),
   next: Nullable(ObjectId, 'The rewritten chain\'s tip; the same as tip when nothing was dropped, null for a dry run that would rewrite.'),
-  kept: Type.Integer({ minimum: 0 }),
+  kept: Type.Integer({ minimum: 0, description: 'How many snapshots the chain holds after the prune (or would, for a dry run).' }),
   dropped: Type.Array(ObjectId, { description: 'The snapshots dropped (or that a dry run would drop), newest first.' }),
 });
 /**

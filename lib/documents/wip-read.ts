@@ -11,8 +11,8 @@ import { Snapshot } from './snapshot.js';
  */
 export const Checkout = Type.Object(
   {
-    branch: Nullable(Type.String()),
-    head: Nullable(ObjectId),
+    branch: Nullable(Type.String(), 'The checked-out branch, by name; null for a detached HEAD.'),
+    head: Nullable(ObjectId, 'The commit HEAD names; null on a branch with no commit yet.'),
   },
   { description: 'The branch and commit the checkout is on; null for a detached HEAD or a branch with no commit.' },
 );
@@ -27,9 +27,9 @@ export type Checkout = Static<typeof Checkout>;
  * @public
  */
 export const BranchSnapshots = Type.Object({
-  branch: Type.String(),
+  branch: Type.String({ description: 'The branch the snapshots were taken on, by name.' }),
   ref: Type.String({ description: 'refs/chant/wip/<branch>, or refs/chant/wip-aside/<tip> for a chain moved aside.' }),
-  tip: ObjectId,
+  tip: Type.String({ ...ObjectId, description: "The ref's tip: the newest snapshot of the chain, whatever page this is." }),
   snapshots: Type.Array(Snapshot, { description: "The ref's first-parent chain, newest first: the branch's checkpoint history (one page of it when a limit or before is given)." }),
   older: Type.Optional(Type.Integer({ minimum: 0, description: 'How many older snapshots the chain holds beyond this page; present only when the read was given a limit or before.' })),
   aside: Type.Optional(Type.Literal(true, {

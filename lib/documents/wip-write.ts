@@ -27,7 +27,7 @@ const FlaggedPath = Type.Object({
  * @public
  */
 export const SaveResult = Type.Object({
-  branch: Type.String(),
+  branch: Type.String({ description: 'The checked-out branch the snapshot was taken on, by name.' }),
   ref: Type.String({ description: 'refs/chant/wip/<branch>, the one ref the save moved.' }),
   created: Type.Boolean({ description: "False when the ref's tip already held this tree on this head with the same label, by and kind, and nothing was written." }),
   snapshot: Snapshot,
@@ -56,7 +56,10 @@ export type SaveResult = Static<typeof SaveResult>;
  * @public
  */
 export const Checkpoint = Type.Object(
-  { created: Type.Boolean(), snapshot: Snapshot },
+  {
+    created: Type.Boolean({ description: "False when the ref's tip already held the working tree's tree on the same head, and that snapshot is the checkpoint." }),
+    snapshot: Snapshot,
+  },
   { description: "The snapshot of the working tree taken before the restore changed it, kind pre-restore; created is false when the ref's tip already held that tree on that head." },
 );
 /**
@@ -70,8 +73,8 @@ export type Checkpoint = Static<typeof Checkpoint>;
  * @public
  */
 export const RestoreResult = Type.Object({
-  branch: Type.String(),
-  ref: Type.String(),
+  branch: Type.String({ description: 'The checked-out branch the restore worked on, by name.' }),
+  ref: Type.String({ description: 'refs/chant/wip/<branch>, where the checkpoint was recorded.' }),
   head: Type.String({ ...ObjectId, description: 'The commit HEAD names; it did not move.' }),
   snapshot: Snapshot,
   checkpoint: Checkpoint,
