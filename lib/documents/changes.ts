@@ -40,7 +40,30 @@ export const PathChange = Type.Object(
  * One path that differs between the two sides of a diff, with its modes, ids and line counts.
  * @public
  */
-export type PathChange = Static<typeof PathChange>;
+export interface PathChange {
+  /** From the repository root. */
+  path: string;
+  /**
+   * added and removed: the path is on one side only; modified: its content or mode changed;
+   * type-changed: a file became a symlink or a submodule, or back.
+   */
+  change: ChangeKind;
+  /**
+   * Its mode on the from side (100644, 100755, 120000 for a symlink, 160000 for a submodule), or
+   * null when it is added.
+   */
+  oldMode: string | null;
+  /** Its mode on the to side, or null when it is removed. */
+  newMode: string | null;
+  /** The object it names on the from side, or null when it is added. */
+  oldId: string | null;
+  /** The object it names on the to side, or null when it is removed. */
+  newId: string | null;
+  /** Lines added, or null for a binary file. */
+  added: number | null;
+  /** Lines removed, or null for a binary file. */
+  removed: number | null;
+}
 
 /**
  * One side of a diff.
@@ -58,7 +81,20 @@ export const DiffSide = Type.Object(
  * One side of a diff: a snapshot, another commit such as HEAD, or the working tree.
  * @public
  */
-export type DiffSide = Static<typeof DiffSide>;
+export interface DiffSide {
+  /** The commit, or null for the working tree. */
+  commit: string | null;
+  /**
+   * The tree compared: the commit's, or the working tree's as a save would record it (ignored files
+   * left out).
+   */
+  tree: string;
+  /**
+   * The snapshot the commit is, or null when it is not one (HEAD, a branch commit) or the side is
+   * the working tree.
+   */
+  snapshot: Snapshot | null;
+}
 
 /**
  * What `WipStore.diff` returns.
@@ -76,7 +112,20 @@ export const DiffResult = Type.Object({
  * What `WipStore.diff` returns: both sides, the totals and every path that differs.
  * @public
  */
-export type DiffResult = Static<typeof DiffResult>;
+export interface DiffResult {
+  /** One side of a diff: a snapshot, another commit, or the working tree. */
+  from: DiffSide;
+  /** One side of a diff: a snapshot, another commit, or the working tree. */
+  to: DiffSide;
+  /** How many paths differ. */
+  files: number;
+  /** Lines added, over the text files. */
+  added: number;
+  /** Lines removed, over the text files. */
+  removed: number;
+  /** Every path that differs, sorted by path (bytewise), renames not followed. */
+  paths: PathChange[];
+}
 
 /**
  * One file a snapshot holds.
@@ -94,7 +143,14 @@ export const SnapshotFile = Type.Object(
  * One file a snapshot holds: `{path, mode, id}`.
  * @public
  */
-export type SnapshotFile = Static<typeof SnapshotFile>;
+export interface SnapshotFile {
+  /** From the repository root. */
+  path: string;
+  /** 100644, 100755, 120000 for a symlink, 160000 for a submodule. */
+  mode: string;
+  /** The blob (or, for a submodule, the commit) it names. */
+  id: string;
+}
 
 /**
  * What `WipStore.show` returns.
@@ -109,7 +165,21 @@ export const ShowResult = Type.Object({
  * What `WipStore.show` returns: the snapshot, what it changed and every file it holds.
  * @public
  */
-export type ShowResult = Static<typeof ShowResult>;
+export interface ShowResult {
+  /**
+   * One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged,
+   * unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot
+   * before it on the same ref, when there is one, and its last parent is head.
+   */
+  snapshot: Snapshot;
+  /**
+   * What it changed against the commit before it, or null when git cannot compare them (that commit
+   * is missing, as in a shallow clone).
+   */
+  changes: ChangeCounts | null;
+  /** Every file it holds, sorted by path (bytewise). */
+  files: SnapshotFile[];
+}
 
 /** The codes show and diff can refuse with. */
 export const ChangesErrorCode = LiteralUnion(CHANGES_ERROR_CODES);
@@ -129,7 +199,16 @@ export const RefusedPath = Type.Object(
  * One path on disk a restore could not go through, and why: `{path, reason}`.
  * @public
  */
-export type RefusedPath = Static<typeof RefusedPath>;
+export interface RefusedPath {
+  /** From the repository root, written as in a restore's paths. */
+  path: string;
+  /**
+   * Why the restore cannot delete, overwrite or write it, for people: an ignored file no snapshot
+   * holds, a submodule's working tree or an embedded repository, a folder it cannot write, the
+   * current directory of the caller.
+   */
+  reason: string;
+}
 
 /**
  * What `WipStore.plan` returns.
@@ -161,7 +240,59 @@ export const RestorePlan = Type.Object({
  * What `WipStore.plan` returns: what a restore would write, remove and refuse, and the fingerprint it was made on.
  * @public
  */
-export type RestorePlan = Static<typeof RestorePlan>;
+export interface RestorePlan {
+  /** The checked-out branch the restore would work on. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>, where the restore would record its checkpoint. */
+  ref: string;
+  /** The commit HEAD names; a restore never moves it. */
+  head: string;
+  /**
+   * One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged,
+   * unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot
+   * before it on the same ref, when there is one, and its last parent is head.
+   */
+  snapshot: Snapshot;
+  /**
+   * True when the snapshot was taken on another commit than HEAD names now: its files would go back
+   * over the current HEAD.
+   */
+  headMoved: boolean;
+  /**
+   * The paths the restore is limited to (a file, or a folder and everything under it), from the
+   * repository root; null for the whole tree.
+   */
+  only: string[] | null;
+  /**
+   * Every path the restore would write (added, changed, or of another type), sorted by their bytes,
+   * written as in a restore's paths.
+   */
+  write: string[];
+  /** Every path the restore would remove, likewise. */
+  remove: string[];
+  /**
+   * What is in the way: paths on disk the restore would have to delete or overwrite though no
+   * snapshot holds them, or cannot write, sorted. Empty when nothing is.
+   */
+  refused: RefusedPath[];
+  /**
+   * What the restore would be refused with now, before writing anything (wip-restore-blocked when
+   * refused lists anything; wip-snapshot-unknown, git-failed for no room or a locked index), or
+   * null when it would go through.
+   */
+  refusal: {
+    /** Why the restore would be refused: one of a closed list, each described in docs/sdk.md. */
+    code: 'not-a-git-repository' | 'write-usage-invalid' | 'wip-no-branch' | 'wip-none' | 'wip-snapshot-unknown' | 'wip-branch-other' | 'wip-restore-blocked' | 'git-failed' | 'internal-error' | 'wip-cancelled';
+    /** The same, for people, as the restore would say it. */
+    message: string;
+  } | null;
+  /**
+   * What the working tree, the index and HEAD were when the plan was made. Given to restore as
+   * expect, it makes the restore refuse with wip-plan-stale, writing nothing, when any of them
+   * changed since.
+   */
+  fingerprint: string;
+}
 
 /**
  * The verbs of the changes documents.

@@ -65,7 +65,26 @@ export const RefState = Type.Object({
  * Where one local ref stands against the remote: its commit, the replica chant recorded, and how many commits the remote lacks.
  * @public
  */
-export type RefState = Static<typeof RefState>;
+export interface RefState {
+  /** The local ref, by its full name. */
+  ref: string;
+  /** Which of the policy's classes the ref is of. */
+  class: RefClass;
+  /** The commit the local ref names. */
+  commit: string;
+  /**
+   * What the remote held of the ref when it last answered chant at the URL the checkout names now,
+   * or null when unknown.
+   */
+  replica: string | null;
+  /** True when the remote holds the ref at commit, as the remote itself last answered. */
+  replicated: boolean;
+  /**
+   * Commits reachable from commit that nothing known to be on the remote reaches; 0 when
+   * replicated.
+   */
+  ahead: number;
+}
 
 /**
  * Where every ref the policy names stands, read locally.
@@ -93,7 +112,28 @@ export const ReplicationState = Type.Object(
  * Where every local ref of the policy's classes stands against the remote, as `Replicator.state` (chant-wip) reads it.
  * @public
  */
-export type ReplicationState = Static<typeof ReplicationState>;
+export interface ReplicationState {
+  /**
+   * The replicate policy the declaration in the working tree states (box.replicate), with every
+   * default filled in.
+   */
+  policy: PolicyDocument;
+  /** Whether the checkout has a git remote of the policy's name. */
+  remoteConfigured: boolean;
+  /**
+   * True when every ref listed is on the remote as it is locally, as the remote itself last
+   * answered at the URL it has now.
+   */
+  replicated: boolean;
+  /** Every local ref the policy names, sorted by ref. */
+  refs: RefState[];
+  /**
+   * When the remote last answered for the policy's refs at the URL the checkout names now (a push
+   * or fetch that reached it), ISO 8601 UTC with milliseconds; null when it never has, so no
+   * replica is proof.
+   */
+  confirmedAt?: string | null;
+}
 
 /**
  * One ref a push sent, or could not.
@@ -108,7 +148,14 @@ export const RefPush = Type.Object({
  * One ref a push sent (`pushed`) or could not send (`rejected`, with `reason`).
  * @public
  */
-export type RefPush = Static<typeof RefPush>;
+export interface RefPush {
+  /** The ref, by its full name, pushed under the same name. */
+  ref: string;
+  /** The commit pushed, or that could not be. */
+  commit: string;
+  /** Why it did not go: the remote's reason, or why the remote could not be reached. */
+  reason?: string;
+}
 
 /**
  * A likely secret the gate found.
@@ -125,7 +172,27 @@ export const SecretFinding = Type.Object({
  * A likely secret, as a TypeScript type.
  * @public
  */
-export type SecretFinding = Static<typeof SecretFinding>;
+export interface SecretFinding {
+  /**
+   * Stable for this content at this path under this rule: acknowledge it with wip push --allow
+   * \<id\>. A changed file is a new finding.
+   */
+  id: string;
+  /** From the repository root. */
+  path: string;
+  /**
+   * The 1-based line the likely secret starts on; null in a binary file, whose printable runs were
+   * scanned.
+   */
+  line: number | null;
+  /**
+   * The secretlint rule and its message id, such as
+   * \@secretlint/secretlint-rule-aws:AWSSecretAccessKey. The secret itself is never printed.
+   */
+  rule: string;
+  /** The snapshot that adds the file, or this content of it. */
+  snapshot: string;
+}
 
 /**
  * A wip ref the secret gate kept (in part) on the box.
@@ -141,7 +208,19 @@ export const HeldBack = Type.Object({
  * A held-back ref, as a TypeScript type.
  * @public
  */
-export type HeldBack = Static<typeof HeldBack>;
+export interface HeldBack {
+  /** The wip ref, by its full name. */
+  ref: string;
+  /** Its local tip. */
+  commit: string;
+  /**
+   * The snapshot pushed in the ref's place: the newest one below the first that holds a finding;
+   * null when nothing of the ref went.
+   */
+  pushed: string | null;
+  /** The likely secrets that hold it back. */
+  findings: SecretFinding[];
+}
 
 /**
  * What one push did.
@@ -161,7 +240,26 @@ export const PushResult = Type.Object(
  * What one push did: the refs pushed, the refs rejected with their reasons, and how many were up to date.
  * @public
  */
-export type PushResult = Static<typeof PushResult>;
+export interface PushResult {
+  /** The git remote pushed to, by name. */
+  remote: string;
+  /**
+   * The refs the remote took. A ref the secret gate cut short is listed with the commit that went.
+   */
+  pushed: RefPush[];
+  /**
+   * The refs the remote refused, or that could not be pushed because it was unreachable or not
+   * configured, each with the reason.
+   */
+  rejected: RefPush[];
+  /** How many refs were already on the remote as they are locally. */
+  upToDate: number;
+  /**
+   * Present when the secret gate kept snapshots local: each wip ref, what went of it, and the
+   * findings, sorted by ref.
+   */
+  heldBack?: HeldBack[];
+}
 
 /**
  * What a fetch did with one ref.
@@ -193,7 +291,27 @@ export const FetchRef = Type.Object({
  * One ref the remote holds of the policy's classes, with the local ref before the fetch and what the fetch did with it.
  * @public
  */
-export type FetchRef = Static<typeof FetchRef>;
+export interface FetchRef {
+  /** The ref, by its full name, the same locally and on the remote. */
+  ref: string;
+  /** Which of the policy's classes the ref is of. */
+  class: RefClass;
+  /** The commit the remote holds the ref at. */
+  remote: string;
+  /** The local ref before the fetch, or null when there was none. */
+  local: string | null;
+  /**
+   * created and fast-forward moved the local ref; ahead, diverged and checked-out (a branch checked
+   * out in some worktree) left it as it was.
+   */
+  result: FetchOutcome;
+  /**
+   * Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune
+   * marker names the local tip, so the local ref was moved to it (result fast-forward) and no
+   * snapshot the local chain held was left out of the rules the prune applied.
+   */
+  pruned?: true;
+}
 
 /**
  * A ref the remote holds that a fetch could not write locally.

@@ -20,7 +20,19 @@ export const ChangeCounts = Type.Object(
  * What a snapshot changed against the commit before it: `{against, files, added, removed}`.
  * @public
  */
-export type ChangeCounts = Static<typeof ChangeCounts>;
+export interface ChangeCounts {
+  /**
+   * The commit compared with: the snapshot's first parent, which is the snapshot before it on the
+   * chain or, for the first of a chain, the commit it was taken on.
+   */
+  against: string;
+  /** How many paths differ (added, removed, changed or of another type). */
+  files: number;
+  /** Lines added, over the text files (binary files count in files only). */
+  added: number;
+  /** Lines removed, over the text files. */
+  removed: number;
+}
 
 /**
  * What a snapshot was taken for.
@@ -63,7 +75,17 @@ export const UnsavedEntry = Type.Object({
  * One path a snapshot does not hold, as a TypeScript type.
  * @public
  */
-export type UnsavedEntry = Static<typeof UnsavedEntry>;
+export interface UnsavedEntry {
+  /** From the repository root. */
+  path: string;
+  /**
+   * Why: submodule, embedded-repository, unreadable, vanished, not-a-file, too-large (see the save
+   * document's unsaved). A reader treats a reason it does not know as left out all the same.
+   */
+  reason: string;
+  /** For too-large: the file's size in bytes. */
+  size?: number;
+}
 
 /**
  * What a snapshot does not hold, as its commit records it (trailer `Chant-Wip-Unsaved`).
@@ -79,7 +101,14 @@ export const Unsaved = Type.Object({
  * What a snapshot does not hold, as a TypeScript type.
  * @public
  */
-export type Unsaved = Static<typeof Unsaved>;
+export interface Unsaved {
+  /** How many paths it left out. */
+  count: number;
+  /**
+   * The first of them by path, at most 100: a commit names no more, count says how many there were.
+   */
+  paths: UnsavedEntry[];
+}
 
 /**
  * One snapshot of a branch's working tree.
@@ -107,4 +136,40 @@ export const Snapshot = Type.Object(
  * One snapshot as the SDK returns it and documents print it: `{commit, tree, branch, head, kind, label, by, at}`.
  * @public
  */
-export type Snapshot = Static<typeof Snapshot>;
+export interface Snapshot {
+  /** The snapshot commit. wip restore \<commit\> puts the working tree back as it holds it. */
+  commit: string;
+  /**
+   * The tree of the working tree as it was. Two snapshots with the same tree hold the same files.
+   */
+  tree: string;
+  /** The branch it was taken on (trailer Chant-Wip-Branch). */
+  branch: string;
+  /** The commit HEAD named when it was taken (Chant-Wip-Head). */
+  head: string;
+  /**
+   * save for wip save; pre-restore for the snapshot wip restore takes of the working tree before it
+   * changes it, so a restore can be undone (Chant-Wip-Kind).
+   */
+  kind: SnapshotKind;
+  /**
+   * What the caller called it with --label, such as a turn id, or null (Chant-Wip-Label). A
+   * pre-restore snapshot is labelled before \<the restored snapshot's first 12 characters\>.
+   */
+  label: string | null;
+  /** Who took it, as --by named them, or null (Chant-Wip-By). */
+  by: string | null;
+  /**
+   * What the snapshot does not hold, recorded in its commit (trailer Chant-Wip-Unsaved, JSON), so
+   * the read and a box that fetched it know. Absent when it holds every path of the working tree
+   * but ignored files, and on snapshots of versions that did not record it.
+   */
+  unsaved?: Unsaved;
+  /** When it was taken: the commit's committer time, ISO 8601 UTC with milliseconds. */
+  at: string;
+  /**
+   * What a snapshot changed against the commit before it, as git diff --numstat counts it (renames
+   * not followed).
+   */
+  changes?: ChangeCounts;
+}

@@ -23,7 +23,26 @@ export const BranchStorage = Type.Object({
  * What one chain costs, as a TypeScript type.
  * @public
  */
-export type BranchStorage = Static<typeof BranchStorage>;
+export interface BranchStorage {
+  /** The branch the chain is of, by name. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>. */
+  ref: string;
+  /** The ref's tip, its newest snapshot. */
+  tip: string;
+  /** How many snapshots the ref's first-parent chain holds. */
+  snapshots: number;
+  /** When the oldest snapshot was taken (its at), or null for a chain with none. */
+  oldest: string | null;
+  /** When the newest snapshot was taken, or null for a chain with none. */
+  newest: string | null;
+  /**
+   * What the objects the chain reaches take on disk, as stored, leaving out every object a branch,
+   * tag, remote-tracking ref or HEAD reaches: about what deleting the chain frees once reflogs
+   * expire and gc runs.
+   */
+  bytes: number;
+}
 
 /**
  * What `WipStore.storage` (chant-wip) returns.
@@ -40,7 +59,20 @@ export const StorageResult = Type.Object({
  * What `WipStore.storage` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type StorageResult = Static<typeof StorageResult>;
+export interface StorageResult {
+  /** One entry per ref under refs/chant/wip/, sorted by branch. */
+  branches: BranchStorage[];
+  /** Every chain listed, together. */
+  total: {
+    /** How many snapshots the chains listed hold together. */
+    snapshots: number;
+    /**
+     * What every chain listed takes together, each object counted once: two chains sharing a file
+     * count it once here, so the branches may add up to more.
+     */
+    bytes: number;
+  };
+}
 
 /**
  * The retention rules a prune applies: a snapshot stays when any rule keeps it, and the newest
@@ -56,7 +88,14 @@ export const RetentionRules = Type.Object({
  * The retention rules, as a TypeScript type.
  * @public
  */
-export type RetentionRules = Static<typeof RetentionRules>;
+export interface RetentionRules {
+  /** Keep the newest n snapshots. */
+  keepLast: number | null;
+  /** Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d). */
+  keepWithin: string | null;
+  /** Keep every snapshot with a label. */
+  keepLabelled: boolean;
+}
 
 /**
  * What a prune did, or would do, to one chain.
@@ -74,7 +113,23 @@ export const BranchPrune = Type.Object({
  * What a prune did to one chain, as a TypeScript type.
  * @public
  */
-export type BranchPrune = Static<typeof BranchPrune>;
+export interface BranchPrune {
+  /** The branch the chain is of, by name. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>. */
+  ref: string;
+  /** The ref's tip before the prune. */
+  tip: string;
+  /**
+   * The rewritten chain's tip; the same as tip when nothing was dropped, null for a dry run that
+   * would rewrite.
+   */
+  next: string | null;
+  /** How many snapshots the chain holds after the prune (or would, for a dry run). */
+  kept: number;
+  /** The snapshots dropped (or that a dry run would drop), newest first. */
+  dropped: string[];
+}
 
 /**
  * What `WipStore.prune` (chant-wip) returns.
@@ -91,7 +146,27 @@ export const PruneResult = Type.Object({
  * What `WipStore.prune` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type PruneResult = Static<typeof PruneResult>;
+export interface PruneResult {
+  /** True when nothing was written: the branches say what a prune would do. */
+  dryRun: boolean;
+  /**
+   * The retention rules applied: a snapshot stays when any rule keeps it, and the newest always
+   * stays.
+   */
+  rules: RetentionRules;
+  /** Sorted by branch. */
+  branches: BranchPrune[];
+  /**
+   * True when git gc --prune=now ran, so the dropped snapshots' objects are gone from disk;
+   * otherwise git's own gc deletes them once they are older than gc.pruneExpire.
+   */
+  collected: boolean;
+  /**
+   * With --push: the wip refs pushed with a lease on the replica chant recorded (rejected with
+   * stale info when another box pushed meanwhile); null otherwise.
+   */
+  replication: PushResult | null;
+}
 
 /**
  * The verbs of the storage documents.

@@ -20,7 +20,12 @@ export const Checkout = Type.Object(
  * The branch and commit the checkout is on, each null for a detached HEAD or a branch with no commit.
  * @public
  */
-export type Checkout = Static<typeof Checkout>;
+export interface Checkout {
+  /** The checked-out branch, by name; null for a detached HEAD. */
+  branch: string | null;
+  /** The commit HEAD names; null on a branch with no commit yet. */
+  head: string | null;
+}
 
 /**
  * One branch with snapshots.
@@ -40,7 +45,30 @@ export const BranchSnapshots = Type.Object({
  * One branch's snapshots: its wip ref, the ref's tip, and the snapshots newest first.
  * @public
  */
-export type BranchSnapshots = Static<typeof BranchSnapshots>;
+export interface BranchSnapshots {
+  /** The branch the snapshots were taken on, by name. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>, or refs/chant/wip-aside/\<tip\> for a chain moved aside. */
+  ref: string;
+  /** The ref's tip: the newest snapshot of the chain, whatever page this is. */
+  tip: string;
+  /**
+   * The ref's first-parent chain, newest first: the branch's checkpoint history (one page of it
+   * when a limit or before is given).
+   */
+  snapshots: Snapshot[];
+  /**
+   * How many older snapshots the chain holds beyond this page; present only when the read was given
+   * a limit or before.
+   */
+  older?: number;
+  /**
+   * Present, and true, for a chain moved aside to refs/chant/wip-aside/\<tip\> because its name was
+   * in the way of another branch's (refs/chant/wip/a and refs/chant/wip/a/b cannot both exist): the
+   * snapshots of a branch deleted since, kept whole. branch is the branch its snapshots name.
+   */
+  aside?: true;
+}
 
 /**
  * What `WipStore.list` (chant-wip) returns: the read document without its header.
@@ -55,7 +83,16 @@ export const ListResult = Type.Object({
  * What `WipStore.list` (chant-wip) returns: the checkout, every branch's snapshots and where replication stands.
  * @public
  */
-export type ListResult = Static<typeof ListResult>;
+export interface ListResult {
+  /**
+   * The branch and commit the checkout is on; null for a detached HEAD or a branch with no commit.
+   */
+  checkout: Checkout;
+  /** Each branch with snapshots, sorted by branch; only --branch's when it is given. */
+  branches: BranchSnapshots[];
+  /** Where replication stands, or null when no box block declares replicate. */
+  replication: ReplicationState | null;
+}
 
 /** The codes the read can refuse with. */
 export const ReadErrorCode = LiteralUnion(READ_ERROR_CODES);

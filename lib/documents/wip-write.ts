@@ -49,7 +49,78 @@ export const SaveResult = Type.Object({
  * What `WipStore.save` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type SaveResult = Static<typeof SaveResult>;
+export interface SaveResult {
+  /** The checked-out branch the snapshot was taken on, by name. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>, the one ref the save moved. */
+  ref: string;
+  /**
+   * False when the ref's tip already held this tree on this head with the same label, by and kind,
+   * and nothing was written.
+   */
+  created: boolean;
+  /**
+   * One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged,
+   * unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot
+   * before it on the same ref, when there is one, and its last parent is head.
+   */
+  snapshot: Snapshot;
+  /**
+   * The push the policy makes after a save, or null when no policy is declared or its on leaves
+   * save out.
+   */
+  replication: PushResult | null;
+  /**
+   * With --scan: the likely secrets in the files this snapshot adds over the one below it (path,
+   * rule, line; never the secret). The snapshot is recorded all the same: it is local, and a push
+   * holds it back.
+   */
+  findings?: SecretFinding[];
+  /**
+   * With --prune, or a retain block whose onSave is true: what the declaration's retention rules
+   * did to this branch's chain after the snapshot was recorded (next is the new tip when anything
+   * was dropped). Absent when no prune ran, or when a save in another worktree moved the chain
+   * meanwhile (the next save prunes).
+   */
+  pruned?: BranchPrune;
+  /**
+   * What the snapshot could not hold, every path, sorted by path; present only when there is
+   * something. A submodule or embedded repository is kept as the commit it is at, its files are
+   * not. The save never fails because of one path: it takes the rest and lists each here; the
+   * snapshot commit records them too (snapshot.unsaved).
+   */
+  unsaved?: {
+    /** From the repository root. */
+    path: string;
+    /**
+     * submodule or embedded-repository: a gitlink, kept as the commit it is at; its files,
+     * committed or not, are not in the snapshot. unreadable: the file could not be opened or read.
+     * vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where
+     * git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). For
+     * unreadable, vanished and not-a-file the snapshot holds what the index held at that path, or
+     * nothing for an untracked file.
+     */
+    reason: UnsavedReason;
+    /** For too-large: the file's size in bytes. */
+    size?: number;
+    /** The same, for people. */
+    message: string;
+  }[];
+  /**
+   * Tracked paths marked assume-unchanged or skip-worktree in the checkout's index whose local
+   * edits the snapshot holds, sorted by path; present only when there is one. A skip-worktree file
+   * absent from disk (outside a sparse checkout's cone) is not listed: the snapshot holds what the
+   * index holds, and it is no deletion.
+   */
+  flagged?: {
+    /** From the repository root. */
+    path: string;
+    /** The flag the checkout's index sets on the path. */
+    reason: 'assume-unchanged' | 'skip-worktree';
+    /** The same, for people. */
+    message: string;
+  }[];
+}
 
 /**
  * The checkpoint a restore takes before it changes anything.
@@ -66,7 +137,19 @@ export const Checkpoint = Type.Object(
  * The checkpoint a restore takes, as a TypeScript type.
  * @public
  */
-export type Checkpoint = Static<typeof Checkpoint>;
+export interface Checkpoint {
+  /**
+   * False when the ref's tip already held the working tree's tree on the same head, and that
+   * snapshot is the checkpoint.
+   */
+  created: boolean;
+  /**
+   * One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged,
+   * unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot
+   * before it on the same ref, when there is one, and its last parent is head.
+   */
+  snapshot: Snapshot;
+}
 
 /**
  * What `WipStore.restore` (chant-wip) returns.
@@ -92,7 +175,64 @@ export const RestoreResult = Type.Object({
  * What `WipStore.restore` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type RestoreResult = Static<typeof RestoreResult>;
+export interface RestoreResult {
+  /** The checked-out branch the restore worked on, by name. */
+  branch: string;
+  /** refs/chant/wip/\<branch\>, where the checkpoint was recorded. */
+  ref: string;
+  /** The commit HEAD names; it did not move. */
+  head: string;
+  /**
+   * One snapshot of a branch's working tree: a commit whose tree is the whole working tree, staged,
+   * unstaged and untracked files alike, ignored files left out. Its first parent is the snapshot
+   * before it on the same ref, when there is one, and its last parent is head.
+   */
+  snapshot: Snapshot;
+  /**
+   * The snapshot of the working tree taken before the restore changed it, kind pre-restore; created
+   * is false when the ref's tip already held that tree on that head.
+   */
+  checkpoint: Checkpoint;
+  /**
+   * True when the snapshot was taken on another commit than HEAD names now: the files are restored
+   * over the current HEAD, as uncommitted changes against it.
+   */
+  headMoved: boolean;
+  /**
+   * Every file the restore wrote or removed, from the repository root, sorted by their bytes. A
+   * path that is not UTF-8, or that begins with a double quote, is written whole in git's C-style
+   * quoting: between double quotes, with \\" and \\\\, \\t, \\n and the like, and every other
+   * control byte or byte that is not part of UTF-8 as a backslash and three octal digits
+   * ("caf\\351.log"). The index is reset to HEAD as well, or, for a checkpoint that recorded the
+   * index, to what it recorded.
+   */
+  paths: string[];
+  /**
+   * The paths of paths the restore wrote (added, changed, or of another type), written and sorted
+   * as in paths.
+   */
+  written: string[];
+  /** The paths of paths the restore removed, likewise. written and removed together are paths. */
+  removed: string[];
+  /**
+   * For a partial restore only: the paths it was limited to (a file, or a folder and everything
+   * under it), from the repository root, sorted. The rest of the working tree and the index were
+   * left as they were; the checkpoint holds the whole tree.
+   */
+  only?: string[];
+  /**
+   * Files the restore overwrote or removed whose bytes on disk the checkpoint does not hold
+   * exactly, because git's attributes (end-of-line conversion such as * text=auto, a clean filter)
+   * store other bytes than the file had: restoring the checkpoint writes what git's checkout makes
+   * of what it stored. Present only when there are any.
+   */
+  inexact?: {
+    /** The path, written as in paths. */
+    path: string;
+    /** Why the checkpoint does not hold its bytes, for people. */
+    reason: string;
+  }[];
+}
 
 /**
  * What a push returns.
@@ -103,7 +243,18 @@ export const PushOutcome = Type.Object({ policy: PolicyDocument, replication: Pu
  * What `Replicator.push` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type PushOutcome = Static<typeof PushOutcome>;
+export interface PushOutcome {
+  /**
+   * The replicate policy the declaration in the working tree states (box.replicate), with every
+   * default filled in.
+   */
+  policy: PolicyDocument;
+  /**
+   * What one push did. Each ref the remote doesn't hold as it is locally is pushed under its own
+   * name, never forced; a pre-push hook is not run.
+   */
+  replication: PushResult;
+}
 
 /**
  * What a fetch returns.
@@ -124,7 +275,29 @@ export const FetchResult = Type.Object({
  * What `Replicator.fetch` (chant-wip) returns, as a TypeScript type.
  * @public
  */
-export type FetchResult = Static<typeof FetchResult>;
+export interface FetchResult {
+  /**
+   * The replicate policy the declaration in the working tree states (box.replicate), with every
+   * default filled in.
+   */
+  policy: PolicyDocument;
+  /**
+   * Each ref the remote holds of the policy's, sorted by ref, and what the fetch did with the local
+   * ref.
+   */
+  refs: FetchRef[];
+  /**
+   * Why the remote could not be fetched from, or null. refs then lists what earlier fetches
+   * brought.
+   */
+  failed: string | null;
+  /**
+   * Refs the remote holds that could not be written locally, each with the reason, sorted by ref;
+   * they are not in refs. The other refs were brought all the same. Absent or empty when there were
+   * none.
+   */
+  failedRefs?: FetchRefFailure[];
+}
 
 /**
  * The verbs of the write documents.

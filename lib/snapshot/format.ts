@@ -189,7 +189,7 @@ function snapshotOf(commit: CommitRecord, texts: ReadonlyArray<string | undefine
     if (value !== undefined) snapshot[field.name] = value;
   }
   snapshot.at = new Date(commit.committedAt * 1000).toISOString();
-  return snapshot as Snapshot;
+  return snapshot as unknown as Snapshot;
 }
 
 /**
@@ -216,7 +216,7 @@ export function loadSnapshot(commit: string, stored: readonly unknown[], text: (
     if (value !== undefined) snapshot[field.name] = value;
   }
   snapshot.at = at;
-  return snapshot as Snapshot;
+  return snapshot as unknown as Snapshot;
 }
 
 const KEY_PREFIX = 'chant-wip-';
