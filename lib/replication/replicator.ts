@@ -29,7 +29,10 @@ export interface ReplicatorOptions {
   cwd: string;
   /** How git is run; {@link SimpleGitRunner} when absent. */
   git?: GitRunner;
-  /** The replicate policy the declaration states, or null when no box declares one. */
+  /**
+   * The replicate policy: a {@link Policy} (the one another replicator or {@link Policy.load}
+   * gives), or its document as a caller built or stored it; null for none.
+   */
   policy: Policy | PolicyDocument | null;
   /**
    * Receives git's progress during a push or fetch, one line at a time with its terminator
@@ -248,9 +251,13 @@ export class Replicator {
     });
   }
 
-  /** The policy this replicator follows, or null. */
-  get policy(): PolicyDocument | null {
-    return this.#policy === null ? null : this.#policy.toJSON();
+  /**
+   * The policy this replicator follows, or null: the same {@link Policy} a {@link WipStore}
+   * takes, so `new WipStore({ cwd, policy: replicator.policy })` follows it too.
+   * `JSON.stringify` (or `toJSON()`) gives its `PolicyDocument`.
+   */
+  get policy(): Policy | null {
+    return this.#policy;
   }
 
   /**

@@ -56,8 +56,8 @@ export interface WipStoreOptions {
   /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
   lockWaitMs?: number;
   /**
-   * The replicate policy: a {@link Policy}, or the `PolicyDocument` a {@link Replicator}
-   * exposes (`replicator.policy`), so both follow one policy; read from the workspace
+   * The replicate policy: a {@link Policy} (the one a {@link Replicator} exposes as
+   * `replicator.policy`, so both follow one policy), or its document; read from the workspace
    * declaration (`chant.workspace.json`) when absent, none when null.
    */
   policy?: Policy | PolicyDocument | null;
