@@ -23,6 +23,11 @@ describe('generated files', () => {
     ]);
   });
 
+  it('keeps the result interfaces in lib/documents/ equal to what the TypeBox types generate (npm run interfaces rewrites them)', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'interfaces.ts'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+  });
+
   it('keeps docs/cli.md equal to what the CLI definitions generate (npm run docs rewrites it)', () => {
     assert.equal(readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8'), cliReference(), 'docs/cli.md is stale: run npm run docs');
   });

@@ -47,7 +47,26 @@ export const PolicyDocument = Type.Object(
  * The replicate policy as documents print it: `{box, remote, refs, on, every}`.
  * @public
  */
-export type PolicyDocument = Static<typeof PolicyDocument>;
+export interface PolicyDocument {
+  /** The member whose box block declares it. */
+  box: string;
+  /** The git remote it pushes to, by name. */
+  remote: string;
+  /**
+   * What it replicates, in this order: work (refs/heads/chant/work/...), kept
+   * (refs/chant/kept/...), wip (refs/chant/wip/...) and ledger (refs/heads/chant/lifecycle).
+   */
+  refs: RefClass[];
+  /** When chant pushes on its own: after a wip save, after a work lease release. */
+  on: Trigger[];
+  /** The interval at which the host runs wip push, or null. */
+  every: string | null;
+  /**
+   * The secret findings the declaration acknowledges (replicate.allow), by id; present only when it
+   * names any.
+   */
+  allow?: string[];
+}
 
 /**
  * Where one local ref stands against its remote.
