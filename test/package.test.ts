@@ -28,6 +28,97 @@ function npm(cwd: string, args: readonly string[]): string {
   return result.stdout;
 }
 
+// Studio's timeline through the SDK alone, the same source in each kind of project: three turns
+// saved, the list with change counts, the diff of a turn, a plan and the partial restore it
+// previews (a plan gone stale refused), and the undo. It imports nothing that runs git.
+const TIMELINE = [
+  "import { isWipError, WipStore } from 'chant-wip';",
+  "import type { DiffResult, RestorePlan, RestoreResult, Snapshot } from 'chant-wip';",
+  "import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';",
+  "import { join } from 'node:path';",
+  '',
+  'async function timeline(cwd: string): Promise<void> {',
+  '  const store = new WipStore({ cwd, policy: null });',
+  "  const read = (path: string): string => readFileSync(join(cwd, path), 'utf8');",
+  "  mkdirSync(join(cwd, 'src'), { recursive: true });",
+  '  const turns: Array<[string, Record<string, string>]> = [',
+  "    ['turn:1', { 'src/app.ts': 'one\\n', 'notes.md': 'a\\n' }],",
+  "    ['turn:2', { 'src/app.ts': 'one\\ntwo\\n', 'src/util.ts': 'u\\n' }],",
+  "    ['turn:3', { 'src/app.ts': 'three\\n', 'notes.md': 'a\\nb\\nc\\n' }],",
+  '  ];',
+  '  for (const [label, files] of turns) {',
+  '    for (const [path, text] of Object.entries(files)) writeFileSync(join(cwd, path), text);',
+  "    await store.save({ label, by: 'github:studio' });",
+  '  }',
+  "  const { branches } = await store.list({ branch: 'main', changes: true, limit: 10 });",
+  '  const rows: Snapshot[] = branches[0]?.snapshots ?? [];',
+  '  const [turn3, turn2, turn1] = rows as [Snapshot, Snapshot, Snapshot];',
+  '  const diff: DiffResult = await store.diff({ from: turn2.commit, to: turn3.commit });',
+  "  const plan: RestorePlan = await store.plan({ snapshot: turn1.commit, paths: ['src'] });",
+  "  const partial: RestoreResult = await store.restore({ snapshot: turn1.commit, paths: ['src'], expect: plan.fingerprint, by: 'github:studio' });",
+  "  const afterPartial = { app: read('src/app.ts'), util: existsSync(join(cwd, 'src/util.ts')), notes: read('notes.md') };",
+  '  const undo: RestoreResult = await store.restore({ snapshot: partial.checkpoint.snapshot.commit });',
+  "  const afterUndo = { app: read('src/app.ts'), notes: read('notes.md') };",
+  "  const stalePlan = await store.plan({ snapshot: turn1.commit, paths: ['notes.md'] });",
+  "  writeFileSync(join(cwd, 'notes.md'), 'moved since the plan\\n');",
+  '  let stale: string | null = null;',
+  "  try { await store.restore({ snapshot: turn1.commit, paths: ['notes.md'], expect: stalePlan.fingerprint }); } catch (error) { stale = isWipError(error) ? error.code : String(error); }",
+  '  console.log(JSON.stringify({',
+  '    rows: rows.map((snapshot) => ({ label: snapshot.label, commit: snapshot.commit, changes: snapshot.changes ?? null })),',
+  '    diff: diff.paths.map((path) => [path.change, path.path, path.added, path.removed]),',
+  '    plan: { write: plan.write, remove: plan.remove, only: plan.only, refusal: plan.refusal },',
+  '    partial: { written: partial.written, removed: partial.removed, only: partial.only ?? null, checkpoint: partial.checkpoint.snapshot.commit },',
+  '    afterPartial, undo: { written: undo.written, removed: undo.removed }, afterUndo, stale,',
+  "    notes: read('notes.md'),",
+  '  }));',
+  '}',
+  '',
+  'timeline(process.argv[2] as string).catch((error: unknown) => { console.error(error); process.exitCode = 1; });',
+  '',
+].join('\n');
+
+/** What the timeline printed, checked against the repository through plain git. */
+function checkTimeline(repo: string, head: string, stdout: string): void {
+  const answer = JSON.parse(stdout) as {
+    rows: Array<{ label: string; commit: string; changes: { against: string; files: number; added: number; removed: number } | null }>;
+    diff: unknown[]; plan: { write: string[]; remove: string[]; only: string[] | null; refusal: unknown };
+    partial: { written: string[]; removed: string[]; only: string[] | null; checkpoint: string };
+    afterPartial: { app: string; util: boolean; notes: string }; undo: { written: string[]; removed: string[] }; afterUndo: { app: string; notes: string };
+    stale: string | null; notes: string;
+  };
+  const chain = git(repo, ['rev-list', '--first-parent', 'refs/chant/wip/main']).trim().split('\n');
+  // Newest first: the undo's and the partial restore's checkpoints, the three turns, then the
+  // commit the first was taken on.
+  assert.equal(chain.at(-1), head);
+  const turns = chain.slice(-4, -1);
+  assert.deepEqual(answer.rows.map((row) => row.commit), turns, 'the list is the chain git walks');
+  assert.deepEqual(answer.rows.map((row) => row.label), ['turn:3', 'turn:2', 'turn:1']);
+  for (const row of answer.rows) {
+    const against = git(repo, ['rev-parse', `${row.commit}^1`]).trim();
+    const numstat = git(repo, ['diff', '--numstat', against, row.commit]).trim().split('\n').map((line) => line.split('\t'));
+    assert.deepEqual(row.changes, {
+      against, files: numstat.length,
+      added: numstat.reduce((sum, [added]) => sum + Number(added), 0), removed: numstat.reduce((sum, [, removed]) => sum + Number(removed), 0),
+    }, `the change counts of ${row.label} are git diff --numstat's`);
+  }
+  assert.deepEqual(answer.diff, [['modified', 'notes.md', 2, 0], ['modified', 'src/app.ts', 1, 2]]);
+  assert.deepEqual(answer.plan, { write: ['src/app.ts'], remove: ['src/util.ts'], only: ['src'], refusal: null });
+  assert.deepEqual([answer.partial.written, answer.partial.removed, answer.partial.only], [['src/app.ts'], ['src/util.ts'], ['src']]);
+  assert.deepEqual(answer.afterPartial, { app: 'one\n', util: false, notes: 'a\nb\nc\n' }, 'the folder came back as turn 1 had it, the rest stayed as turn 3 left it');
+  assert.equal(git(repo, ['show', `${answer.partial.checkpoint}:src/util.ts`]), 'u\n', 'the checkpoint holds the whole tree');
+  assert.deepEqual(answer.afterUndo, { app: 'three\n', notes: 'a\nb\nc\n' }, 'the undo put turn 3 back');
+  assert.deepEqual(answer.undo, { written: ['src/app.ts', 'src/util.ts'], removed: [] });
+  assert.equal(answer.stale, 'wip-plan-stale', 'a restore refuses a plan the tree moved away from');
+  assert.equal(answer.notes, 'moved since the plan\n', 'and writes nothing');
+  assert.equal(git(repo, ['rev-parse', 'HEAD']).trim(), head, 'HEAD never moved');
+}
+
+/** A scratch repository for a timeline, and its HEAD. */
+function timelineRepo(): { repo: string; head: string } {
+  const repo = makeRepo();
+  return { repo, head: git(repo, ['rev-parse', 'HEAD']).trim() };
+}
+
 // One pack and one install, shared by the checks below.
 let files: string[] = [];
 let project = '';
@@ -240,6 +331,58 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     const result = run(process.execPath, [tsc, '--ignoreConfig', '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext',
       '--typeRoots', join(ROOT, 'node_modules', '@types'), '--types', 'node', '--skipLibCheck', 'check.ts'], { cwd: project });
     assert.equal(result.code, 0, result.stdout + result.stderr);
+  });
+
+  describe('a Studio-like timeline through the SDK alone, with no git call of its own', () => {
+    const tsc = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const strict = ['--ignoreConfig', '--strict', '--noUncheckedIndexedAccess', '--exactOptionalPropertyTypes', '--target', 'es2022', '--typeRoots', join(ROOT, 'node_modules', '@types'), '--types', 'node', '--skipLibCheck'];
+
+    /** A project of its own under the install, with the timeline's source. */
+    function timelineProject(name: string, type: 'module' | 'commonjs'): string {
+      const dir = join(project, name);
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name, private: true, type }, null, 2)}\n`);
+      writeFileSync(join(dir, 'timeline.ts'), TIMELINE);
+      return dir;
+    }
+
+    it('the timeline imports nothing that runs a process', () => {
+      assert.doesNotMatch(TIMELINE, /child_process|spawn|exec|execa|simple-git/);
+    });
+
+    it('in a strict ESM TypeScript project (nodenext): list with change counts, diff, plan, partial restore, undo', () => {
+      const dir = timelineProject('timeline-esm', 'module');
+      const compiled = run(process.execPath, [tsc, ...strict, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', 'out', 'timeline.ts'], { cwd: dir });
+      assert.equal(compiled.code, 0, compiled.stdout + compiled.stderr);
+      assert.match(readFileSync(join(dir, 'out', 'timeline.js'), 'utf8'), /^import \{ isWipError, WipStore \} from 'chant-wip';$/m, 'compiled to an ES module');
+      const { repo, head } = timelineRepo();
+      const result = run(process.execPath, [join(dir, 'out', 'timeline.js'), repo], { cwd: dir });
+      assert.equal(result.code, 0, result.stderr);
+      checkTimeline(repo, head, result.stdout);
+    });
+
+    it('in a CommonJS TypeScript project, as a VS Code extension is, on any Node 20', () => {
+      const dir = timelineProject('timeline-cjs', 'commonjs');
+      const compiled = run(process.execPath, [tsc, ...strict, '--module', 'nodenext', '--moduleResolution', 'nodenext', '--outDir', 'out', 'timeline.ts'], { cwd: dir });
+      assert.equal(compiled.code, 0, compiled.stdout + compiled.stderr);
+      assert.match(readFileSync(join(dir, 'out', 'timeline.js'), 'utf8'), /require\("chant-wip"\)/, 'compiled to CommonJS');
+      const { repo, head } = timelineRepo();
+      const result = run(process.execPath, ['--no-experimental-require-module', join(dir, 'out', 'timeline.js'), repo], { cwd: dir });
+      assert.equal(result.code, 0, result.stderr);
+      checkTimeline(repo, head, result.stdout);
+    });
+
+    it('in a default esbuild bundle (--platform=node --format=cjs), run away from node_modules', () => {
+      const dir = timelineProject('timeline-bundle', 'commonjs');
+      const out = join(tempDir('chant-timeline-bundle-'), 'extension.cjs');
+      const build = `require(${JSON.stringify(join(ROOT, 'node_modules', 'esbuild'))}).buildSync({ entryPoints: ['timeline.ts'], bundle: true, platform: 'node', format: 'cjs', outfile: ${JSON.stringify(out)}, logLevel: 'warning' })`;
+      const bundled = run(process.execPath, ['-e', build], { cwd: dir });
+      assert.equal(bundled.code, 0, bundled.stdout + bundled.stderr);
+      const { repo, head } = timelineRepo();
+      const result = run(process.execPath, [out, repo], { cwd: dirname(out) });
+      assert.equal(result.code, 0, result.stderr);
+      checkTimeline(repo, head, result.stdout);
+    });
   });
 
   it('runs the chant bin from node_modules/.bin: --version, and a save in a scratch repository', () => {
