@@ -54,7 +54,8 @@ export interface PolicyDocument {
   remote: string;
   /**
    * What it replicates, in this order: work (refs/heads/chant/work/...), kept
-   * (refs/chant/kept/...), wip (refs/chant/wip/...) and ledger (refs/heads/chant/lifecycle).
+   * (refs/chant/kept/...), wip (refs/chant/wip/..., and chains moved aside,
+   * refs/chant/wip-aside/...) and ledger (refs/heads/chant/lifecycle).
    */
   refs: RefClass[];
   /** When chant pushes on its own: after a wip save, after a work lease release. */
