@@ -183,6 +183,8 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
         writeFileSync(path, `file ${pick(k)} dirty\n`);
         utimesSync(path, past, past);
       }
+      // Their ctimes are now: past the hash cache's racy margin (3 s), a save can trust what it hashed.
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
       await store.save({ label: 'dirty' });
       let turn = 0;
       try {

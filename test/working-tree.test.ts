@@ -1,6 +1,6 @@
 import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
 import { readStatus } from '../lib/git/formats/status.js';
 import { workingTreeByStatus } from '../lib/store/working-tree.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { DEFAULT_MAX_FILE_SIZE } from '../lib/snapshot/left-out.js';
 
 // A save builds the working tree's tree from `git status` instead of `git add --all` into a
 // temporary index. These tests hold the two to the same tree on random index and working tree
@@ -19,10 +20,10 @@ import { WipStore } from '../lib/store/wip-store.js';
 const SEED = Number(process.env.CHANT_WORKTREE_SEED ?? 20261201);
 const RUNS = Number(process.env.CHANT_WORKTREE_RUNS ?? 120);
 
-async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir)): Promise<string | null> {
+async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir), racyMarginNs?: bigint): Promise<string | null> {
   const plumbing = new Plumbing(git_, dir);
   const { layout, head } = await plumbing.checkout();
-  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main');
+  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', DEFAULT_MAX_FILE_SIZE, process.env, racyMarginNs);
   return built?.tree ?? null;
 }
 
@@ -42,7 +43,8 @@ type Op =
   | { op: 'ignored'; name: string }
   | { op: 'untracked-exec'; name: string }
   | { op: 'untracked-link'; name: string }
-  | { op: 'crlf'; path: number };
+  | { op: 'crlf'; path: number }
+  | { op: 'attributes'; folder: number; text: string; ignored: boolean };
 
 const FOLDERS = ['dir', 'dir/sub', 'other', 'é'];
 const newName = fc.constantFrom('n.txt', 'dir/n.txt', 'new/deep/n.txt', 'dir/sub/x y.txt', 'other/new/z.txt', 'top new.txt', 'ñ/ü.txt');
@@ -62,6 +64,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-exec' as const), name: newName }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-link' as const), name: newName }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('crlf' as const), path: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('attributes' as const), folder: fc.nat(), text: fc.constantFrom('* text eol=crlf\n', '* -text\n', '*.txt text\n', ''), ignored: fc.boolean() }) },
 );
 const configArb = fc.record({ fileMode: fc.boolean(), autocrlf: fc.boolean(), sha256: fc.boolean() });
 
@@ -113,6 +116,12 @@ function apply(dir: string, op: Op): void {
     case 'untracked-exec': write(op.name, '#!/bin/sh\n'); try { chmodSync(full(op.name), 0o755); } catch { /* not written */ } return;
     case 'untracked-link': clear(op.name); try { symlinkSync('a.txt', full(op.name)); } catch { /* parent missing */ } return;
     case 'crlf': return write(pick(op.path), 'one\r\ntwo\r\n');
+    case 'attributes': {
+      // Ignored, status never names it, yet git add reads it: the hash cache must see it change.
+      const folder = ['', ...FOLDERS][op.folder % (FOLDERS.length + 1)] as string;
+      if (op.ignored) appendFileSync(join(dir, '.git', 'info', 'exclude'), '.gitattributes\n');
+      return write(folder === '' ? '.gitattributes' : `${folder}/.gitattributes`, op.text);
+    }
   }
 }
 
@@ -128,12 +137,14 @@ describe('the working tree built from git status', () => {
       writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
       git(dir, ['add', '-A']);
       git(dir, ['commit', '-q', '-m', 'base']);
-      // Two rounds of edits, each checked: the second builds on the folder memo of the first.
+      // Two rounds of edits, each checked: the second builds on the folder memo of the first,
+      // and on its hash cache, trusted at once (no racy margin: each round's writes are tens of
+      // milliseconds apart, a git process or more, so a rewritten file never keeps its mtime).
       const half = Math.ceil(ops.length / 2);
       for (const batch of [ops.slice(0, half), ops.slice(half)]) {
         for (const op of batch) apply(dir, op);
         // Built first, so that every tree it names must have been written by it, not by git add.
-        const got = await byStatus(dir);
+        const got = await byStatus(dir, undefined, 0n);
         if (got !== null) git(dir, ['ls-tree', '-r', '-t', got]);
         const expected = stagedTree(dir);
         if (got === null) {
@@ -170,7 +181,8 @@ describe('the working tree built from git status', () => {
     assert.equal(tree, stagedTree(dir));
     assert.deepEqual(git(dir, ['ls-tree', '--name-only', tree as string]).split('\n').filter(Boolean), ['edit', 'keep']);
     assert.equal(git(dir, ['rev-parse', `${tree}:keep`]), git(dir, ['rev-parse', 'HEAD:keep']), 'an untouched folder is the same tree object');
-    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object', 'cat-file', 'unpack-objects']);
+    // cat-file starts at once; hash-object once the hash cache has said which files it knows.
+    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'cat-file', 'hash-object', 'unpack-objects']);
   });
 
   it('is HEAD\'s tree itself when nothing differs, with no tree written', async () => {
@@ -271,7 +283,7 @@ describe('the working tree built from git status', () => {
     const again = await store.save({ label: 'from status' });
     assert.equal(again.created, false);
     assert.deepEqual(again.snapshot, snapshot);
-    assert.deepEqual(calls, ['rev-parse', 'status', 'hash-object', 'cat-file'], 'no tree, commit or ref is written');
+    assert.deepEqual(calls, ['rev-parse', 'status', 'cat-file', 'hash-object'], 'no tree, commit or ref is written');
   });
 });
 
@@ -298,6 +310,55 @@ describe('a save from status with changes in many folders', () => {
     assert.equal(third.created, false);
     assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status', 'hash-object', 'cat-file']);
     assert.deepEqual(catFileNames(), ['refs/chant/wip/main'], 'nothing to build: the tip alone');
+  });
+});
+
+describe('the hash cache', () => {
+  const counted = (dir: string) => {
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const git_: GitRunner = { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) };
+    return { calls, build: async (racyMarginNs?: bigint) => byStatus(dir, git_, racyMarginNs) };
+  };
+
+  it('hashes a file modified since HEAD once, not again while its stat data and what git reads beside it stay the same', async () => {
+    const dir = makeRepo(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d${i % 4}/f${i}.txt`, `${i}\n`])));
+    writeFiles(dir, { 'd0/f0.txt': 'dirty 0\n', 'd1/f1.txt': 'dirty 1\n', 'new.txt': 'untracked\n' });
+    const { calls, build } = counted(dir);
+    const check = async (why: string, hashes: boolean, racyMarginNs: bigint | undefined = 0n) => {
+      calls.length = 0;
+      const got = await build(racyMarginNs);
+      assert.equal(got, stagedTree(dir), why);
+      assert.equal(calls.includes('hash-object'), hashes, `${why}: ${calls.join(' ')}`);
+    };
+    await check('the first save hashes', true);
+    await check('the next finds every file in the cache', false);
+    await check('within the racy margin of when their stat data was taken, files are hashed again', true, 3_600_000_000_000n);
+    writeFiles(dir, { 'd1/f1.txt': 'dirty 2\n' });
+    await check('a file rewritten at the same size is hashed again', true);
+    await check('and then known', false);
+    git(dir, ['config', 'core.autocrlf', 'input']);
+    writeFileSync(join(dir, 'd0/f0.txt'), 'crlf\r\n');
+    await check('a config change empties the cache', true);
+    await check('known again under the new config', false);
+    writeFiles(dir, { 'd2/.gitattributes': '* -text\n' });
+    writeFiles(dir, { 'd2/f2.txt': 'two\r\n' });
+    await check('an untracked .gitattributes turns the cache off', true);
+    await check('and again while status names it', true);
+    git(dir, ['add', 'd2/.gitattributes']);
+    git(dir, ['commit', '-qm', 'attributes']);
+    await check('HEAD moved: nothing known', true);
+    await check('known under the new HEAD', false);
+    appendFileSync(join(dir, '.git', 'info', 'exclude'), '.gitattributes\n');
+    writeFiles(dir, { 'd0/.gitattributes': '* text eol=crlf\n' });
+    await check('an ignored .gitattributes on the way is seen by its stat data', true);
+    const cacheText = readFileSync(join(dir, '.git', 'chant-hash-cache'), 'utf8');
+    const oid = /\0([0-9a-f]{40})(?:\n|$)/.exec(cacheText)?.[1] as string;
+    rmSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)));
+    await check('a blob the cache names that is gone from disk is hashed again', true);
+    writeFileSync(join(dir, '.git', 'chant-hash-cache'), 'garbage\0\n\0');
+    await check('a cache that is garbage is ignored', true);
+    await check('and replaced', false);
   });
 });
 

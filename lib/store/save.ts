@@ -88,7 +88,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const { created, snapshot, leftOut, flagged } = await locked(context, layout, async (): Promise<{ created: boolean; snapshot: SaveResult['snapshot']; leftOut: LeftOut[]; flagged: FlaggedPath[] }> => {
     checkNotAborted(signal);
     report(onProgress, 'staging', 0, 1);
-    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, maxFileSize).catch(stopped) : null;
+    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, maxFileSize, context.env ?? process.env).catch(stopped) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);

@@ -18,6 +18,8 @@ import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
 import { buildTrees } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
+import { HASH_CACHE_FILE, hashCache, hashFingerprint, saveHashCache, statKey } from '../managers/hash-cache.js';
+import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
 
@@ -41,15 +43,25 @@ export interface WorkingTree {
  * @param head - the commit HEAD named when the write began
  * @param tipRef - the wip ref whose tip to read
  * @param maxFileSize - the size over which a new untracked file is left out
+ * @param env - the environment git runs in (what the hash cache is keyed by)
+ * @param racyMarginNs - the hash cache's racy margin, for tests
  * @internal
  */
-export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, maxFileSize: number): Promise<WorkingTree | null> {
+export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, maxFileSize: number, env: NodeJS.ProcessEnv = process.env, racyMarginNs?: bigint): Promise<WorkingTree | null> {
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
-  // The index's entries are read while git status runs: status names a gitlink it differs on,
-  // and hands the save back, so the gitlinks it does not name are the tree's; and it never names
-  // a path under assume-unchanged or skip-worktree, whose local edits are work all the same.
-  const [out, remembered, entries] = await Promise.all([plumbing.status(top), readFile(memoFile, 'latin1').catch(() => ''), readIndexEntries(layout.indexFile, objectFormat)]);
+  const hashCacheFile = join(layout.gitDir, HASH_CACHE_FILE);
+  // The index's entries, the memo and the hash cache are read while git status runs: status
+  // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
+  // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
+  // edits are work all the same.
+  const [out, remembered, entries, cacheText, fingerprint] = await Promise.all([
+    plumbing.status(top),
+    readFile(memoFile, 'latin1').catch(() => ''),
+    readIndexEntries(layout.indexFile, objectFormat),
+    readFile(hashCacheFile, 'utf8').catch(() => ''),
+    hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env }),
+  ]);
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
   const indexed = new Map<string, IndexEntry>();
@@ -99,8 +111,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // say which it spares; with many, reading them all would cost more than waiting, so it reads
   // after the memo has spoken, only the trees still to build. The tip is read either way.
   const treeName = (folder: string): string => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`);
+  // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
+  // unchanged bytes is: the hash cache then knows nothing this time.
+  const attributesChanged = [...plan.states.keys()].some((path) => path === '.gitattributes' || path.endsWith('/.gitattributes'));
+  const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, racyMarginNs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
-  const hashing = plumbing.hashFiles(top, toHash).catch((error: unknown) => {
+  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
@@ -136,7 +152,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A tree an earlier save wrote is on disk already: only the others are handed to git. The
   // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used)]);
+  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const tipCommit = tipObject as GitObject | null;
   const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
@@ -149,6 +165,62 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
 /** A FIFO, socket or device: nothing git can hold as a file. */
 function special(stats: Stats): boolean {
   return stats.isFIFO() || stats.isSocket() || stats.isCharacterDevice() || stats.isBlockDevice();
+}
+
+/**
+ * The blob ids of `paths`, in order: from the hash cache where the file, and every
+ * .gitattributes on its way, has the stat data it had when it was hashed (and the blob is still
+ * on disk), from `git hash-object -w` for the rest (no process when there is none). What was
+ * hashed is recorded with the stat data taken before git read it. The key holds the index's
+ * blob for the path too: with `text=auto`, whether git converts line endings can hang on it.
+ */
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const { top, objectsDir } = layout;
+  const takenNs = BigInt(Date.now()) * 1_000_000n;
+  const attributes = new Map<string, Promise<{ key: string; newest: bigint }>>();
+  const attributesOf = (folder: string): Promise<{ key: string; newest: bigint }> => {
+    let known = attributes.get(folder);
+    if (known === undefined) {
+      known = lstat(join(top, folder, '.gitattributes'), { bigint: true }).then(
+        (stats) => ({ key: statKey(stats), newest: stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs }),
+        () => ({ key: '-', newest: 0n }),
+      );
+      attributes.set(folder, known);
+    }
+    return known;
+  };
+  // Each file's key: its own stat data, then that of the .gitattributes in each folder on its way.
+  const keys = await Promise.all(paths.map(async (path) => {
+    const stats = await lstat(join(top, path), { bigint: true }).catch(() => null);
+    if (stats === null || !stats.isFile()) return null;
+    const folders = [''];
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) folders.push(path.slice(0, slash));
+    let key = `${statKey(stats)}|${indexOid(path) ?? '-'}`;
+    let newest = stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs;
+    for (const found of await Promise.all(folders.map(attributesOf))) {
+      key += `|${found.key}`;
+      if (found.newest > newest) newest = found.newest;
+    }
+    return { key, newest };
+  }));
+  const oids: Array<string | undefined> = paths.map((path, index) => {
+    const known = keys[index];
+    const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
+    return oid !== undefined && plumbing.hasLooseObject(objectsDir, oid) ? oid : undefined;
+  });
+  const missing = paths.filter((_, index) => oids[index] === undefined);
+  const hashed = await plumbing.hashFiles(top, missing);
+  if (hashed.length !== missing.length) return hashed;
+  let next = 0;
+  return paths.map((path, index) => {
+    const cached = oids[index];
+    if (cached !== undefined) return cached;
+    const oid = hashed[next++] as string;
+    const known = keys[index];
+    if (known !== null && known !== undefined) cache.record(path, known.key, takenNs, oid);
+    return oid;
+  });
 }
 
 /** Up to this many folders on the way to the changes, their trees are read while git hashes the files. */

@@ -1,0 +1,142 @@
+// The cache of what the last save hashed (`chant-hash-cache` in the worktree's git directory):
+// for each file it gave to `git hash-object`, the file's stat data and the blob id git wrote,
+// so that a file modified since HEAD but not since the last save is not read and hashed again.
+// It holds git's racy-git rule, with a margin: an entry counts only when the file's mtime and
+// ctime are older than when its stat data was taken by at least RACY_MARGIN_NS, since a file
+// written in the same clock tick as that can change again without its stat data changing.
+// What the blob of unchanged bytes is also depends on what git reads beside the file (its
+// attributes and config: eol conversion, clean filters, the object format): the cache is keyed by
+// all of that (the caller adds the stat data of the .gitattributes on the file's way), and says
+// nothing when a source it cannot follow is in play. A hit is the blob hash-object would write.
+import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { replaceCacheFile } from './cache-file.js';
+
+/** The cache file, in the worktree's git directory. */
+export const HASH_CACHE_FILE = 'chant-hash-cache';
+
+const VERSION = 'chant-hash-cache 1';
+
+/** How much older than the taking of its stat data a file's mtime and ctime must be for its entry to count. */
+export const RACY_MARGIN_NS = 3_000_000_000n;
+
+/** A file's stat data as the cache compares it: every field that changes when its bytes or its inode do. */
+export function statKey(stats: BigIntStats): string {
+  return `${stats.dev}:${stats.ino}:${stats.mode}:${stats.uid}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+}
+
+/** What the cache knows, and what this save hands it for the next. */
+export interface HashCache {
+  /**
+   * The blob id of `path`, when the cache holds it under the same `key` (the stat data of the file
+   * and of what git reads beside it) and `newestNs` (the newest mtime or ctime among them) is older
+   * than when that stat data was taken by {@link RACY_MARGIN_NS}.
+   */
+  lookup(path: string, key: string, newestNs: bigint): string | undefined;
+  /** Records that `path`, whose stat data `key` was taken at `takenNs` (before git read it), hashed to `oid`. */
+  record(path: string, key: string, takenNs: bigint, oid: string): void;
+  /** The cache's text for the next save: what this save looked up and recorded. */
+  text(): string;
+}
+
+/**
+ * The cache read from its text, trusted only when it was written under `fingerprint` (see
+ * {@link hashFingerprint}); null fingerprint: no cache at all, nothing looked up or kept.
+ * `racyMarginNs` is for tests that must see hits on files written a moment before.
+ */
+export function hashCache(text: string, fingerprint: string | null, racyMarginNs: bigint = RACY_MARGIN_NS): HashCache {
+  const known = new Map<string, { key: string; taken: bigint; oid: string }>();
+  const lines = text.split('\n');
+  if (fingerprint !== null && lines[0] === `${VERSION} ${fingerprint}`) {
+    for (const line of lines.slice(1)) {
+      // path NUL key NUL taken NUL oid
+      const [path, key, taken, oid, extra] = line.split('\0');
+      if (path === undefined || key === undefined || taken === undefined || oid === undefined || extra !== undefined || !/^\d+$/.test(taken) || !/^[0-9a-f]{40,64}$/.test(oid)) continue;
+      known.set(path, { key, taken: BigInt(taken), oid });
+    }
+  }
+  const kept = new Map<string, string>();
+  return {
+    lookup(path, key, newestNs) {
+      const entry = known.get(path);
+      if (fingerprint === null || entry === undefined || entry.key !== key || newestNs + racyMarginNs > entry.taken) return undefined;
+      kept.set(path, `${path}\0${entry.key}\0${entry.taken}\0${entry.oid}`);
+      return entry.oid;
+    },
+    record(path, key, takenNs, oid) {
+      if (fingerprint !== null && !/[\0\n]/.test(path)) kept.set(path, `${path}\0${key}\0${takenNs}\0${oid}`);
+    },
+    text() {
+      return fingerprint === null ? '' : `${VERSION} ${fingerprint}\n${[...kept.values()].join('\n')}\n`;
+    },
+  };
+}
+
+/** Replaces the cache file; one that cannot be written is only a slower next save. */
+export async function saveHashCache(file: string, cache: HashCache): Promise<void> {
+  await replaceCacheFile(file, cache.text());
+}
+
+/** Config that makes git read a file the fingerprint does not. */
+const FOLLOWED = /include|attributesfile/i;
+
+/** Where a checkout's git reads attributes and config from, besides the working tree's files. */
+export interface HashSources {
+  /** The git directory every worktree shares. */
+  commonDir: string;
+  /** This worktree's git directory. */
+  gitDir: string;
+  /** `sha1` or `sha256`. */
+  objectFormat: string;
+  /** The commit HEAD names: its tree's `.gitattributes` files. */
+  head: string;
+  /** The environment git runs in. */
+  env: NodeJS.ProcessEnv;
+}
+
+/**
+ * What the blob of a file's bytes depends on beyond them, as one digest: the object format, HEAD
+ * (whose tree holds the committed `.gitattributes`), every variable named GIT_* or that places
+ * git's config, and the bytes of each config and attributes file git reads by default. Null, so
+ * the cache is not used, when a config names a file read from elsewhere (`include`, `includeIf`,
+ * `core.attributesFile`). A clean filter (git-lfs) is taken as git's own index takes it, as a
+ * function of the bytes and of its config. The `.gitattributes` files of the working tree are
+ * the caller's to see.
+ */
+export async function hashFingerprint(sources: HashSources): Promise<string | null> {
+  const { env } = sources;
+  const home = env.HOME ?? homedir();
+  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
+  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(?:|0|false|no|off)$/i.test(env.GIT_CONFIG_NOSYSTEM);
+  const configs = [
+    join(sources.commonDir, 'config'),
+    join(sources.gitDir, 'config.worktree'),
+    env.GIT_CONFIG_GLOBAL ?? join(home, '.gitconfig'),
+    join(xdg, 'git', 'config'),
+    ...(noSystem ? [] : [env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig']),
+  ];
+  const attributes = [join(sources.commonDir, 'info', 'attributes'), join(xdg, 'git', 'attributes'), '/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
+  const hash = createHash('sha256');
+  hash.update(`${sources.objectFormat}\0${sources.head}\0`);
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith('GIT_') && name !== 'HOME' && name !== 'XDG_CONFIG_HOME') continue;
+    // Config given on the command line or in the environment may name a file or a filter too.
+    if (name.startsWith('GIT_CONFIG') && FOLLOWED.test(env[name] ?? '')) return null;
+    hash.update(`${name}=${env[name] ?? ''}\0`);
+  }
+  const read = (file: string) => readFile(file, 'latin1').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' || error.code === 'ENOTDIR' ? null : Promise.reject(error)));
+  let texts: Array<string | null>;
+  try {
+    texts = await Promise.all([...configs, ...attributes].map(read));
+  } catch {
+    return null;
+  }
+  for (const [index, text] of texts.entries()) {
+    if (index < configs.length && text !== null && FOLLOWED.test(text)) return null;
+    hash.update(`${index}\0${text === null ? '-' : `${text.length}\0${text}`}\0`);
+  }
+  return hash.digest('hex');
+}
