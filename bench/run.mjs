@@ -273,6 +273,55 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
       });
     },
   });
+  // What a timeline asks before a restore (issue 17): the diff of two snapshots 10 files apart,
+  // held to git diff --raw of the same two commits (the SDK adds line counts), and a restore's
+  // plan, held to a save of the same working tree, both in-process on the large tree.
+  list.push({
+    name: `SDK diff of two snapshots 10 files apart (in-process) vs git diff --raw of the two, ${size.large} files`, target: size.targets ? 1.2 : null, kind: 'ratio',
+    measure: async () => {
+      const dir = repo(size.large);
+      clean(dir);
+      const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+      const store = new WipStore({ cwd: dir, policy: null });
+      modify(dir, size.large, 2000);
+      const from = (await store.save({ label: 'diff from' })).snapshot.commit;
+      modify(dir, size.large, 2001);
+      const to = (await store.save({ label: 'diff to' })).snapshot.commit;
+      const diffed = await store.diff({ from, to });
+      const raw = git(dir, 'diff', '--raw', '-z', from, to);
+      if (diffed.files !== 10 || raw.split('\0').filter((part) => part.startsWith(':')).length !== 10) throw new Error(`the snapshots are not 10 files apart: ${diffed.files}`);
+      return ratio(await roundRobin({
+        runs: size.runs, warmup: size.warmup,
+        sides: {
+          sdk: () => timed(() => store.diff({ from, to })),
+          git: () => run('git', ['diff', '--raw', from, to], { cwd: dir }).ms,
+        },
+      }), 'sdk', 'git');
+    },
+  });
+  list.push({
+    name: `SDK plan of a restore (in-process) vs SDK save of the same working tree, ${size.large} files, 10 files modified each round`, target: size.targets ? 1.1 : null, kind: 'ratio',
+    measure: async () => {
+      const dir = repo(size.large);
+      clean(dir);
+      const { WipStore } = await import(pathToFileURL(join(ROOT, 'dist', 'lib', 'index.js')).href);
+      const store = new WipStore({ cwd: dir, policy: null });
+      const target = (await store.save({ label: 'plan target' })).snapshot.commit;
+      let round = 3000;
+      return ratio(await roundRobin({
+        runs: size.runs, warmup: size.warmup,
+        // Each side meets 10 files modified since the last save.
+        prepare: async () => modify(dir, size.large, (round += 1)),
+        sides: {
+          plan: () => timed(async () => {
+            const plan = await store.plan({ snapshot: target });
+            if (plan.write.length === 0) throw new Error('the plan would write nothing');
+          }),
+          save: () => timed(() => store.save({ label: `plan bench ${round}` })),
+        },
+      }), 'plan', 'save');
+    },
+  });
   // The read's rows: a chain of each length, made by one fast-import. The memo of snapshot
   // chains (lib/managers/snapshot-memo.ts) is what a read leaves for the next, so the rows with a
   // target read as Studio does after an agent's turn: the memo knows the chain but for the one
@@ -301,6 +350,18 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
       },
     });
   }
+  // The read with each snapshot's change counts, as a timeline asks for it after a turn: the
+  // change memo (lib/managers/change-memo.ts) holds the chain, so only the new snapshot is diffed.
+  list.push({
+    name: `chant workspace wip --json --changes on a chain of ${size.chain} snapshots, one saved since the last read, vs (node -e 0 + the git log baseline)`, target: size.targets ? 1.50 : null, kind: 'ratio',
+    measure: () => {
+      const dir = chainRepo();
+      // The first read with --changes fills the memo; the rows read as Studio does after it.
+      const primed = chant(dir, ['workspace', 'wip', '--json', '--changes']).doc;
+      if (primed.branches?.[0]?.snapshots?.[0]?.changes === undefined) throw new Error('the read gave no change counts');
+      return sideBySide({ runs: size.runs, warmup: size.warmup, a: () => readAfterSave(dir, ['--changes']), b: () => logBaseline(dir) });
+    },
+  });
   const [shortChain, longChain] = [size.limitChain, size.chains[size.chains.length - 1]];
   list.push({
     name: `chant workspace wip --json --limit ${size.limit} on a chain of ${longChain} snapshots vs the same on a chain of ${shortChain}, one saved since each read`, target: 1.20, kind: 'ratio',
