@@ -30,17 +30,32 @@ const argv = process.argv.slice(2);
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.stdout.write(`${CHANT_VERSION}\n`);
 } else {
-  const file = path.join(__dirname, 'main.cjs');
-  const cacheFile = `${file}.v8cache`;
-  let cachedData: Buffer | undefined;
-  try {
-    cachedData = fs.readFileSync(cacheFile);
-  } catch {
-    cachedData = undefined;
-  }
-  const script = new vm.Script(nodeModule.wrap(fs.readFileSync(file, 'utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
-  const loaded = { exports: {} as { main: Main; printFault: PrintFault } };
-  script.runInThisContext()(loaded.exports, nodeModule.createRequire(file), loaded, file, __dirname);
+  const rewrite = process.env.CHANT_WIP_WRITE_CODE_CACHE === '1';
+  const compiled: Array<{ script: vm.Script; cacheFile: string; stale: boolean }> = [];
+  const base = nodeModule.createRequire(path.join(__dirname, 'main.cjs'));
+  // The bundle's files (main.cjs, and secret-scanner.cjs, which the secret gate requires on its
+  // first scan), each through its own code cache; anything else through Node.
+  const modules = new Map<string, unknown>();
+  const load = (name: string): unknown => {
+    if (modules.has(name)) return modules.get(name);
+    const file = path.join(__dirname, name);
+    const cacheFile = `${file}.v8cache`;
+    let cachedData: Buffer | undefined;
+    try {
+      cachedData = fs.readFileSync(cacheFile);
+    } catch {
+      cachedData = undefined;
+    }
+    const script = new vm.Script(nodeModule.wrap(fs.readFileSync(file, 'utf8')), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
+    compiled.push({ script, cacheFile, stale: rewrite || cachedData === undefined || script.cachedDataRejected === true });
+    const loaded = { exports: {} };
+    modules.set(name, loaded.exports);
+    script.runInThisContext()(loaded.exports, bundleRequire, loaded, file, __dirname);
+    modules.set(name, loaded.exports);
+    return loaded.exports;
+  };
+  const bundleRequire = Object.assign((id: string) => (/^\.\/[\w-]+\.cjs$/.test(id) ? load(id.slice(2)) : base(id)), base);
+  const loaded = { exports: load('main.cjs') as { main: Main; printFault: PrintFault } };
   let cwd = '';
   try {
     cwd = process.cwd();
@@ -57,9 +72,10 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.on('unhandledRejection', fault);
   void loaded.exports.main(argv, context).then((code) => {
     process.exitCode = code;
-    // After a run, so the cache holds what a run compiles. Written whole under a name of this
+    // After a run, so each cache holds what a run compiles. Written whole under a name of this
     // process's own, then renamed, so a concurrent first run never reads half of one.
-    if (process.env.CHANT_WIP_WRITE_CODE_CACHE === '1' || cachedData === undefined || script.cachedDataRejected === true) {
+    for (const { script, cacheFile, stale } of compiled) {
+      if (!stale) continue;
       const temporary = `${cacheFile}.${process.pid}.tmp`;
       try {
         fs.writeFileSync(temporary, script.createCachedData());

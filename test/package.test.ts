@@ -403,4 +403,23 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), doc.snapshot.commit);
     assert.equal(git(repo, ['show', `${doc.snapshot.commit}:notes.md`]), 'turn 1\n');
   });
+
+  it('runs the secret gate from the installed bin: the scanner, a file of its own beside the CLI, is in the package and holds a secret back', () => {
+    assert.ok(files.includes('dist/bin/secret-scanner.cjs'), 'the package holds the scanner the gate loads on demand');
+    const chant = join(project, 'node_modules', '.bin', 'chant');
+    const remote = join(tempDir('chant-pack-remote-'), 'remote.git');
+    mkdirSync(remote, { recursive: true });
+    git(remote, ['init', '-q', '--bare', '-b', 'main']);
+    const repo = makeRepo({ 'README.md': 'hello\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] })}\n` });
+    git(repo, ['remote', 'add', 'origin', remote]);
+    // Shaped like a real token so the rule matches; never issued.
+    writeFileSync(join(repo, '.env'), `GITHUB_TOKEN=${['ghp_', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('')}\n`);
+    assert.equal(run(chant, ['workspace', 'wip', 'save'], { cwd: repo }).code, 0);
+    const push = run(chant, ['workspace', 'wip', 'push'], { cwd: repo });
+    assert.equal(push.code, 0, push.stdout + push.stderr);
+    const doc = JSON.parse(push.stdout);
+    assert.deepEqual(validateDocument(doc), []);
+    assert.deepEqual(doc.replication.heldBack?.[0]?.findings.map((finding: { path: string; rule: string }) => [finding.path, finding.rule]), [['.env', '@secretlint/secretlint-rule-github:GITHUB_TOKEN']]);
+    assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip']).trim(), '', 'nothing reached the remote');
+  });
 });

@@ -101,6 +101,29 @@ describe('the secret gate', () => {
     await assertValidDocument(allowed.doc);
   });
 
+  it('does not scan content the remote already holds: a file put back as a pushed snapshot had it goes without an allow', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    await store.save({ label: 'fixture' });
+    const id = (await replicator.push()).replication.heldBack?.[0]?.findings[0]?.id as string;
+    const allowed = await replicator.push({ allow: [id] });
+    assert.equal(allowed.replication.heldBack, undefined);
+    writeFileSync(join(dir, 'fixture.env'), 'GITHUB_TOKEN=\n');
+    await store.save({ label: 'emptied' });
+    writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const back = (await store.save({ label: 'put back' })).snapshot.commit;
+    // The allow went once; the remote holds that content at that path since, so nothing new is found.
+    const { replication } = await replicator.push();
+    assert.equal(replication.heldBack, undefined);
+    assert.deepEqual(replication.pushed, [{ ref: 'refs/chant/wip/main', commit: back }]);
+    assert.equal(remoteTip(remote), back);
+    // A new secret above it is still found.
+    writeFileSync(join(dir, 'aws.env'), `AWS_SECRET_ACCESS_KEY=${AWS_SECRET}\n`);
+    await store.save({ label: 'new secret' });
+    const held = (await replicator.push()).replication.heldBack;
+    assert.deepEqual(held?.[0]?.findings.map((finding) => finding.path), ['aws.env']);
+  });
+
   it('lets clean snapshots go without loading a finding, and save --scan reports a secret at once', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'notes.txt'), 'nothing secret\n');

@@ -207,11 +207,14 @@ export interface AddedBlob {
  * @param cwd - a folder inside the checkout
  * @param tip - the chain's tip
  * @param known - commits the remote is known to hold
- * @returns the new snapshots with their first parents, and the files they add
+ * @returns the new snapshots with their first parents, the files they add, and `held`: the blobs
+ *   a snapshot whose parent is one of `known` changed away from, which that parent's tree holds
  * @throws {@link WipError} `git-failed`
  * @internal
  */
-export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{ chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[] }> {
+export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{
+  chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[]; held: Set<string>;
+}> {
   const input = `${tip}\n${[...new Set(known)].map((oid) => `^${oid}\n`).join('')}`;
   // One git log lists the chain and what each snapshot changed against the one below it (its
   // first parent; a snapshot's last parent, its head, is left out): a chain ends at the commit
@@ -224,21 +227,25 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   ], { input });
   const chain: Array<{ commit: string; parent: string | null }> = [];
   const blobs: AddedBlob[] = [];
+  const held = new Set<string>();
+  const knownSet = new Set(known);
   for (const record of out.split('\x01').slice(1)) {
     const fields = record.split('\0');
     const [commit = '', parent] = (fields[0] as string).trim().split(' ');
     chain.push({ commit, parent: parent ?? null });
+    const onKnown = parent !== undefined && knownSet.has(parent);
     for (let i = 1; i < fields.length; i += 1) {
       const field = (fields[i] as string).replace(/^\n/, '');
       if (!field.startsWith(':')) continue;
-      const [, newMode, , newBlob, status] = field.slice(1).split(' ');
+      const [oldMode, newMode, oldBlob, newBlob, status] = field.slice(1).split(' ');
       const path = fields[i + 1] as string;
       i += 1;
+      if (onKnown && oldMode?.startsWith('100') && oldBlob !== undefined) held.add(oldBlob);
       // Added, changed and retyped files only: a gitlink names a commit, and a symlink's target is no file's content.
       if (parent !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) blobs.push({ snapshot: commit, path, blob: newBlob });
     }
   }
-  return { chain, blobs };
+  return { chain, blobs, held };
 }
 
 /**

@@ -1,13 +1,15 @@
 // The secret gate: what a push would add of a wip chain is scanned with secretlint's recommended
 // rules before it leaves the box, and a snapshot holding a likely secret stays local with every
-// snapshot above it. The scanner is imported the first time a scan runs, so a save or read that
-// scans nothing never loads it. A finding names the path, the rule and the line, never the
+// snapshot above it. The scanner (secret-scanner.ts, a file of its own in the CLI's bundle) is
+// imported the first time there is a file to scan, so a save, a read or a push with nothing new
+// never loads it. A finding names the path, the rule and the line, never the
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
 import { addedBlobs, readBlobs } from '../git/storage.js';
 import type { AddedBlob } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
+import type { ScanHit } from './secret-scanner.js';
 
 /** The most bytes of one file scanned: a key sits near the top of the files that hold one. */
 const SCAN_LIMIT = 1024 * 1024;
@@ -15,27 +17,13 @@ const SCAN_LIMIT = 1024 * 1024;
 /** git's own test for a binary file: a NUL in the first 8,000 bytes. */
 const BINARY_PROBE = 8000;
 
-interface Scanner {
-  lint(path: string, content: string): Promise<Array<{ rule: string; line: number }>>;
-}
+type Lint = (path: string, content: string) => Promise<ScanHit[]>;
 
-let scanner: Promise<Scanner> | undefined;
+let scanner: Promise<Lint> | undefined;
 
-/** secretlint with its recommended preset, loaded once, on the first scan. */
-function loadScanner(): Promise<Scanner> {
-  scanner ??= (async () => {
-    const [{ lintSource }, { creator }] = await Promise.all([
-      import('@secretlint/core'),
-      import('@secretlint/secretlint-rule-preset-recommend'),
-    ]);
-    const config = { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: creator }] };
-    return {
-      async lint(path: string, content: string) {
-        const result = await lintSource({ source: { filePath: path, content, contentType: 'text' }, options: { config } });
-        return result.messages.map((message) => ({ rule: `${message.ruleId}:${message.messageId}`, line: message.loc.start.line }));
-      },
-    };
-  })();
+/** secretlint with its recommended preset (secret-scanner.ts), loaded once, on the first scan. */
+function loadScanner(): Promise<Lint> {
+  scanner ??= import('./secret-scanner.js').then((module) => module.lint);
   return scanner;
 }
 
@@ -77,7 +65,7 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     if (content === undefined || content.length === 0) continue;
     const binary = content.subarray(0, BINARY_PROBE).includes(0);
     const text = binary ? printableRuns(content) : content.toString('utf8');
-    for (const hit of await lint.lint(file.path, text)) {
+    for (const hit of await lint(file.path, text)) {
       const line = binary ? null : hit.line;
       findings.push({ id: findingId(file.blob, file.path, hit.rule, line), path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
     }
@@ -97,7 +85,8 @@ export interface GateDecision {
 }
 
 /**
- * Scans what a push of `ref` at `tip` would add over `known` and decides what goes.
+ * Scans what a push of `ref` at `tip` would add over `known` and decides what goes. Content a
+ * known commit is seen to hold is not scanned: the remote has it already.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param ref - the wip ref
@@ -108,8 +97,11 @@ export interface GateDecision {
  * @internal
  */
 export async function gateRef(git: GitRunner, cwd: string, ref: string, tip: string, known: readonly string[], allowed: ReadonlySet<string>): Promise<GateDecision> {
-  const { chain, blobs } = await addedBlobs(git, cwd, tip, known);
-  const findings = (await scanBlobs(git, cwd, blobs)).filter((finding) => !allowed.has(finding.id));
+  const { chain, blobs, held } = await addedBlobs(git, cwd, tip, known);
+  // Content the remote already holds (a file put back as it was in a snapshot the remote has)
+  // leaves nothing new: it is not read, and with nothing else to scan the scanner never loads.
+  const unseen = blobs.filter((file) => !held.has(file.blob));
+  const findings = (await scanBlobs(git, cwd, unseen)).filter((finding) => !allowed.has(finding.id));
   if (findings.length === 0) return { source: tip, held: null };
   const flagged = new Set(findings.map((finding) => finding.snapshot));
   const first = chain.findIndex((link) => flagged.has(link.commit));

@@ -1,0 +1,29 @@
+// secretlint with its recommended preset, in a module of its own: the secret gate imports it on
+// its first scan, and the CLI's bundle keeps it in a file of its own (scripts/bundle.mjs), so a
+// run that scans nothing never reads it. Its messages quote the match, so only the rule and the
+// line leave this file.
+import { lintSource } from '@secretlint/core';
+import { creator } from '@secretlint/secretlint-rule-preset-recommend';
+
+/**
+ * One hit of a rule: the rule's id and message id, and the line it starts on.
+ * @internal
+ */
+export interface ScanHit {
+  rule: string;
+  line: number;
+}
+
+const config = { rules: [{ id: '@secretlint/secretlint-rule-preset-recommend', rule: creator }] };
+
+/**
+ * Lints one file's text with the recommended rules.
+ * @param path - the file's path, which some rules read
+ * @param content - its text
+ * @returns the hits, never the matched text
+ * @internal
+ */
+export async function lint(path: string, content: string): Promise<ScanHit[]> {
+  const result = await lintSource({ source: { filePath: path, content, contentType: 'text' }, options: { config } });
+  return result.messages.map((message) => ({ rule: `${message.ruleId}:${message.messageId}`, line: message.loc.start.line }));
+}
