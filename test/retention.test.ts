@@ -100,6 +100,38 @@ describe('the retain block of the declaration', () => {
     await assertRefusal(() => new WipStore({ cwd: none }).save({}), 'declaration-invalid', /members\[0\]\.box\.retain needs a rule/);
   });
 
+  it('is replaced by the store\'s retain option: given, it is what prune and save apply; null, there is none', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 5 } }));
+    buildChain(dir, 20, (i) => i === 2);
+    const given = new WipStore({ cwd: dir, retain: { keepLast: 3, keepLabelled: true } });
+    const plan = await given.prune({ dryRun: true });
+    assert.deepEqual(plan.rules, { keepLast: 3, keepWithin: null, keepLabelled: true });
+    assert.equal(plan.branches[0]?.kept, 4);
+    // Rules given to the call still replace the store's whole.
+    assert.deepEqual((await given.prune({ keepLast: 7, dryRun: true })).rules, { keepLast: 7, keepWithin: null, keepLabelled: false });
+    const none = new WipStore({ cwd: dir, retain: null });
+    await assertRefusal(() => none.prune({}), 'write-usage-invalid', /needs a rule/);
+    writeFileSync(join(dir, 'notes.txt'), 'work\n');
+    await assertRefusal(() => none.save({ prune: true }), 'write-usage-invalid', /no box declares retain/);
+    assert.equal(chainLength(dir), 20, 'nothing was written');
+    // onSave in the option prunes on every save, the declaration's block left aside.
+    const onSave = new WipStore({ cwd: dir, retain: { keepLast: 2, onSave: true } });
+    const saved = await onSave.save({ label: 'after' });
+    assert.equal(saved.pruned?.kept, 2);
+    assert.equal(chainLength(dir), 2);
+  });
+
+  it('refuses a retain option that breaks the block\'s rules when the store is made, naming the field', () => {
+    const dir = makeRepo();
+    assert.throws(() => new WipStore({ cwd: dir, retain: { keepLast: 0 } }), (error: Error & { code?: string }) => {
+      assert.equal(error.code, 'declaration-invalid');
+      assert.equal(error.message, 'retain.keepLast must be a whole number of at least 1; it is 0');
+      return true;
+    });
+    assert.throws(() => new WipStore({ cwd: dir, retain: { onSave: true } }), /retain needs a rule/);
+    assert.throws(() => new WipStore({ cwd: dir, retain: { keepLast: 2, keepEvery: 3 } as never }), /retain\.keepEvery is not a retain key/);
+  });
+
   it('sends the chain a save pruned under a lease when the policy pushes on save, and the lease refuses when another box pushed', async () => {
     const remote = bareRemote();
     const box = { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] }, retain: { keepLast: 2, onSave: true } };

@@ -37,6 +37,8 @@ export interface StoreContext {
   maxFileSize: number | undefined;
   /** How long a save may take, in milliseconds; from the declaration, or the default, when undefined. */
   saveTimeoutMs: number | undefined;
+  /** The retain block given to the store, validated; undefined: read from the declaration on each call. */
+  retain: DeclaredRetain | null | undefined;
 }
 
 /** A save's time budget: its deadline (as `Date.now()` counts) and the timeout it came from, both settable once the declaration is read. */
@@ -103,10 +105,10 @@ export async function loadPolicy(context: StoreContext, layout: RepositoryLayout
   return Policy.load({ cwd: context.cwd, top: layout.top, git: context.git });
 }
 
-/** The policy (given, or the declaration's), the declaration's retain block and its save settings (`wip`), the declaration read once. */
+/** The policy and the retain block (each given, or the declaration's) and its save settings (`wip`), the declaration read once. */
 export async function loadDeclared(context: StoreContext, layout: RepositoryLayout): Promise<{ policy: Policy | null; retain: DeclaredRetain | null; settings: WipSettings }> {
   const declaration = await readDeclaration(context.cwd, layout.top);
-  const retain = declaration === null ? null : declaredRetain(declaration);
+  const retain = context.retain !== undefined ? context.retain : declaration === null ? null : declaredRetain(declaration);
   return { policy: context.policy !== undefined ? context.policy : policyIn(declaration), retain, settings: wipSettingsIn(declaration) };
 }
 

@@ -2,6 +2,7 @@ import type { DiffResult, RestorePlan, ShowResult } from '../documents/changes.j
 import type { PolicyDocument } from '../documents/replication.js';
 import type { ListResult } from '../documents/wip-read.js';
 import type { PruneResult, StorageResult } from '../documents/storage.js';
+import type { RetainDeclaration } from '../documents/retain.js';
 import { checkNotAborted } from '../errors.js';
 import { Events } from '../events.js';
 import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
@@ -30,6 +31,7 @@ import { parseDuration } from '../deadline.js';
 import { watchWipRefs } from './watch.js';
 import type { RefsChanged, RefWatcher, WatchRefsOptions } from './watch.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
+import { checkRetain } from '../workspace/retain.js';
 
 /**
  * The events a {@link WipStore} emits, by name, with what each listener receives.
@@ -94,6 +96,14 @@ export interface WipStoreOptions {
    * workspace declaration's `wip.saveTimeout`, else 300 s ({@link DEFAULT_SAVE_TIMEOUT_MS}).
    */
   saveTimeout?: number | string;
+  /**
+   * The retention rules, shaped as a declaration's `retain` block: what `prune()` applies when
+   * given no rule, what `save({prune: true})` applies, and, with `onSave`, what every save
+   * applies. Read from the workspace declaration when absent, none when null. Checked as the
+   * declaration's block is when the store is made: a wrong one is refused with
+   * `declaration-invalid` naming the field (`retain.keepLast`).
+   */
+  retain?: RetainDeclaration | null;
 }
 
 /**
@@ -116,7 +126,9 @@ export class WipStore {
   /**
    * A store for the checkout around `options.cwd`; nothing is read until a method runs.
    * @param options - the checkout and the edges to swap in tests
-   * @throws {@link WipError} `write-usage-invalid` when `networkTimeoutMs` is not a whole number from 1
+   * @throws {@link WipError} `write-usage-invalid` when `networkTimeoutMs` is not a whole number from 1,
+   *   `maxFileSize` not a size or `saveTimeout` not a duration; `declaration-invalid` when `retain`
+   *   breaks the retain block's rules
    */
   constructor(options: WipStoreOptions) {
     const git = options.git ?? new SimpleGitRunner(options.cwd);
@@ -133,6 +145,7 @@ export class WipStore {
       networkTimeoutMs: checkNetworkTimeout(options.networkTimeoutMs),
       maxFileSize: options.maxFileSize === undefined ? undefined : parseSize(options.maxFileSize, 'maxFileSize'),
       saveTimeoutMs: options.saveTimeout === undefined ? undefined : parseDuration(options.saveTimeout, 'saveTimeout'),
+      retain: options.retain === undefined || options.retain === null ? options.retain : { box: '', ...checkRetain(options.retain, ['retain'], () => null) },
     };
   }
 
