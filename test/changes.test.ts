@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { git, makeRepo, refsOf, writeFiles } from './helpers.js';
+import { git, makeRepo, refsOf, tempDir, writeFiles } from './helpers.js';
 import { isWipError, WipStore } from '../lib/index.js';
 import { validateDocument } from '../lib/documents/index.js';
 import { changesFailureDocument, diffDocument, showDocument } from '../lib/documents/document.js';
@@ -144,6 +144,27 @@ describe('what changed', () => {
     controller.abort(new Error('the panel closed'));
     await assert.rejects(store.diff({ from: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
     await assert.rejects(store.show({ snapshot: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+  });
+
+  it('diffs two commits with three git processes side by side, and refuses an unknown side, a folder outside git and a cancel each with its own code', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const { runner, calls } = counting(dir);
+    const store = new WipStore({ cwd: dir, policy: null, git: runner });
+    const one = (await store.save()).snapshot;
+    writeFiles(dir, { 'a.txt': 'one\ntwo\n', 'b.txt': 'b\n' });
+    const two = (await store.save()).snapshot;
+    calls.length = 0;
+    const diffed = await store.diff({ from: one.commit, to: two.commit });
+    assert.deepEqual(diffed.paths.map((path) => [path.change, path.path, path.added, path.removed]), [['modified', 'a.txt', 1, 0], ['added', 'b.txt', 1, 0]]);
+    assert.deepEqual([diffed.from.snapshot?.commit, diffed.to.snapshot?.commit], [one.commit, two.commit]);
+    assert.deepEqual(calls.map((args) => args[0]).sort(), ['cat-file', 'cat-file', 'diff-tree']);
+    await assert.rejects(store.diff({ from: one.commit, to: 'no-such-thing' }), (error) => isWipError(error, 'wip-snapshot-unknown') && /no-such-thing/.test(error.message));
+    const outside = new WipStore({ cwd: tempDir(), policy: null });
+    await assert.rejects(outside.diff({ from: 'HEAD~1', to: 'HEAD' }), (error) => isWipError(error, 'not-a-git-repository'));
+    const controller = new AbortController();
+    controller.abort(new Error('the panel closed'));
+    await assert.rejects(store.diff({ from: one.commit, to: two.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
   });
 
   it('pages the read: limit keeps the newest, before goes further back, older counts what is left', async () => {

@@ -70,12 +70,7 @@ export async function diff(context: StoreContext, options: DiffOptions): Promise
   const toName = options.to === undefined || options.to === null ? null : checkName('to', options.to);
   const signal = options.signal;
   checkNotAborted(signal);
-  const opened = await context.plumbing.checkout();
-  const [from, to] = await Promise.all([
-    sideOf(context.plumbing, fromName, signal),
-    toName === null ? workingTreeSide(context, opened.layout, opened.head, signal) : sideOf(context.plumbing, toName, signal),
-  ]);
-  const changes = await diffWithCounts(context.plumbing, from.tree, to.tree, signal);
+  const { from, to, changes } = toName === null ? await againstWorkingTree(context, fromName, signal) : await betweenCommits(context.plumbing, fromName, toName, signal);
   checkNotAborted(signal);
   const paths = changes.map(pathChange).sort((a, b) => compareBytes(a.path, b.path));
   return {
@@ -160,6 +155,31 @@ function firstParent(record: CommitRecord, snapshot: Snapshot): string {
 }
 
 /** A side of a diff named by the caller: a snapshot or any other commit. */
+/** A commit and the working tree: the tree a save would record is staged first, then diffed. */
+async function againstWorkingTree(context: StoreContext, fromName: string, signal: AbortSignal | undefined): Promise<{ from: DiffSide; to: DiffSide; changes: CountedChange[] }> {
+  const opened = await context.plumbing.checkout();
+  const [from, to] = await Promise.all([sideOf(context.plumbing, fromName, signal), workingTreeSide(context, opened.layout, opened.head, signal)]);
+  return { from, to, changes: await diffWithCounts(context.plumbing, from.tree, to.tree, signal) };
+}
+
+/**
+ * Two commits: both read and diffed at once, three git processes side by side, so the call costs
+ * about one git diff. A refusal names the first side that names no commit, once the folder is
+ * known to be a repository (else not-a-git-repository); only then the diff's own failure.
+ */
+async function betweenCommits(plumbing: Plumbing, fromName: string, toName: string, signal: AbortSignal | undefined): Promise<{ from: DiffSide; to: DiffSide; changes: CountedChange[] }> {
+  const [from, to, changes] = await Promise.allSettled([
+    sideOf(plumbing, fromName, signal),
+    sideOf(plumbing, toName, signal),
+    diffWithCounts(plumbing, `${fromName}^{commit}`, `${toName}^{commit}`, signal),
+  ]);
+  if (from.status === 'fulfilled' && to.status === 'fulfilled' && changes.status === 'fulfilled') return { from: from.value, to: to.value, changes: changes.value };
+  checkNotAborted(signal);
+  await plumbing.layout();
+  const failed = [from, to, changes].find((result) => result.status === 'rejected') as PromiseRejectedResult;
+  throw failed.reason;
+}
+
 async function sideOf(plumbing: Plumbing, name: string, signal: AbortSignal | undefined): Promise<DiffSide> {
   checkNotAborted(signal);
   const record = await plumbing.readNamedCommit(name);
