@@ -490,7 +490,8 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
       return { value: processes, note: `${pushed.replication.pushed.length} pushed` };
     },
   });
-  const dispose = () => { for (const dir of repos.values()) rmSync(dir, { recursive: true, force: true }); };
+  // Retried: a git process a row left behind (an auto gc) may still be writing in one.
+  const dispose = () => { for (const dir of repos.values()) rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }); };
   return { list, dispose };
 }
 
