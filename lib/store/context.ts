@@ -2,8 +2,7 @@
 // share: the policy, the identity rule, the replicator, the worktree's lock.
 import { Plumbing } from '../git/plumbing.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
-import { withSignal } from '../git/signal.js';
-import { GitCommandError } from '../git/runner.js';
+import { withDeadline as withGitDeadline, withSignal } from '../git/signal.js';
 import type { GitRunner } from '../git/runner.js';
 import { seconds, stepOf } from '../deadline.js';
 import { withWorktreeLock } from '../managers/lock.js';
@@ -58,17 +57,7 @@ export function timedOut(budget: SaveBudget, step: string, cause?: unknown): Wip
  * before the snapshot is recorded; recording (a commit and a ref update) runs to its end.
  */
 export function withDeadline(context: StoreContext, budget: SaveBudget): StoreContext {
-  const inner = context.git;
-  const git: GitRunner = {
-    run: async (args, options = {}) => {
-      try {
-        return await inner.run(args, { ...options, deadline: Math.min(options.deadline ?? Number.POSITIVE_INFINITY, budget.deadline) });
-      } catch (error) {
-        if (error instanceof GitCommandError && error.stopped === 'deadline') throw timedOut(budget, stepOf(args), error);
-        throw error;
-      }
-    },
-  };
+  const git = withGitDeadline(context.git, () => budget.deadline, (args, error) => timedOut(budget, stepOf(args), error));
   return { ...context, git, plumbing: new Plumbing(git, context.cwd) };
 }
 
