@@ -42,6 +42,25 @@ describe('a restore plan', () => {
     assert.equal(read(dir, 'b.txt'), 'b 1\n');
   });
 
+  it('builds its tree from git status where a save would, and the restore (staged through an index) takes its fingerprint', async () => {
+    const { dir, turn } = await movedOn();
+    // b.txt, which the turn holds, comes back too large for the checkpoint to take.
+    writeFiles(dir, { 'b.txt': 'x'.repeat(64) });
+    // status staging, as a large index gets by default.
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status', maxFileSize: 32 });
+    const plan = await store.plan({ snapshot: turn, paths: ['a.txt', 'src'] });
+    assert.deepEqual([plan.write, plan.remove, plan.refusal], [['a.txt', 'src/x.ts'], ['src/new.ts'], null]);
+    const whole = await store.plan({ snapshot: turn });
+    assert.ok(whole.refused.some((path) => path.path === 'b.txt' && path.reason === 'too-large: the checkpoint could not take it'), 'a file the checkpoint cannot take is in the way');
+    assert.equal(whole.refusal?.code, 'wip-restore-blocked');
+    const index = new WipStore({ cwd: dir, policy: null, staging: 'index', maxFileSize: 32 });
+    assert.deepEqual((await index.plan({ snapshot: turn })).refused, whole.refused, 'as the plan through an index finds it');
+    const viaIndex = await index.plan({ snapshot: turn, paths: ['a.txt', 'src'] });
+    assert.equal(viaIndex.fingerprint, plan.fingerprint, 'both stagings see the same tree');
+    const restored = await store.restore({ snapshot: turn, paths: ['a.txt', 'src'], expect: plan.fingerprint });
+    assert.deepEqual([restored.written, restored.removed], [plan.write, plan.remove]);
+  });
+
   it('refuses a restore with wip-plan-stale, changing nothing, when a file, the index or HEAD moved since the plan', async () => {
     const { dir, store, turn } = await movedOn();
     const moves: Array<[string, () => void]> = [

@@ -30,7 +30,8 @@ import type { LeftOut } from '../snapshot/left-out.js';
 import { recordSnapshot } from './record.js';
 import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
-import { seedIndex, stageWorkingTree } from './staging.js';
+import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
+import { workingTreeByStatus } from './working-tree.js';
 
 /**
  * Options of {@link WipStore.plan}.
@@ -84,7 +85,8 @@ const GITLINK = '160000';
 
 /** What a restore works out before it writes, shared with its plan. */
 interface Prepared {
-  indexFile: string;
+  /** The temporary index the working tree was staged into; null when a plan built its tree from git status. */
+  indexFile: string | null;
   /** The working tree's tree, as a save would record it. */
   current: string;
   /** The changes the restore makes: all, or those under the paths it is limited to. */
@@ -123,8 +125,9 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     checkNotAborted(signal);
     await refuseOperationInProgress(layout);
     report(onProgress, 'staging', 0, 1);
-    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, stopped);
-    const { indexFile, current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, null, stopped);
+    const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
+    const indexFile = prepared.indexFile as string;
     try {
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -219,7 +222,10 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       refusals.push(error);
     };
     await refuseOperationInProgress(layout).catch(refusal);
-    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, stopped);
+    // Built from git status as a save builds it, where the save would: the same tree, so the
+    // same fingerprint as the restore's, at about a save's cost.
+    const byStatus = viaStatus(context.staging, layout) ? { env: context.env ?? process.env } : null;
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     try {
       const { changes, targetIndex, leftOut } = prepared;
       if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());
@@ -243,7 +249,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
         fingerprint: prepared.fingerprint,
       };
     } finally {
-      rmSync(prepared.indexFile, { force: true });
+      if (prepared.indexFile !== null) rmSync(prepared.indexFile, { force: true });
     }
   }, () => checkNotAborted(signal));
 }
@@ -253,11 +259,14 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
  * what the index holds, and the fingerprint of all three with HEAD. The caller removes
  * `indexFile`; on a failure here it is removed already.
  */
-async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, stopped: (error: unknown) => never): Promise<Prepared> {
+async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, byStatus: { env: NodeJS.ProcessEnv } | null, stopped: (error: unknown) => never): Promise<Prepared> {
   const layout = opened.layout;
-  const { indexFile, leftOut } = await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
+  const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, maxFileSize, byStatus.env).catch(stopped);
+  const { indexFile, leftOut } = fast !== null
+    ? { indexFile: null, leftOut: sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]) }
+    : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
   try {
-    const current = await plumbing.writeTree(indexFile).catch(stopped);
+    const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
     const all = await plumbing.diffTrees(current, target.tree).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
@@ -266,7 +275,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
     return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint };
   } catch (error) {
-    rmSync(indexFile, { force: true });
+    if (indexFile !== null) rmSync(indexFile, { force: true });
     throw error;
   }
 }
