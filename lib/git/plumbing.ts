@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { asWipError, cancelledError, WipError } from '../errors.js';
@@ -6,6 +7,7 @@ import { parseBatch } from './formats/batch.js';
 import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
+import { looseObject, readLoose } from './formats/loose.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
@@ -398,6 +400,62 @@ export class Plumbing {
    */
   hasLooseObject(objectsDir: string, oid: string): boolean {
     return existsSync(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
+  }
+
+  /**
+   * Writes an object as a loose object without a process, as git's own write does: a
+   * `tmp_obj_` file of mode 0444 in its fan-out folder, then linked into place (renamed where
+   * the file system has no links), so the object is whole or absent. A fan-out folder it makes
+   * takes the objects folder's mode when that is group-shared (set-group-id), as git's
+   * `core.sharedRepository` makes them. Nothing is written when the object is there loose already.
+   * @returns the object's id
+   * @throws the file system's error when the object cannot be written
+   */
+  writeLooseObject(objectsDir: string, type: string, content: Buffer, objectFormat: string): string {
+    const { oid, file } = looseObject(type, content, objectFormat);
+    const folder = join(objectsDir, oid.slice(0, 2));
+    const path = join(folder, oid.slice(2));
+    if (existsSync(path)) return oid;
+    try {
+      mkdirSync(folder);
+      const shared = statSync(objectsDir).mode;
+      if ((shared & 0o2000) !== 0) chmodSync(folder, shared & 0o7777);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
+    const fd = openSync(temporary, 'wx', 0o444);
+    try {
+      try {
+        for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
+      } finally {
+        closeSync(fd);
+      }
+      try {
+        linkSync(temporary, path);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code !== 'EEXIST') renameSync(temporary, path);
+      }
+    } finally {
+      try {
+        unlinkSync(temporary);
+      } catch {
+        // Renamed into place.
+      }
+    }
+    return oid;
+  }
+
+  /** A loose object's type and content, read without a process; null when it is not there loose or does not read. */
+  readLooseObject(objectsDir: string, oid: string): { type: string; content: Buffer } | null {
+    let file: Buffer;
+    try {
+      file = readFileSync(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
+    } catch {
+      return null;
+    }
+    return readLoose(file);
   }
 
   /**

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
 import { CHANGE_MEMO_FILE } from './change-memo.js';
+import { IDENTITY_MEMO_FILE } from './identity-memo.js';
 import { processAlive } from './lock.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
@@ -28,10 +29,10 @@ export function temporaryIndexFile(gitDir: string): string {
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * memos' unfinished copies (the tree memo's there, the snapshot and change memos' in the common directory).
+ * memos' unfinished copies (the tree and identity memos' there, the snapshot and change memos' in the common directory).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE)];
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE)];
   const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]

@@ -1,7 +1,11 @@
 // The record loop: a tree becomes a snapshot on the branch's wip ref by compare-and-swap.
 import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
-import type { Plumbing, RefRecord } from '../git/plumbing.js';
+import { commitContent, commitIdents, keptAsUtf8 } from '../git/formats/commit.js';
+import { objectId } from '../git/formats/loose.js';
+import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
+import { identityInputs, readIdentityMemo, saveIdentityMemo } from '../managers/identity-memo.js';
+import type { Idents } from '../managers/identity-memo.js';
 import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
@@ -25,6 +29,7 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
   // naming the tree, which tells the restore of the checkpoint to put the index back.
   const message = `${snapshotMessage(fields)}${staged === null ? '' : `${INDEX_TRAILER}: ${staged}\n`}`;
   let stagedCommit: string | null = null;
+  const commitTree = commitWriter(plumbing, checkout.layout);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
@@ -32,12 +37,11 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
       return { created: false, snapshot: current };
     }
     const seconds = Math.floor(clock().getTime() / 1000);
-    const date = `@${seconds} +0000`;
     if (staged !== null && stagedCommit === null) {
-      stagedCommit = await plumbing.commitTree(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+      stagedCommit = await commitTree(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, seconds);
     }
     const parents = [...(tip === null ? [] : [tip.commit]), ...(stagedCommit === null ? [] : [stagedCommit]), checkout.head];
-    const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+    const commit = await commitTree(tree, parents, message, seconds);
     if (await updateRef(plumbing, checkout, commit, tip?.commit ?? null, kind)) {
       const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });
       if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
@@ -65,4 +69,39 @@ async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: s
     await plumbing.moveRefs(inTheWay.map((record) => ({ from: record.ref, to: `${ASIDE_REF_PREFIX}${record.commit}`, commit: record.commit })), `chant wip: moved aside for ${checkout.branch}`);
     return plumbing.updateRefCas(checkout.ref, commit, expected, `chant wip: ${kind}`);
   }
+}
+
+/**
+ * Writes commits of snapshots, both dates `seconds` at +0000, as `git commit-tree` writes them.
+ * Once git has written one under the same identity inputs (the identity memo), the commit is
+ * written without a process: the same bytes, so the same id. A message git would rewrite (bytes
+ * it does not keep as UTF-8), an identity it has not told yet, or an object that cannot be
+ * written goes through git.
+ */
+function commitWriter(plumbing: Plumbing, layout: RepositoryLayout): (tree: string, parents: readonly string[], message: string, seconds: number) => Promise<string> {
+  const inputs = identityInputs(layout);
+  let idents: Idents | null = inputs === null ? null : readIdentityMemo(layout.gitDir, inputs);
+  return async (tree, parents, message, seconds) => {
+    const bytes = Buffer.from(message, 'utf8');
+    const kept = keptAsUtf8(bytes);
+    if (idents !== null && kept) {
+      try {
+        return plumbing.writeLooseObject(layout.objectsDir, 'commit', commitContent({ tree, parents, ...idents, seconds, message: bytes }), layout.objectFormat);
+      } catch {
+        // git writes it, or says why it cannot.
+      }
+    }
+    const date = `@${seconds} +0000`;
+    const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+    if (idents === null && inputs !== null && kept) {
+      // What git wrote, read back: its idents are kept only when the commit made from them here is git's, byte for byte.
+      const written = plumbing.readLooseObject(layout.objectsDir, commit);
+      const learned = written?.type === 'commit' ? commitIdents(written.content) : null;
+      if (learned !== null && objectId('commit', commitContent({ tree, parents, ...learned, seconds, message: bytes }), layout.objectFormat) === commit) {
+        idents = learned;
+        await saveIdentityMemo(layout.gitDir, inputs, learned);
+      }
+    }
+    return commit;
+  };
 }

@@ -1,0 +1,36 @@
+// git's loose objects, made and read byte for byte: a header (`<type> <size>` and a NUL), the
+// content, the two deflated together; the id is the hash of the inflated bytes.
+import { createHash } from 'node:crypto';
+import { deflateSync, inflateSync } from 'node:zlib';
+import { objectHash } from './object-format.js';
+
+/** An object's id, and the bytes of its loose file. */
+export interface LooseObject {
+  oid: string;
+  file: Buffer;
+}
+
+/** The loose file of an object, compressed as git's default `core.looseCompression` does (level 1). */
+export function looseObject(type: string, content: Buffer, objectFormat: string): LooseObject {
+  const raw = Buffer.concat([Buffer.from(`${type} ${content.length}\0`, 'latin1'), content]);
+  return { oid: createHash(objectHash(objectFormat).algorithm).update(raw).digest('hex'), file: deflateSync(raw, { level: 1 }) };
+}
+
+/** A loose file's type and content; null when it is not one (a bad header or a size that does not match). */
+export function readLoose(file: Buffer): { type: string; content: Buffer } | null {
+  let raw: Buffer;
+  try {
+    raw = inflateSync(file);
+  } catch {
+    return null;
+  }
+  const nul = raw.indexOf(0);
+  const match = nul < 0 ? null : /^([a-z]+) (\d+)$/.exec(raw.toString('latin1', 0, nul));
+  if (match === null || Number(match[2]) !== raw.length - nul - 1) return null;
+  return { type: match[1] as string, content: raw.subarray(nul + 1) };
+}
+
+/** An object's id, from its type and content. */
+export function objectId(type: string, content: Buffer, objectFormat: string): string {
+  return createHash(objectHash(objectFormat).algorithm).update(`${type} ${content.length}\0`, 'latin1').update(content).digest('hex');
+}
