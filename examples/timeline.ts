@@ -68,7 +68,7 @@ async function run(dir: string): Promise<void> {
   const preview = await store.plan({ snapshot: turn2.commit });
   console.log(`restoring turn:2 writes ${preview.write.join(', ')}; removes ${preview.remove.join(', ') || 'nothing'}; ${preview.refusal === null ? 'nothing in the way' : preview.refusal.code}`);
   const restored = await store.restore({ snapshot: turn2.commit, by: USER, expect: preview.fingerprint });
-  console.log(`restored turn:2: wrote ${restored.written.join(', ')}; timeline/code.ts says ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))}`);
+  console.log(`restored turn:2: wrote ${(restored.written ?? []).join(', ')}; timeline/code.ts says ${JSON.stringify(readFileSync(join(dir, 'timeline/code.ts'), 'utf8'))}`);
 
   // Undo: restore the checkpoint the restore took first.
   await store.restore({ snapshot: restored.checkpoint.snapshot.commit, by: USER });

@@ -163,6 +163,9 @@ describe('restore --dry-run, --expect and paths on the CLI', () => {
     assert.deepEqual([partial.doc.only, partial.doc.written, partial.doc.removed], [['src'], ['src/x.ts'], ['src/new.ts']]);
     assert.equal(read(dir, 'a.txt'), 'a 3\n');
     await assertValidDocument(partial.doc);
+    // A restore document of an earlier v1 writer, without written and removed, still follows v1.
+    const { written: _written, removed: _removed, ...earlier } = partial.doc;
+    await assertValidDocument(earlier);
 
     const refusedPlan = await runCli(dir, ['workspace', 'wip', 'restore', 'HEAD', '--dry-run']);
     assert.equal(refusedPlan.code, 1);

@@ -163,8 +163,8 @@ export const RestoreResult = Type.Object({
   checkpoint: Checkpoint,
   headMoved: Type.Boolean({ description: 'True when the snapshot was taken on another commit than HEAD names now: the files are restored over the current HEAD, as uncommitted changes against it.' }),
   paths: Type.Array(Type.String(), { description: 'Every file the restore wrote or removed, from the repository root, sorted by their bytes. A path that is not UTF-8, or that begins with a double quote, is written whole in git\'s C-style quoting: between double quotes, with \\" and \\\\, \\t, \\n and the like, and every other control byte or byte that is not part of UTF-8 as a backslash and three octal digits ("caf\\351.log"). The index is reset to HEAD as well, or, for a checkpoint that recorded the index, to what it recorded.' }),
-  written: Type.Array(Type.String(), { description: 'The paths of paths the restore wrote (added, changed, or of another type), written and sorted as in paths.' }),
-  removed: Type.Array(Type.String(), { description: 'The paths of paths the restore removed, likewise. written and removed together are paths.' }),
+  written: Type.Optional(Type.Array(Type.String(), { description: 'The paths of paths the restore wrote (added, changed, or of another type), written and sorted as in paths. Always present from chant-wip 0.1 on; absent in documents of earlier v1 writers, whose readers take paths.' })),
+  removed: Type.Optional(Type.Array(Type.String(), { description: 'The paths of paths the restore removed, likewise. written and removed together are paths. Always present from chant-wip 0.1 on; absent in documents of earlier v1 writers.' })),
   only: Type.Optional(Type.Array(Type.String(), { description: 'For a partial restore only: the paths it was limited to (a file, or a folder and everything under it), from the repository root, sorted. The rest of the working tree and the index were left as they were; the checkpoint holds the whole tree.' })),
   inexact: Type.Optional(Type.Array(Type.Object({
     path: Type.String({ description: 'The path, written as in paths.' }),
@@ -209,11 +209,15 @@ export interface RestoreResult {
   paths: string[];
   /**
    * The paths of paths the restore wrote (added, changed, or of another type), written and sorted
-   * as in paths.
+   * as in paths. Always present from chant-wip 0.1 on; absent in documents of earlier v1 writers,
+   * whose readers take paths.
    */
-  written: string[];
-  /** The paths of paths the restore removed, likewise. written and removed together are paths. */
-  removed: string[];
+  written?: string[];
+  /**
+   * The paths of paths the restore removed, likewise. written and removed together are paths.
+   * Always present from chant-wip 0.1 on; absent in documents of earlier v1 writers.
+   */
+  removed?: string[];
   /**
    * For a partial restore only: the paths it was limited to (a file, or a folder and everything
    * under it), from the repository root, sorted. The rest of the working tree and the index were
