@@ -32,6 +32,18 @@ export function classOf(ref: string): RefClass | null {
 }
 
 /**
+ * Whether git could not hold both refs at once: one names a folder the other lives in
+ * (`refs/chant/wip/a` and `refs/chant/wip/a/b`).
+ * @param a - a full refname
+ * @param b - another
+ * @returns true when either is a folder of the other
+ * @internal
+ */
+export function namesCollide(a: string, b: string): boolean {
+  return a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
+}
+
+/**
  * The ref recording what `remote` held of `ref` when chant last saw it:
  * `refs/chant/replica/<remote>/<ref without the leading refs/>`.
  * @param remote - the git remote's name

@@ -17,7 +17,7 @@ import { ancestryOf, countReachable } from './ancestry.js';
 import { replacedTips } from '../git/storage.js';
 import { gateRef } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
-import { classOf, classPatterns, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
+import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 
 /**
@@ -565,7 +565,7 @@ export class Replicator {
     const blockedBy = new Map<string, string[]>();
     const blockers = new Map<string, string>();
     for (const ref of refused) {
-      const inTheWay = gone.filter((entry) => ref.ref.startsWith(`${entry.ref}/`) || entry.ref.startsWith(`${ref.ref}/`));
+      const inTheWay = gone.filter((entry) => namesCollide(ref.ref, entry.ref));
       if (inTheWay.length === 0) continue;
       blockedBy.set(ref.ref, inTheWay.map((entry) => entry.ref));
       for (const entry of inTheWay) blockers.set(entry.ref, entry.commit);
@@ -580,7 +580,8 @@ export class Replicator {
     if (deleted.size === 0) return;
     // Their records go first: git cannot delete `a` and create `a/b` in one transaction.
     await this.#record([...deleted].map((name) => ({ ref: replicaRef(remote, name), next: null })));
-    const again = refused.filter((ref) => (blockedBy.get(ref.ref) ?? []).length > 0 && (blockedBy.get(ref.ref) ?? []).every((name) => deleted.has(name)));
+    // A refused ref with nothing of this box's in its way (blockedBy lacks it) stays refused.
+    const again = refused.filter((ref) => blockedBy.get(ref.ref)?.every((name) => deleted.has(name)) === true);
     if (again.length === 0) return;
     const retried = await pushRefs(this.#git, this.#cwd, remote, again.map((ref) => ref.ref), network);
     for (const ref of again) {
@@ -706,7 +707,7 @@ export class Replicator {
         if (recorded.get(ref) === commit) continue;
         const write = { ref: replicaRef(policy.remote, ref), next: commit };
         // git cannot delete `a` and create `a/b` in one transaction.
-        if (pruned.some((gone) => ref.startsWith(`${gone}/`) || gone.startsWith(`${ref}/`))) later.push(write);
+        if (pruned.some((gone) => namesCollide(ref, gone))) later.push(write);
         else writes.push(write);
       }
     }
