@@ -13,6 +13,8 @@ import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { connect, createServer as createNetServer } from 'node:net';
+import { serveLink } from './paced-link.js';
+import type { LinkOptions } from './paced-link.js';
 import { join } from 'node:path';
 import { after } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
@@ -440,84 +442,17 @@ export async function startSilentListener(): Promise<{ port: number; open(): num
  * A TCP proxy on 127.0.0.1 in front of `target`: with `bytesPerSecond`, a slow but healthy link
  * (every byte arrives, paced in both directions); with `cutAfterBytes`, a server that dies
  * mid-transfer (both ends are closed once that many bytes went from client to server).
+ *
+ * A paced link runs in a process of its own whose listening socket has a small receive buffer
+ * (`test/paced-link.ts`): the kernel otherwise grows a loopback socket's buffer to a megabyte or
+ * more, takes (and acknowledges) a second of the client's bytes per 30 KB of it, and so hides half
+ * a minute of a 30 KB/s transfer from the client's socket queue, which no real link does: there the
+ * bytes leave the sender's queue when the far end acknowledges them.
  */
-export async function startProxy(target: number, options: { bytesPerSecond?: number; cutAfterBytes?: number } = {}): Promise<{ port: number; stop(): Promise<void> }> {
-  const sockets = new Set<import('node:net').Socket>();
-  const TICK_MS = 50;
-  const pipePaced = (from: import('node:net').Socket, to: import('node:net').Socket, onBytes: (count: number) => void) => {
-    const rate = options.bytesPerSecond;
-    if (rate === undefined) {
-      from.on('data', (chunk: Buffer) => {
-        onBytes(chunk.length);
-        if (!to.destroyed) to.write(chunk);
-      });
-      from.once('end', () => to.end());
-      return;
-    }
-    const queue: Buffer[] = [];
-    // A link holds about a second's worth in flight, not megabytes: the rest waits in the
-    // sender's socket, where a sender (and the runner watching it) sees it drain.
-    let queued = 0;
-    let ended = false;
-    const budget = Math.max(1, Math.floor((rate * TICK_MS) / 1000));
-    const timer = setInterval(() => {
-      let left = budget;
-      while (left > 0 && queue.length > 0) {
-        const head = queue[0] as Buffer;
-        const part = head.subarray(0, left);
-        if (part.length === head.length) queue.shift();
-        else queue[0] = head.subarray(left);
-        left -= part.length;
-        queued -= part.length;
-        onBytes(part.length);
-        if (!to.destroyed) to.write(part);
-      }
-      if (queued < rate && from.isPaused()) from.resume();
-      if (queue.length === 0 && ended) {
-        clearInterval(timer);
-        to.end();
-      }
-    }, TICK_MS);
-    from.on('data', (chunk: Buffer) => {
-      queue.push(chunk);
-      queued += chunk.length;
-      if (queued >= rate) from.pause();
-    });
-    from.once('end', () => {
-      ended = true;
-    });
-    // Whatever is still queued is delivered before the other end is closed, as a link does.
-    from.once('close', () => {
-      ended = true;
-    });
-    to.once('close', () => clearInterval(timer));
-  };
-  const server = createNetServer((client) => {
-    const upstream = connect(target, '127.0.0.1');
-    sockets.add(client);
-    sockets.add(upstream);
-    let sent = 0;
-    const cut = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', cut);
-    upstream.on('error', cut);
-    client.once('close', () => {
-      sockets.delete(client);
-      upstream.destroy();
-    });
-    upstream.once('close', () => {
-      sockets.delete(upstream);
-      // A paced link still delivers what it holds, then ends the client (pipePaced); a plain one has nothing held.
-      if (options.bytesPerSecond === undefined) client.destroy();
-    });
-    pipePaced(client, upstream, (count) => {
-      sent += count;
-      if (options.cutAfterBytes !== undefined && sent >= options.cutAfterBytes) cut();
-    });
-    pipePaced(upstream, client, () => undefined);
-  });
+export async function startProxy(target: number, options: LinkOptions = {}): Promise<{ port: number; stop(): Promise<void> }> {
+  if (options.bytesPerSecond !== undefined) return startPacedProcess(target, options.bytesPerSecond);
+  const server = createNetServer();
+  const sockets = serveLink(server, target, options);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
@@ -530,6 +465,47 @@ export async function startProxy(target: number, options: { bytesPerSecond?: num
   };
   stops.push(stop);
   return { port: address.port, stop };
+}
+
+/** Listens with a receive buffer of this many bytes (the kernel doubles it) and hands the socket to the link. */
+const LINK_RECEIVE_BUFFER = 16 * 1024;
+
+async function startPacedProcess(target: number, bytesPerSecond: number): Promise<{ port: number; stop(): Promise<void> }> {
+  // Perl (which git itself depends on) makes the listening socket, since Node cannot set
+  // SO_RCVBUF; accepted sockets inherit it, and a size set by hand stops the kernel growing it.
+  const listen = [
+    'BEGIN { $^F = 255 } use Socket; use POSIX qw(dup2);',
+    'socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";',
+    'setsockopt($s, SOL_SOCKET, SO_RCVBUF, pack("i", $ENV{LINK_RCVBUF})) or die "rcvbuf: $!";',
+    'bind($s, pack_sockaddr_in(0, inet_aton("127.0.0.1"))) or die "bind: $!";',
+    'listen($s, 64) or die "listen: $!";',
+    'my ($port) = unpack_sockaddr_in(getsockname($s));',
+    'if (fileno($s) != 3) { dup2(fileno($s), 3) or die "dup2: $!"; }',
+    '$| = 1; print "$port\n"; exec @ARGV or die "exec: $!";',
+  ].join(' ');
+  const child = spawn('perl', ['-e', listen, process.execPath, '--import', 'tsx', join(ROOT, 'test', 'paced-link.ts'), String(target), String(bytesPerSecond)], {
+    cwd: ROOT,
+    env: { ...process.env, LINK_RCVBUF: String(LINK_RECEIVE_BUFFER) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let text = '';
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the paced link ended before listening (exit ${code})`)));
+    child.stdout.on('data', (chunk: Buffer) => {
+      text += chunk.toString();
+      if (text.includes('\n')) resolve(Number(text.trim()));
+    });
+  });
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    await new Promise<void>((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  };
+  stops.push(stop);
+  return { port, stop };
 }
 
 /**
