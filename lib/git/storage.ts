@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { parseBatch } from './formats/batch.js';
 import { objectHash } from './formats/object-format.js';
 import { packOf } from './formats/pack.js';
+import { looseObjectsDir, readLooseBlobs } from './loose-objects.js';
 import { asWipError } from '../errors.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -260,10 +261,14 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
  */
 export async function readBlobs(git: GitRunner, cwd: string, blobs: readonly string[], limit: number): Promise<Map<string, Buffer>> {
   const unique = [...new Set(blobs)];
-  const contents = new Map<string, Buffer>();
-  if (unique.length === 0) return contents;
-  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: unique.map((oid) => `${oid}\n`).join('') });
-  const objects = parseBatch(stdoutBuffer, unique.length) ?? [];
+  // Those a save just wrote are loose: read in-process, checked against their ids, without the
+  // cat-file process; git is asked only for what is not there loose (packed, or in an alternate).
+  const dir = unique.length === 0 ? null : looseObjectsDir(cwd);
+  const contents = dir === null ? new Map<string, Buffer>() : readLooseBlobs(dir, unique, limit);
+  const missing = unique.filter((oid) => !contents.has(oid));
+  if (missing.length === 0) return contents;
+  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: missing.map((oid) => `${oid}\n`).join('') });
+  const objects = parseBatch(stdoutBuffer, missing.length) ?? [];
   for (const object of objects) {
     if (object !== null && object.type === 'blob') contents.set(object.oid, Buffer.from(object.content.subarray(0, limit)));
   }

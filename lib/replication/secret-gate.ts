@@ -1,8 +1,8 @@
 // The secret gate: what a push would add of a wip chain is scanned with secretlint's recommended
 // rules before it leaves the box, and a snapshot holding a likely secret stays local with every
 // snapshot above it. The scanner (secret-scanner.ts, a file of its own in the CLI's bundle) is
-// imported the first time there is a file to scan, so a save, a read or a push with nothing new
-// never loads it. A finding names the path, the rule and the line, never the
+// imported the first time a wip ref has moved past what the remote holds, so a save, a read or a
+// push with nothing new never loads it. A finding names the path, the rule and the line, never the
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
@@ -97,9 +97,13 @@ export interface GateDecision {
  * @internal
  */
 export async function gateRef(git: GitRunner, cwd: string, ref: string, tip: string, known: readonly string[], allowed: ReadonlySet<string>): Promise<GateDecision> {
-  const { chain, blobs, held } = await addedBlobs(git, cwd, tip, known);
+  const listing = addedBlobs(git, cwd, tip, known);
+  // A ref that moved almost always adds a file to scan: the scanner loads (compiling on this
+  // thread) while git lists the chain on another core, not after it.
+  loadScanner().catch(() => undefined);
+  const { chain, blobs, held } = await listing;
   // Content the remote already holds (a file put back as it was in a snapshot the remote has)
-  // leaves nothing new: it is not read, and with nothing else to scan the scanner never loads.
+  // leaves nothing new: it is not read, and with nothing else to scan nothing is linted.
   const unseen = blobs.filter((file) => !held.has(file.blob));
   const findings = (await scanBlobs(git, cwd, unseen)).filter((finding) => !allowed.has(finding.id));
   if (findings.length === 0) return { source: tip, held: null };

@@ -1,0 +1,75 @@
+// Loose objects read without a process, where a caller only wants an object's bytes and a git
+// process costs more than the reading (the secret gate reads the files a save just wrote, which
+// are loose). The folder is found as git finds its git directory; whatever is read is checked
+// against its id, so a wrong guess (a folder of another repository, a file that does not read)
+// is only a miss, and the caller asks git for what is missing.
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { objectId, readLoose } from './formats/loose.js';
+
+/**
+ * The objects folder of the checkout `cwd` is in, without a process: `GIT_OBJECT_DIRECTORY`, else
+ * that of `GIT_DIR`, else of the first `.git` from `cwd` up (a folder, or a file naming one),
+ * with a worktree's `commondir` followed; null when none is found.
+ * @param cwd - a folder inside the checkout
+ * @param env - the environment git would run with
+ * @returns the folder, a guess every read checks
+ * @internal
+ */
+export function looseObjectsDir(cwd: string, env: NodeJS.ProcessEnv = process.env): string | null {
+  if (env.GIT_OBJECT_DIRECTORY) return resolve(cwd, env.GIT_OBJECT_DIRECTORY);
+  if (env.GIT_DIR) return join(commonDir(resolve(cwd, env.GIT_DIR)), 'objects');
+  for (let folder = resolve(cwd); ; folder = dirname(folder)) {
+    const dotGit = join(folder, '.git');
+    const gitDir = gitDirAt(dotGit);
+    if (gitDir !== null) return join(commonDir(gitDir), 'objects');
+    if (dirname(folder) === folder) return null;
+  }
+}
+
+/** The git directory `.git` at this path names: itself as a folder, or the `gitdir:` of a file. */
+function gitDirAt(dotGit: string): string | null {
+  try {
+    if (statSync(dotGit).isDirectory()) return dotGit;
+    const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    return named === undefined ? null : resolve(dirname(dotGit), named);
+  } catch {
+    return null;
+  }
+}
+
+/** The folder shared by a git directory's worktrees: its `commondir` when it has one. */
+function commonDir(gitDir: string): string {
+  try {
+    return resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim());
+  } catch {
+    return gitDir;
+  }
+}
+
+/**
+ * Blobs read from their loose files, each checked against its id (SHA-1 or SHA-256, by the id's
+ * length) and cut to its first `limit` bytes; an id not there loose, or not a blob, or whose bytes
+ * do not hash to it, is left out for the caller to ask git.
+ * @param dir - an objects folder ({@link looseObjectsDir})
+ * @param oids - blob ids
+ * @param limit - the most bytes of each kept
+ * @returns what was read, by id
+ * @internal
+ */
+export function readLooseBlobs(dir: string, oids: readonly string[], limit: number): Map<string, Buffer> {
+  const found = new Map<string, Buffer>();
+  for (const oid of oids) {
+    let file: Buffer;
+    try {
+      file = readFileSync(join(dir, oid.slice(0, 2), oid.slice(2)));
+    } catch {
+      continue;
+    }
+    const object = readLoose(file);
+    if (object === null || object.type !== 'blob') continue;
+    if (objectId('blob', object.content, oid.length === 64 ? 'sha256' : 'sha1') !== oid) continue;
+    found.set(oid, Buffer.from(object.content.subarray(0, limit)));
+  }
+  return found;
+}

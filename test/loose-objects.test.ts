@@ -1,0 +1,69 @@
+// The secret gate reads the files a save wrote from their loose objects, without a cat-file
+// process: what it reads is checked against each id, whatever folder it guessed, and git is asked
+// for the rest (packed objects, a guess that does not hold).
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { deflateSync } from 'node:zlib';
+import { looseObjectsDir, readLooseBlobs } from '../lib/git/loose-objects.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
+import { readBlobs } from '../lib/git/storage.js';
+import { git, makeRepo, tempDir } from './helpers.js';
+
+function recording(cwd: string): { git: GitRunner; calls: string[][] } {
+  const inner = new SimpleGitRunner(cwd);
+  const calls: string[][] = [];
+  return { calls, git: { run: (args, options) => (calls.push([...args]), inner.run(args, options)) } };
+}
+
+test('blobs a save wrote are read from their loose files, packed ones through one cat-file, each byte for byte', async () => {
+  const dir = makeRepo({ 'old.txt': 'packed content\n' });
+  git(dir, ['gc', '-q']);
+  const packed = git(dir, ['rev-parse', 'HEAD:old.txt']).trim();
+  const loose = git(dir, ['hash-object', '-w', '--stdin'], { input: 'written loose\n' }).trim();
+  const big = git(dir, ['hash-object', '-w', '--stdin'], { input: 'x'.repeat(5000) }).trim();
+
+  const only = recording(dir);
+  const looseOnly = await readBlobs(only.git, dir, [loose, big, loose], 100);
+  assert.deepEqual(only.calls, [], 'no process for loose blobs');
+  assert.equal(looseOnly.get(loose)?.toString(), 'written loose\n');
+  assert.equal(looseOnly.get(big)?.toString(), 'x'.repeat(100), 'cut to the limit');
+
+  const mixed = recording(dir);
+  const both = await readBlobs(mixed.git, dir, [loose, packed], 1024);
+  assert.deepEqual(mixed.calls, [['cat-file', '--batch']], 'git is asked for the packed one only');
+  assert.equal(both.get(packed)?.toString(), 'packed content\n');
+  assert.equal(both.get(loose)?.toString(), 'written loose\n');
+});
+
+test('a loose file whose bytes do not hash to its id is not taken: git answers for it', async () => {
+  const dir = makeRepo({ 'a.txt': 'the real content\n' });
+  git(dir, ['gc', '-q']);
+  const oid = git(dir, ['rev-parse', 'HEAD:a.txt']).trim();
+  // A loose file under that id holding other bytes (git itself reads the pack first here).
+  mkdirSync(join(dir, '.git', 'objects', oid.slice(0, 2)), { recursive: true });
+  const forged = Buffer.from('forged content\n');
+  writeFileSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2)), deflateSync(Buffer.concat([Buffer.from(`blob ${forged.length}\0`), forged])));
+  assert.equal(readLooseBlobs(join(dir, '.git', 'objects'), [oid], 1024).size, 0);
+  const reading = recording(dir);
+  const contents = await readBlobs(reading.git, dir, [oid], 1024);
+  assert.equal(contents.get(oid)?.toString(), 'the real content\n');
+  assert.deepEqual(reading.calls, [['cat-file', '--batch']]);
+});
+
+test('the objects folder is found as git finds it: from a sub-folder, a linked worktree, GIT_DIR and GIT_OBJECT_DIRECTORY', () => {
+  const dir = makeRepo({ 'sub/deep/a.txt': 'a\n' });
+  const objects = git(dir, ['rev-parse', '--path-format=absolute', '--git-path', 'objects']).trim();
+  assert.equal(looseObjectsDir(join(dir, 'sub', 'deep'), {}), objects);
+  const linked = join(tempDir(), 'linked');
+  git(dir, ['worktree', 'add', '-q', linked]);
+  assert.equal(looseObjectsDir(join(linked, 'sub'), {}), objects, 'a linked worktree shares the main objects folder');
+  assert.equal(looseObjectsDir(tempDir(), { GIT_DIR: join(dir, '.git') }), objects);
+  assert.equal(looseObjectsDir(dir, { GIT_OBJECT_DIRECTORY: '/nowhere/objects' }), '/nowhere/objects');
+  const outside = tempDir();
+  const found = looseObjectsDir(outside, {});
+  // A folder in no repository finds none (or one above the temporary folder; never this one's).
+  assert.ok(found === null || !found.startsWith(outside));
+});
