@@ -48,16 +48,8 @@ for (const file of await jsFiles('dist/lib')) {
   await writeFile(file, text.replace(/from ['"]jsonc-parser['"]/g, `from '${vendored}'`));
 }
 
-// Each package entry, `chant-wip` and `chant-wip/documents`, as a CommonJS file, and the types of
-// its require condition: the same declarations, through a file TypeScript reads as CommonJS (a
-// consumer compiling with --module node16 and skipLibCheck, or nodenext, reads them).
-await mkdir('dist/cjs', { recursive: true });
-for (const [source, name, declarations] of [['lib/index.ts', 'index', '../lib/index.js'], ['lib/documents/index.ts', 'documents', '../lib/documents/index.js']]) {
-  await build({ ...common, entryPoints: [source], outfile: `dist/cjs/${name}.cjs`, external: COMMONJS_DEPENDENCIES.flatMap((dependency) => [dependency, `${dependency}/*`]) });
-  await writeFile(`dist/cjs/${name}.d.cts`, `export * from '${declarations}';\n`);
-}
-// The secret gate's `import('./secret-scanner.js')` becomes a require of the file beside main.cjs
-// (a CommonJS require, which the bin answers, not an import(), which vm.Script cannot).
+// The secret gate's `import('./secret-scanner.js')` becomes a require of the file beside the
+// bundle (a CommonJS require, which the bin answers, not an import(), which vm.Script cannot).
 const scannerChunk = {
   name: 'secret-scanner-chunk',
   setup(plugin) {
@@ -67,6 +59,16 @@ const scannerChunk = {
   },
 };
 await build({ ...common, entryPoints: ['cli/main.ts'], outfile: 'dist/bin/main.cjs', plugins: [scannerChunk] });
+// Each package entry, `chant-wip` and `chant-wip/documents`, as a CommonJS file, and the types of
+// its require condition: the same declarations, through a file TypeScript reads as CommonJS (a
+// consumer compiling with --module node16 and skipLibCheck, or nodenext, reads them). The SDK's
+// copy requires the scanner from a file beside it too, so an extension that never pushes never
+// parses secretlint (1 MB of the file before), and a consumer's bundle still finds it.
+await mkdir('dist/cjs', { recursive: true });
+for (const [source, name, declarations] of [['lib/index.ts', 'index', '../lib/index.js'], ['lib/documents/index.ts', 'documents', '../lib/documents/index.js']]) {
+  await build({ ...common, entryPoints: [source], outfile: `dist/cjs/${name}.cjs`, plugins: [scannerChunk], external: COMMONJS_DEPENDENCIES.flatMap((dependency) => [dependency, `${dependency}/*`]) });
+  await writeFile(`dist/cjs/${name}.d.cts`, `export * from '${declarations}';\n`);
+}
 // The scanner's own file, minified (half the bytes to read on a push that scans). Two of
 // secretlint's dependencies only watch it run and are left out of this copy: its profiler (a
 // performance mark per rule per file, each kept for the process's life, and an observer
@@ -83,9 +85,12 @@ const scannerQuiet = {
     }));
   },
 };
-await build({ ...common, minify: true, plugins: [scannerQuiet], entryPoints: ['lib/replication/secret-scanner.ts'], outfile: 'dist/bin/secret-scanner.cjs' });
-for (const text of [await readFile('dist/bin/main.cjs', 'utf8')]) {
-  if (/@secretlint\/|secretlint-rule-/.test(text.replace(/\/\/.*$/gm, ''))) throw new Error('dist/bin/main.cjs holds secretlint: the secret gate must import it only from ./secret-scanner.js');
+for (const folder of ['dist/bin', 'dist/cjs']) {
+  await build({ ...common, minify: true, plugins: [scannerQuiet], entryPoints: ['lib/replication/secret-scanner.ts'], outfile: `${folder}/secret-scanner.cjs` });
+}
+for (const file of ['dist/bin/main.cjs', 'dist/cjs/index.cjs']) {
+  const text = await readFile(file, 'utf8');
+  if (/@secretlint\/|secretlint-rule-/.test(text.replace(/\/\/.*$/gm, ''))) throw new Error(`${file} holds secretlint: the secret gate must import it only from ./secret-scanner.js`);
 }
 const { version } = JSON.parse(await readFile('package.json', 'utf8'));
 await build({ ...common, entryPoints: ['cli/bin.cts'], outfile: 'dist/bin/chant.cjs', define: { CHANT_VERSION: JSON.stringify(version) } });

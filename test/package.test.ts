@@ -230,6 +230,28 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from the package\n');
   });
 
+  /** A checkout with a bare remote and a file holding a token-shaped string (never issued), to push through the secret gate. */
+  function secretRepo(): { repo: string; remote: string } {
+    const remote = join(tempDir('chant-pack-remote-'), 'remote.git');
+    mkdirSync(remote, { recursive: true });
+    git(remote, ['init', '-q', '--bare', '-b', 'main']);
+    const repo = makeRepo();
+    git(repo, ['remote', 'add', 'origin', remote]);
+    writeFileSync(join(repo, '.env'), `GITHUB_TOKEN=${['ghp_', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('')}\n`);
+    return { repo, remote };
+  }
+
+  /** The lines of a consumer's script that push `cwd` through the gate and print the held-back findings. */
+  const GATED_PUSH = [
+    'async function gated(sdk, cwd) {',
+    "  await new sdk.WipStore({ cwd, policy: null }).save({ label: 'turn:secret' });",
+    "  const policy = sdk.Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });",
+    '  const pushed = await new sdk.Replicator({ cwd, policy }).push();',
+    '  return (pushed.replication.heldBack ?? []).flatMap((held) => held.findings.map((finding) => [finding.path, finding.rule]));',
+    '}',
+  ];
+  const TOKEN_FINDING = [['.env', '@secretlint/secretlint-rule-github:GITHUB_TOKEN']];
+
   it('requires the package from a CommonJS project, on any Node 20, and saves', () => {
     const cjs = join(project, 'cjs');
     mkdirSync(cjs, { recursive: true });
@@ -237,12 +259,14 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     writeFileSync(join(cjs, 'check.js'), [
       "const { WipStore, isWipError, WIP_ERROR_CODES } = require('chant-wip');",
       "const resolved = require.resolve('chant-wip');",
+      ...GATED_PUSH,
       'async function main() {',
       '  const store = new WipStore({ cwd: process.argv[2], policy: null });',
       "  const saved = await store.save({ label: 'turn:cjs' });",
       "  let refused = null;",
       "  try { await store.restore({ snapshot: 'no-such-name' }); } catch (error) { refused = isWipError(error) ? error.code : String(error); }",
-      '  console.log(JSON.stringify({ resolved, commit: saved.snapshot.commit, refused, codes: WIP_ERROR_CODES.length }));',
+      "  const held = await gated(require('chant-wip'), process.argv[3]);",
+      '  console.log(JSON.stringify({ resolved, commit: saved.snapshot.commit, refused, codes: WIP_ERROR_CODES.length, held }));',
       '}',
       'main().catch((error) => { console.error(error); process.exitCode = 1; });',
       '',
@@ -250,11 +274,17 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     const repo = makeRepo();
     writeFileSync(join(repo, 'draft.md'), 'from CommonJS\n');
     // No require(esm) here: the require condition must be CommonJS itself, as Node 20 before 20.19 needs.
-    const result = run(process.execPath, ['--no-experimental-require-module', 'check.js', repo], { cwd: cjs });
+    const secret = secretRepo();
+    const result = run(process.execPath, ['--no-experimental-require-module', 'check.js', repo, secret.repo], { cwd: cjs });
     assert.equal(result.code, 0, result.stderr);
     assert.doesNotMatch(result.stderr, /ExperimentalWarning/);
     const answer = JSON.parse(result.stdout);
     assert.equal(answer.resolved, join(project, 'node_modules', 'chant-wip', 'dist', 'cjs', 'index.cjs'));
+    // The CommonJS SDK keeps secretlint in a file beside it, required on the first scan.
+    assert.ok(files.includes('dist/cjs/secret-scanner.cjs'));
+    assert.doesNotMatch(readFileSync(join(project, 'node_modules', 'chant-wip', 'dist', 'cjs', 'index.cjs'), 'utf8'), /secretlint-rule-preset-recommend/);
+    assert.deepEqual(answer.held, TOKEN_FINDING, 'the gate scanned from CommonJS and held the token back');
+    assert.equal(git(secret.remote, ['for-each-ref', 'refs/chant/wip']).trim(), '', 'nothing reached the remote');
     assert.equal(answer.refused, 'wip-snapshot-unknown', 'a refusal is a WipError there too');
     assert.equal(git(repo, ['rev-parse', 'refs/chant/wip/main']).trim(), answer.commit);
     assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from CommonJS\n');
@@ -290,12 +320,14 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     writeFileSync(join(source, 'extension.ts'), [
       "import { WipStore } from 'chant-wip';",
       "const required = require('chant-wip') as typeof import('chant-wip');",
-      'export async function activate(cwd: string): Promise<void> {',
+      ...GATED_PUSH.map((line) => line.replace('async function gated(sdk, cwd)', 'async function gated(sdk: any, cwd: string): Promise<unknown>').replace('(held) =>', '(held: any) =>').replace('(finding) =>', '(finding: any) =>')),
+      'export async function activate(cwd: string, secret: string): Promise<void> {',
       "  const saved = await new WipStore({ cwd, policy: null }).save({ label: 'turn:bundled' });",
       "  const again = await new required.WipStore({ cwd, policy: null }).save({ label: 'turn:bundled' });",
-      '  console.log(JSON.stringify({ commit: saved.snapshot.commit, created: again.created }));',
+      '  const held = await gated(required, secret);',
+      '  console.log(JSON.stringify({ commit: saved.snapshot.commit, created: again.created, held }));',
       '}',
-      'activate(process.argv[2] as string).catch((error) => { console.error(error); process.exitCode = 1; });',
+      'activate(process.argv[2] as string, process.argv[3] as string).catch((error) => { console.error(error); process.exitCode = 1; });',
       '',
     ].join('\n'));
     const out = join(tempDir('chant-bundled-'), 'extension.cjs');
@@ -305,10 +337,12 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     assert.equal(bundled.code, 0, bundled.stdout + bundled.stderr);
     const repo = makeRepo();
     writeFileSync(join(repo, 'draft.md'), 'from a bundle\n');
-    const result = run(process.execPath, [out, repo], { cwd: dirname(out) });
+    const secret = secretRepo();
+    const result = run(process.execPath, [out, repo, secret.repo], { cwd: dirname(out) });
     assert.equal(result.code, 0, result.stderr);
     const answer = JSON.parse(result.stdout);
     assert.equal(answer.created, false, 'both copies read the same snapshot');
+    assert.deepEqual(answer.held, TOKEN_FINDING, 'the bundle holds the scanner, and the gate held the token back');
     assert.equal(git(repo, ['show', `${answer.commit}:draft.md`]), 'from a bundle\n');
   });
 
