@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { WipStore } from './store/wip-store.js';
-export type { WipStoreOptions, SaveOptions, RestoreOptions, ListOptions, StagingMode, StorageOptions, PruneOptions, ShowOptions, DiffOptions, PlanOptions, WipStoreEvents, RefsChanged, RefWatcher, WatchRefsOptions } from './store/wip-store.js';
+export type { WipStoreOptions, ListOptions, StagingMode, WipStoreEvents, RefsChanged, RefWatcher, WatchRefsOptions } from './store/wip-store.js';
 export type { Progress, ProgressListener } from './events.js';
 export { WipError, WIP_ERROR_CODES, isWipError, redactCredentials, asWipError } from './errors.js';
 export type { WipErrorCode, WipErrorOptions } from './errors.js';
@@ -39,18 +39,23 @@ export { DEFAULT_MAX_FILE_SIZE, parseSize } from './snapshot/left-out.js';
 export { DEFAULT_SAVE_TIMEOUT_MS, parseDuration } from './deadline.js';
 export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';
 export type { WipSettings } from './workspace/wip-settings.js';
-export type { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
-export type {
-  ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, RefusedPath, RestorePlan, ShowDocument, DiffDocument, PlanDocument, ChangesFailure, WipChangesDocument, ChangesAction,
-} from './documents/changes.js';
+export type { BranchStorage, RetentionRules, BranchPrune, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
+export type { ChangeKind, PathChange, DiffSide, SnapshotFile, RefusedPath, ChangesFailure, WipChangesDocument, ChangesAction } from './documents/changes.js';
 export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
-export type {
-  SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,
-  SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument,
-} from './documents/wip-write.js';
+export type { Checkpoint, WriteAction, WriteFailure, WipWriteDocument } from './documents/wip-write.js';
 export type {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
   SecretFinding, HeldBack,
 } from './documents/replication.js';
 export type { ReplicateDeclaration } from './documents/replicate.js';
 export type { RetainDeclaration } from './documents/retain.js';
+// generated exports: begin (npm run verbs: each verb's options, result and document types)
+export type { DiffDocument, DiffResult, PlanDocument, RestorePlan, ShowDocument, ShowResult } from './documents/changes.js';
+export type { PruneDocument, PruneResult, StorageDocument, StorageResult } from './documents/storage.js';
+export type { FetchDocument, FetchResult, PushDocument, PushOutcome, RestoreDocument, RestoreResult, SaveDocument, SaveResult } from './documents/wip-write.js';
+export type { DiffOptions, ShowOptions } from './store/changes.js';
+export type { PruneOptions } from './store/prune.js';
+export type { PlanOptions, RestoreOptions } from './store/restore.js';
+export type { SaveOptions } from './store/save.js';
+export type { StorageOptions } from './store/storage.js';
+// generated exports: end

@@ -28,6 +28,11 @@ describe('generated files', () => {
     assert.equal(result.status, 0, result.stderr);
   });
 
+  it('keeps the verb lists, the WipStore methods, the entry\'s verb types and the CLI registry equal to what the verb tables generate (npm run verbs rewrites them)', () => {
+    const result = spawnSync(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'verbs.ts'), '--check'], { cwd: ROOT, encoding: 'utf8' });
+    assert.equal(result.status, 0, result.stderr);
+  });
+
   it('keeps docs/cli.md equal to what the CLI definitions generate (npm run docs rewrites it)', () => {
     assert.equal(readFileSync(join(ROOT, 'docs', 'cli.md'), 'utf8'), cliReference(), 'docs/cli.md is stale: run npm run docs');
   });

@@ -1,4 +1,8 @@
 // Kept apart from the TypeBox types so that writing a document never loads TypeBox.
+import { CHANGES_ACTIONS, STORAGE_ACTIONS, WRITE_ACTIONS } from './verb-lists.js';
+
+// The verb lists are written by npm run verbs from the verb tables beside the result types.
+export { CHANGES_ACTIONS, STORAGE_ACTIONS, WRITE_ACTIONS } from './verb-lists.js';
 
 /**
  * The `$id` of the read document.
@@ -31,14 +35,6 @@ export const WIP_CHANGES_ID = 'https://intentius.io/chant/schemas/workspace/wip-
 export const CONTRACT = 1;
 
 /**
- * The write verbs, in the order the write documents list them: the one list the write document's
- * action union, its success shapes (`WRITE_VERBS` in wip-write.ts, which the compiler holds to
- * it), the maps of document.ts and the schema's variants follow.
- * @public
- */
-export const WRITE_ACTIONS = ['save', 'restore', 'push', 'fetch'] as const;
-
-/**
  * The `$id` of the published schema of the whole workspace declaration, as chant-wip reads it.
  * @public
  */
@@ -49,20 +45,6 @@ export const WORKSPACE_DECLARATION_ID = 'https://intentius.io/chant/schemas/work
  * @public
  */
 export const WIP_STORAGE_ID = 'https://intentius.io/chant/schemas/workspace/wip-storage/v1/wip-storage.schema.json';
-
-/**
- * The verbs of the storage documents, in the order they list them (`STORAGE_VERBS` in storage.ts
- * follows it, as `WRITE_VERBS` follows {@link WRITE_ACTIONS}).
- * @public
- */
-export const STORAGE_ACTIONS = ['storage', 'prune'] as const;
-
-/**
- * The verbs of the changes documents, which read and never write (`CHANGES_VERBS` in changes.ts
- * follows it).
- * @public
- */
-export const CHANGES_ACTIONS = ['show', 'diff', 'plan'] as const;
 
 /**
  * A verb that prints a document of its own: a write, storage or changes verb.

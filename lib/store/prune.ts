@@ -90,8 +90,26 @@ function givesRule(options: PruneOptions): boolean {
   return (options.keepLast ?? null) !== null || (options.keepWithin ?? null) !== null || options.keepLabelled === true;
 }
 
-/** Prunes chains; see {@link WipStore.prune}. */
-export async function prune(context: StoreContext, options: PruneOptions): Promise<PruneResult> {
+/**
+ * Rewrites chains down to the snapshots the rules keep (any rule keeping one keeps it; the
+ * newest always stays): the kept snapshots are written again with the same trees, messages and
+ * dates, the new oldest one marked with the tip it replaced, and each ref moves by
+ * compare-and-swap. The reflog entries of the dropped snapshots are expired; their objects go
+ * with git's gc, or at once with `gc: true`. A plain push never carries a pruned chain: see
+ * {@link Replicator.pushPruned}.
+ * @param context - what the store hands each verb
+ * @param options - the rules, the branch, `dryRun` and `gc`
+ * @returns what was (or, for a dry run, would be) dropped per chain
+ * @throws {@link WipError} `write-usage-invalid` (no rule, or a bad one), `not-a-git-repository`,
+ *   a declaration code, `wip-race` or `git-failed`
+ * @example
+ * ```ts
+ * const store = new WipStore({ cwd: process.cwd() });
+ * const plan = await store.prune({ keepLast: 100, keepWithin: '7d', keepLabelled: true, dryRun: true });
+ * if (plan.branches.some((chain) => chain.dropped.length > 0)) await store.prune({ keepLast: 100, keepWithin: '7d', keepLabelled: true });
+ * ```
+ */
+export async function prune(context: StoreContext, options: PruneOptions = {}): Promise<PruneResult> {
   if (givesRule(options)) retentionRules(options);
   const dryRun = options.dryRun === true;
   const { layout } = await context.plumbing.checkout();

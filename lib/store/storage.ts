@@ -14,8 +14,21 @@ export interface StorageOptions {
   branch?: string | null;
 }
 
-/** Reads what each chain costs; see {@link WipStore.storage}. */
-export async function storage(context: StoreContext, options: StorageOptions): Promise<StorageResult> {
+/**
+ * What each chain of snapshots costs: how many snapshots, when the oldest and newest were
+ * taken, and the bytes its objects take on disk beyond what branches, tags, remote-tracking
+ * refs and HEAD reach. Reads local refs only; its cost does not grow with the object store.
+ * @param context - what the store hands each verb
+ * @param options - `branch` to read one chain only
+ * @returns each chain sorted by branch, and the total (shared objects counted once)
+ * @throws {@link WipError} `not-a-git-repository` or `git-failed`
+ * @example
+ * ```ts
+ * const { branches, total } = await new WipStore({ cwd: process.cwd() }).storage();
+ * for (const chain of branches) console.log(chain.branch, chain.snapshots, chain.oldest, chain.bytes);
+ * ```
+ */
+export async function storage(context: StoreContext, options: StorageOptions = {}): Promise<StorageResult> {
   const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
   // One chain at a time beside the total: a repository with a hundred chains starts no hundred
   // processes at once.

@@ -1,7 +1,6 @@
 import type { DiffResult, RestorePlan, ShowResult } from '../documents/changes.js';
 import type { PolicyDocument } from '../documents/replication.js';
 import type { ListResult } from '../documents/wip-read.js';
-import type { PruneResult, StorageResult } from '../documents/storage.js';
 import type { RetainDeclaration } from '../documents/retain.js';
 import { checkNotAborted } from '../errors.js';
 import { Events } from '../events.js';
@@ -19,11 +18,7 @@ import { list } from './list.js';
 import type { ListOptions } from './list.js';
 import { plan, restore } from './restore.js';
 import type { PlanOptions, RestoreOptions } from './restore.js';
-import { prune } from './prune.js';
-import type { PruneOptions } from './prune.js';
 import { save } from './save.js';
-import { storage } from './storage.js';
-import type { StorageOptions } from './storage.js';
 import type { SaveOptions } from './save.js';
 import type { StagingMode } from './staging.js';
 import { parseSize } from '../snapshot/left-out.js';
@@ -32,6 +27,13 @@ import { watchWipRefs } from './watch.js';
 import type { RefsChanged, RefWatcher, WatchRefsOptions } from './watch.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
 import { checkRetain } from '../workspace/retain.js';
+// generated imports: begin (npm run verbs)
+import type { PruneResult, StorageResult } from '../documents/storage.js';
+import { prune } from './prune.js';
+import type { PruneOptions } from './prune.js';
+import { storage } from './storage.js';
+import type { StorageOptions } from './storage.js';
+// generated imports: end
 
 /**
  * The events a {@link WipStore} emits, by name, with what each listener receives.
@@ -234,6 +236,42 @@ export class WipStore {
   }
 
   /**
+   * One snapshot: what it changed against the commit before it, and every file it holds. Reads
+   * only.
+   * @param options - the snapshot, by any name git resolves to its commit
+   * @returns the snapshot, its change counts and its files
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
+   *   `wip-cancelled` or `git-failed`
+   * @example
+   * ```ts
+   * const { snapshot, changes, files } = await store.show({ snapshot: '4b76a2ec' });
+   * console.log(snapshot.label, changes?.files, files.length);
+   * ```
+   */
+  show(options: ShowOptions): Promise<ShowResult> {
+    return show(this.#context, options);
+  }
+
+  /**
+   * What differs between two snapshots, a snapshot and another commit (such as `HEAD`), or a
+   * snapshot and the working tree (`to` absent): each path with its change, modes, object ids
+   * and line counts. Reads only: no ref, index or working-tree file is written.
+   * @param options - the two sides
+   * @returns both sides, the totals and every path that differs, sorted
+   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
+   *   `wip-cancelled` or `git-failed`
+   * @example
+   * ```ts
+   * const { paths } = await store.diff({ from: turn2.commit, to: turn3.commit });
+   * for (const p of paths) console.log(p.change, p.path, p.added, p.removed);
+   * ```
+   */
+  diff(options: DiffOptions): Promise<DiffResult> {
+    return diff(this.#context, options);
+  }
+
+  // generated methods: begin (npm run verbs: one for each verb whose function is in lib/store/, unless this class writes it)
+  /**
    * What each chain of snapshots costs: how many snapshots, when the oldest and newest were
    * taken, and the bytes its objects take on disk beyond what branches, tags, remote-tracking
    * refs and HEAD reach. Reads local refs only; its cost does not grow with the object store.
@@ -272,40 +310,7 @@ export class WipStore {
     return prune(this.#context, options);
   }
 
-  /**
-   * One snapshot: what it changed against the commit before it, and every file it holds. Reads
-   * only.
-   * @param options - the snapshot, by any name git resolves to its commit
-   * @returns the snapshot, its change counts and its files
-   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
-   *   `wip-cancelled` or `git-failed`
-   * @example
-   * ```ts
-   * const { snapshot, changes, files } = await store.show({ snapshot: '4b76a2ec' });
-   * console.log(snapshot.label, changes?.files, files.length);
-   * ```
-   */
-  show(options: ShowOptions): Promise<ShowResult> {
-    return show(this.#context, options);
-  }
-
-  /**
-   * What differs between two snapshots, a snapshot and another commit (such as `HEAD`), or a
-   * snapshot and the working tree (`to` absent): each path with its change, modes, object ids
-   * and line counts. Reads only: no ref, index or working-tree file is written.
-   * @param options - the two sides
-   * @returns both sides, the totals and every path that differs, sorted
-   * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-snapshot-unknown`,
-   *   `wip-cancelled` or `git-failed`
-   * @example
-   * ```ts
-   * const { paths } = await store.diff({ from: turn2.commit, to: turn3.commit });
-   * for (const p of paths) console.log(p.change, p.path, p.added, p.removed);
-   * ```
-   */
-  diff(options: DiffOptions): Promise<DiffResult> {
-    return diff(this.#context, options);
-  }
+  // generated methods: end
 
   /**
    * Listens to this store's events: `snapshot` after each save, `restore` after each restore
@@ -337,4 +342,4 @@ export class WipStore {
   }
 }
 
-export type { DiffOptions, ListOptions, PlanOptions, PruneOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, StorageOptions, WatchRefsOptions };
+export type { DiffOptions, ListOptions, PlanOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, WatchRefsOptions };
