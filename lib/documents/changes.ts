@@ -306,8 +306,8 @@ export const ChangesAction = LiteralUnion(CHANGES_ACTIONS);
 export type ChangesAction = Static<typeof ChangesAction>;
 
 /**
- * Each changes verb's result and what its document says on success: one entry per verb of
- * `CHANGES_ACTIONS`, as `WRITE_VERBS` is for the writes.
+ * Each changes verb's result and what its document says on success: a verb is declared by its
+ * row here, as `WRITE_VERBS` is for the writes (`npm run verbs` writes `CHANGES_ACTIONS`).
  * @public
  */
 export const CHANGES_VERBS = {

@@ -180,8 +180,8 @@ export const StorageAction = LiteralUnion(STORAGE_ACTIONS);
 export type StorageAction = Static<typeof StorageAction>;
 
 /**
- * Each storage verb's result and what its document says on success: one entry per verb of
- * `STORAGE_ACTIONS`, as `WRITE_VERBS` is for the writes.
+ * Each storage verb's result and what its document says on success: a verb is declared by its
+ * row here, as `WRITE_VERBS` is for the writes (`npm run verbs` writes `STORAGE_ACTIONS`).
  * @public
  */
 export const STORAGE_VERBS = {

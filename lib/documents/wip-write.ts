@@ -316,9 +316,10 @@ export type WriteAction = Static<typeof WriteAction>;
 
 
 /**
- * Each write verb's result and what its document says on success: one entry per verb of
- * `WRITE_ACTIONS` (the compiler holds the two equal). The success documents, their union, the
- * maps of document.ts and the schema's variants are made from it.
+ * Each write verb's result and what its document says on success: a verb is declared by its row
+ * here. `npm run verbs` writes `WRITE_ACTIONS`, the CLI registry and the entry's types from the
+ * rows (the compiler holds the list to them); the success documents, their union, the maps of
+ * document.ts and the schema's variants are made from it.
  * @public
  */
 export const WRITE_VERBS = {
