@@ -6,7 +6,7 @@
 // git as one pack. What this cannot decide the way `git add --all` would (submodules that moved,
 // conflicts, symlinks and executables it would have to classify, names it cannot pass through a
 // line) makes it answer null: the caller then stages through a temporary index.
-import type { Stats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
@@ -74,21 +74,29 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     leftOut.push({ path, reason });
   };
   // Every file hash-object will read is looked at first: a FIFO would hold it forever.
+  // The stat data taken here is also the hash cache's key for the file (taken before git reads it):
+  // each file is looked at once.
   const changed = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
-  const [changedStats, untrackedStats] = await Promise.all([changed, plan.untracked].map((paths) => Promise.all(paths.map((path) => lstat(join(top, path)).catch(() => null)))));
-  for (const [index, stats] of (changedStats as Array<Stats | null>).entries()) {
+  const statOf = (path: string): Promise<BigIntStats | null> => lstat(join(top, path), { bigint: true }).catch(() => null);
+  const [changedStats, untrackedStats] = await Promise.all([changed, plan.untracked].map((paths) => Promise.all(paths.map(statOf))));
+  const looked = new Map<string, BigIntStats>();
+  for (const [index, stats] of (changedStats as Array<BigIntStats | null>).entries()) {
     const path = changed[index] as string;
     if (stats === null) keepIndexed(path, 'vanished');
     else if (special(stats)) keepIndexed(path, 'not-a-file');
+    else looked.set(path, stats);
   }
-  for (const [index, stats] of (untrackedStats as Array<Stats | null>).entries()) {
+  for (const [index, stats] of (untrackedStats as Array<BigIntStats | null>).entries()) {
     const path = plan.untracked[index] as string;
     if (stats === null) leftOut.push({ path, reason: 'vanished' });
     else if (special(stats)) leftOut.push({ path, reason: 'not-a-file' });
     // An executable's mode hangs on core.fileMode, which status does not print.
-    else if (!stats.isFile() || (stats.mode & 0o100) !== 0) return null;
-    else if (stats.size > maxFileSize) leftOut.push({ path, reason: 'too-large', size: stats.size });
-    else plan.states.set(path, { kind: 'file', mode: '100644' });
+    else if (!stats.isFile() || (stats.mode & 0o100n) !== 0n) return null;
+    else if (stats.size > BigInt(maxFileSize)) leftOut.push({ path, reason: 'too-large', size: Number(stats.size) });
+    else {
+      plan.states.set(path, { kind: 'file', mode: '100644' });
+      looked.set(path, stats);
+    }
   }
   // Flagged entries status does not name: their files are hashed like changed ones, and listed
   // when what they hold is not what the index says.
@@ -116,7 +124,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const attributesChanged = [...plan.states.keys()].some((path) => path === '.gitattributes' || path.endsWith('/.gitattributes'));
   const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, racyMarginNs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
-  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid).catch((error: unknown) => {
+  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
@@ -163,7 +171,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
 }
 
 /** A FIFO, socket or device: nothing git can hold as a file. */
-function special(stats: Stats): boolean {
+function special(stats: Stats | BigIntStats): boolean {
   return stats.isFIFO() || stats.isSocket() || stats.isCharacterDevice() || stats.isBlockDevice();
 }
 
@@ -173,8 +181,10 @@ function special(stats: Stats): boolean {
  * on disk), from `git hash-object -w` for the rest (no process when there is none). What was
  * hashed is recorded with the stat data taken before git read it. The key holds the index's
  * blob for the path too: with `text=auto`, whether git converts line endings can hang on it.
+ * `looked` holds the stat data the caller took of the files it checked (each file is looked at
+ * once, before git reads it); a path it lacks is looked at here.
  */
-async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined): Promise<string[]> {
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, BigIntStats>): Promise<string[]> {
   if (paths.length === 0) return [];
   const { top, objectsDir } = layout;
   const takenNs = BigInt(Date.now()) * 1_000_000n;
@@ -192,7 +202,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   };
   // Each file's key: its own stat data, then that of the .gitattributes in each folder on its way.
   const keys = await Promise.all(paths.map(async (path) => {
-    const stats = await lstat(join(top, path), { bigint: true }).catch(() => null);
+    const stats = looked.get(path) ?? (await lstat(join(top, path), { bigint: true }).catch(() => null));
     if (stats === null || !stats.isFile()) return null;
     const folders = [''];
     for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) folders.push(path.slice(0, slash));

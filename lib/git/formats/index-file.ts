@@ -237,6 +237,32 @@ export function gitlinksOf(entries: readonly IndexEntry[]): Gitlink[] {
   return entries.filter((entry) => entry.mode === '160000').map((entry) => ({ path: entry.path, commit: entry.oid }));
 }
 
+/** The modes an index holds, as text, computed once rather than once an entry. */
+const MODE_TEXT = new Map([0o100644, 0o100755, 0o120000, 0o160000].map((mode) => [mode, mode.toString(8)]));
+
+/**
+ * An entry whose object id is read from the index's bytes when asked for: a save from status
+ * reads every entry of the index (100,000 in a large checkout) and asks for the ids of the few it
+ * changes, so it does not make 100,000 hex strings.
+ */
+class IndexRecord implements IndexEntry {
+  readonly #data: Buffer;
+  readonly #at: number;
+  readonly #end: number;
+  #oid: string | undefined;
+
+  constructor(data: Buffer, at: number, hashBytes: number, readonly path: string, readonly mode: string, readonly stage: number, readonly flag: IndexEntry['flag'], readonly intentToAdd: boolean) {
+    this.#data = data;
+    this.#at = at;
+    this.#end = at + hashBytes;
+  }
+
+  get oid(): string {
+    this.#oid ??= this.#data.toString('hex', this.#at, this.#end);
+    return this.#oid;
+  }
+}
+
 function parseEntries(data: Buffer, hashBytes: number): IndexEntry[] {
   const entries: IndexEntry[] = [];
   const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
@@ -244,14 +270,12 @@ function parseEntries(data: Buffer, hashBytes: number): IndexEntry[] {
     const path = entry.path === null ? data.toString('utf8', entry.nameStart, entry.nameEnd) : entry.path.toString('utf8');
     // Extended flags (version 3 and up, when the entry's 0x4000 says so) follow the 16-bit flags.
     const extended = version >= 3 && (entry.flags & 0x4000) !== 0 ? data.readUInt16BE(entry.start + 40 + hashBytes + 2) : 0;
-    entries.push({
-      path,
-      mode: data.readUInt32BE(entry.start + 24).toString(8),
-      oid: data.toString('hex', entry.start + 40, entry.start + 40 + hashBytes),
-      stage: (entry.flags >> 12) & 3,
-      flag: (extended & 0x4000) !== 0 ? 'skip-worktree' : (entry.flags & 0x8000) !== 0 ? 'assume-unchanged' : null,
-      intentToAdd: (extended & 0x2000) !== 0,
-    });
+    const mode = data.readUInt32BE(entry.start + 24);
+    entries.push(new IndexRecord(
+      data, entry.start + 40, hashBytes, path, MODE_TEXT.get(mode) ?? mode.toString(8), (entry.flags >> 12) & 3,
+      (extended & 0x4000) !== 0 ? 'skip-worktree' : (entry.flags & 0x8000) !== 0 ? 'assume-unchanged' : null,
+      (extended & 0x2000) !== 0,
+    ));
     return true;
   });
   return entries;
