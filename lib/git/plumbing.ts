@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -8,7 +8,10 @@ import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
 import { looseObject, readLoose } from './formats/loose.js';
+import { indexFileOf } from './formats/index-file.js';
+import type { NewIndexEntry } from './formats/index-file.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
+import { treeEntry } from './formats/tree.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
 import { GitCommandError } from './runner.js';
@@ -539,11 +542,15 @@ export class Plumbing {
 
   /**
    * Every path that differs between two trees, recursively, renames not followed. Paths are
-   * read as bytes, so names that are not UTF-8 stay distinct and exact.
+   * read as bytes, so names that are not UTF-8 stay distinct and exact. `emptyIndex`, when
+   * given, names an index file that does not exist, for git to read instead of the checkout's.
    */
-  async diffTrees(from: string, to: string): Promise<TreeChange[]> {
+  async diffTrees(from: string, to: string, emptyIndex: string | null = null): Promise<TreeChange[]> {
     const chunks: Buffer[] = [];
-    const stdout = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to], { onStdout: (chunk) => chunks.push(chunk) });
+    // git reads the whole index before it compares two trees (100,000 entries: most of its
+    // time); pointed at an index file that is not there, it reads none.
+    const env = emptyIndex === null ? {} : { env: { GIT_INDEX_FILE: emptyIndex } };
+    const stdout = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to], { ...env, onStdout: (chunk) => chunks.push(chunk) });
     // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
     const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
     const fields = out.split('\0');
@@ -588,6 +595,49 @@ export class Plumbing {
     await this.run(['read-tree', tree], { env: { GIT_INDEX_FILE: indexFile } });
     const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw}\0`, 'latin1')));
     await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
+  }
+
+  /**
+   * Writes the files `entries` name (paths of `tree`, byte strings, with their modes and
+   * objects) into `staging`, an empty folder, as git's checkout writes them (filters,
+   * end-of-line conversion, modes, symlinks), through `indexFile`, which is made to hold them
+   * and the `.gitattributes` files `tree` has in every folder on their way, and nothing else:
+   * no index of the whole tree is written. The attributes are the tree's own, as
+   * {@link Plumbing.checkoutInto} reads them. A folder git cannot be asked for by name (one
+   * holding a newline), or a runner that cannot hand over tree objects, makes it fall back to
+   * {@link Plumbing.checkoutInto}.
+   */
+  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string): Promise<void> {
+    const folders = new Set<string>(['']);
+    for (const entry of entries) {
+      for (let slash = entry.raw.indexOf('/'); slash >= 0; slash = entry.raw.indexOf('/', slash + 1)) folders.add(entry.raw.slice(0, slash));
+    }
+    const list = [...folders];
+    const trees = list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? tree : `${tree}:${folder}`)));
+    if (trees === null) {
+      await this.checkoutInto(gitDir, indexFile, tree, staging, entries.map((entry) => entry.raw));
+      return;
+    }
+    const held = new Set(entries.map((entry) => entry.raw));
+    const attributes: NewIndexEntry[] = [];
+    for (const [index, folder] of list.entries()) {
+      const object = trees[index];
+      if (object === null || object === undefined || object.type !== 'tree') continue;
+      const found = treeEntry(object.content, '.gitattributes', objectFormat);
+      const raw = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
+      if (found !== null && found.mode !== '40000' && found.mode !== '160000' && !held.has(raw)) attributes.push({ raw, mode: found.mode, oid: found.oid });
+    }
+    writeFileSync(indexFile, indexFileOf([...entries, ...attributes], objectFormat));
+    const input = Buffer.concat(entries.map((entry) => Buffer.from(`${entry.raw}\0`, 'latin1')));
+    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
+  }
+
+  /** Objects read whole by names given as byte strings (one character a byte), as {@link Plumbing.readObjects}. */
+  async #readRawNames(names: readonly string[]): Promise<Array<GitObject | null> | null> {
+    const chunks: Buffer[] = [];
+    const stdout = await this.run(['cat-file', '--batch'], { input: Buffer.from(names.map((name) => `${name}\n`).join(''), 'latin1'), onStdout: (chunk) => chunks.push(chunk) });
+    if (chunks.length === 0 && stdout.length > 0) return null;
+    return parseBatch(Buffer.concat(chunks), names.length);
   }
 
   /** Resets the checkout's index to `treeish`, keeping the stat data of entries whose content is unchanged. */

@@ -3,7 +3,8 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { mkdir, rm } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
 import type { Snapshot } from '../documents/snapshot.js';
@@ -125,9 +126,13 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     checkNotAborted(signal);
     await refuseOperationInProgress(layout);
     report(onProgress, 'staging', 0, 1);
-    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, null, stopped);
+    // Built from git status where a save would, when the folder writer moves the files (the
+    // only way that needs no index of the working tree): no index of it is written at all, and
+    // the index file is only a name for the index of the few paths checked out.
+    const byStatus = folderWriterAvailable() && viaStatus(context.staging, layout) ? { env: context.env ?? process.env } : null;
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
-    const indexFile = prepared.indexFile as string;
+    const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
     try {
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -267,7 +272,12 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
   try {
     const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
-    const all = await plumbing.diffTrees(current, target.tree).catch(stopped);
+    // git reads the checkout's index before it diffs two trees only for .gitmodules' ignore
+    // settings of gitlinks changed on both sides: with no gitlink in the working tree's tree, or
+    // a .gitmodules in the working tree (read first), it is pointed at an index that is not there.
+    const gitlinked = leftOut.some((entry) => entry.reason === 'submodule' || entry.reason === 'embedded-repository');
+    const indexless = !gitlinked || existsSync(join(layout.top, '.gitmodules'));
+    const all = await plumbing.diffTrees(current, target.tree, indexless ? temporaryIndexFile(layout.gitDir) : null).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
     const indexed = indexHoldsHead ? opened.headTree : await indexTree(plumbing, layout).catch(stopped);
@@ -425,7 +435,7 @@ async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFi
   try {
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
-    if (written.length > 0) await plumbing.checkoutInto(layout.gitDir, indexFile, target.tree, staging, written.map((change) => change.raw));
+    if (written.length > 0) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid })), layout.objectFormat);
     return staging;
   } catch (error) {
     await rm(staging, { recursive: true, force: true });
@@ -490,7 +500,7 @@ async function writeBack(plumbing: Plumbing, layout: RepositoryLayout, current: 
   try {
     await mkdir(staging);
     const back = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK);
-    if (back.length > 0) await plumbing.checkoutInto(layout.gitDir, scratch, current, staging, back.map((change) => change.raw));
+    if (back.length > 0) await plumbing.checkoutPaths(layout.gitDir, scratch, current, staging, back.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat);
     applyOps(layout.top, staging, backwardOps(changes));
   } finally {
     await rm(staging, { recursive: true, force: true });

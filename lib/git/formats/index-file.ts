@@ -1,7 +1,8 @@
 // Reads from an index file what git itself does not print without another process: which
 // entries are gitlinks (submodules and embedded repositories), whose files a snapshot cannot
-// hold, and, for a restore, whether the index holds exactly a given tree. Read-only, versions 2
-// to 4 of the format.
+// hold, and, for a restore, whether the index holds exactly a given tree (versions 2 to 4 of the
+// format). Writes one kind only: a small version 2 index of the few paths a restore checks out.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { objectHash } from './object-format.js';
 
@@ -279,4 +280,43 @@ function parseEntries(data: Buffer, hashBytes: number): IndexEntry[] {
     return true;
   });
   return entries;
+}
+
+/** One entry to write into a new index: a path (a byte string, one character a byte), its mode and object. */
+export interface NewIndexEntry {
+  raw: string;
+  /** `100644`, `100755` or `120000`. */
+  mode: string;
+  oid: string;
+}
+
+/**
+ * An index file (version 2) holding exactly `entries`, at stage 0 with no stat data, sorted as
+ * git sorts them: what `git read-tree` of a tree holding only them would write, but for the
+ * stat data and the cache tree, which a checkout from it does not need.
+ * @throws on a path that appears twice
+ * @internal
+ */
+export function indexFileOf(entries: readonly NewIndexEntry[], objectFormat: string): Buffer {
+  const { algorithm, bytes: hashBytes } = objectHash(objectFormat);
+  const sorted = [...entries].sort((a, b) => (a.raw < b.raw ? -1 : a.raw > b.raw ? 1 : 0));
+  const header = Buffer.alloc(12);
+  header.write('DIRC', 0, 'latin1');
+  header.writeUInt32BE(2, 4);
+  header.writeUInt32BE(sorted.length, 8);
+  const parts: Buffer[] = [header];
+  const fixed = 40 + hashBytes + 2;
+  for (const [index, entry] of sorted.entries()) {
+    if (index > 0 && (sorted[index - 1] as NewIndexEntry).raw === entry.raw) throw new Error(`${entry.raw} is twice in the index`);
+    const name = Buffer.from(entry.raw, 'latin1');
+    // The fixed part and the name, padded with one to eight NULs to a multiple of eight.
+    const record = Buffer.alloc((fixed + name.length + 8) & ~7);
+    record.writeUInt32BE(parseInt(entry.mode, 8), 24);
+    Buffer.from(entry.oid, 'hex').copy(record, 40);
+    record.writeUInt16BE(Math.min(name.length, 0xfff), 40 + hashBytes);
+    name.copy(record, fixed);
+    parts.push(record);
+  }
+  const body = Buffer.concat(parts);
+  return Buffer.concat([body, createHash(algorithm).update(body).digest()]);
 }

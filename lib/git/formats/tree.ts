@@ -282,3 +282,24 @@ function compareKeys(a: Buffer, aStart: number, aEnd: number, aTree: boolean, b:
   const bNext = bLength > common ? (b[bStart + common] as number) : bTree ? 0x2f : 0;
   return aNext !== bNext ? aNext - bNext : aLength - bLength;
 }
+
+/**
+ * The entry `name` (a byte string) of a tree object, or null when it has none; the entries are
+ * walked in order, nothing decoded but the one found.
+ * @internal
+ */
+export function treeEntry(content: Buffer, name: string, objectFormat: string): Entry | null {
+  const hashBytes = objectHash(objectFormat).bytes;
+  const wanted = Buffer.from(name, 'latin1');
+  let offset = 0;
+  while (offset < content.length) {
+    const space = content.indexOf(32, offset);
+    const nul = space < 0 ? -1 : content.indexOf(0, space + 1);
+    if (nul < 0 || nul + 1 + hashBytes > content.length) return null;
+    if (nul - space - 1 === wanted.length && content.compare(wanted, 0, wanted.length, space + 1, nul) === 0) {
+      return { mode: content.toString('latin1', offset, space), oid: content.toString('hex', nul + 1, nul + 1 + hashBytes) };
+    }
+    offset = nul + 1 + hashBytes;
+  }
+  return null;
+}
