@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lutimesSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GitProcessRunner } from '../lib/git/runner.js';
@@ -78,6 +78,49 @@ describe('what a restore checks out', () => {
       assert.equal(readFileSync(join(dir, 'sub/deep/x.dat'), 'utf8'), 'WORK\n');
       assert.ok(!existsSync(join(dir, 'sub/new.dat')));
       assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\r\n');
+    });
+  }
+
+  // Paths that change type both ways (mode, symlink, folder, a tracked file matching .gitignore),
+  // restored from a working tree that is exactly the index, with stat data git trusts: git add
+  // --all then writes no index, so a temporary index seeded as a hard link of the checkout's
+  // stays one, and the index of the few paths checked out must not be written through it.
+  for (const staging of ['index', 'status'] as const) {
+    it(`changes paths of every type both ways from a clean checkout, and leaves its index as it was (${staging} staging)`, async () => {
+      const head = { 'mode.sh': 'mode\n', 'link-to-file': 'file\n', 'dir-to-file/inner.txt': 'inner\n', 'file-to-dir': 'file\n', 'tracked.ign': 'tracked, ignored\n', 'same.txt': 'same\n' };
+      const dir = makeRepo({ ...head, '.gitignore': '*.ign\n' });
+      git(dir, ['add', '--force', 'tracked.ign']);
+      git(dir, ['commit', '-q', '-m', 'tracked.ign']);
+      writeFiles(dir, { 'untracked.ign': 'ignored, untracked\n' });
+      chmodSync(join(dir, 'untracked.ign'), 0o755);
+      const store = new WipStore({ cwd: dir, staging });
+      const headState = treeOf(dir);
+      // The other side: each path of another type, the ignored tracked file gone, a new file.
+      chmodSync(join(dir, 'mode.sh'), 0o755);
+      rmSync(join(dir, 'link-to-file'));
+      symlinkSync('same.txt', join(dir, 'link-to-file'));
+      rmSync(join(dir, 'dir-to-file'), { recursive: true });
+      writeFiles(dir, { 'dir-to-file': 'a file now\n', 'file-to-dir': null, 'file-to-dir/inner.txt': 'a folder now\n', 'tracked.ign': null, 'new.txt': 'new\n' });
+      const otherState = treeOf(dir);
+      const other = await store.save({ label: 'types changed' });
+      // Back to HEAD, with the files' times settled and the index refreshed: git add trusts every entry.
+      git(dir, ['reset', '-q', '--hard']);
+      rmSync(join(dir, 'new.txt'));
+      for (const path of Object.keys(treeOf(dir))) lutimesSync(join(dir, path), 1_600_000_000, 1_600_000_000);
+      git(dir, ['update-index', '-q', '--refresh']);
+      assert.deepEqual(treeOf(dir), headState);
+      const index = git(dir, ['ls-files', '--stage', '-z']);
+      const restored = await store.restore({ snapshot: other.snapshot.commit });
+      assert.deepEqual(treeOf(dir), otherState, 'the snapshot, mode, symlink, folder and file, the untracked ignored file untouched');
+      assert.deepEqual(restored.paths, ['dir-to-file', 'dir-to-file/inner.txt', 'file-to-dir', 'file-to-dir/inner.txt', 'link-to-file', 'mode.sh', 'new.txt', 'tracked.ign']);
+      assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, "the checkout's index is HEAD's, whole");
+      // And back the other way, from a tree whose index entries are all settled again.
+      for (const path of Object.keys(treeOf(dir))) lutimesSync(join(dir, path), 1_600_000_000, 1_600_000_000);
+      git(dir, ['update-index', '-q', '--refresh']);
+      await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+      assert.deepEqual(treeOf(dir), headState, 'the checkpoint gives HEAD\'s tree back, types and modes');
+      assert.equal(git(dir, ['ls-files', '--stage', '-z']), index);
+      assert.equal(git(dir, ['status', '--porcelain', '-z']), '', 'and git sees a clean checkout');
     });
   }
 

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -600,9 +600,9 @@ export class Plumbing {
   /**
    * Writes the files `entries` name (paths of `tree`, byte strings, with their modes and
    * objects) into `staging`, an empty folder, as git's checkout writes them (filters,
-   * end-of-line conversion, modes, symlinks), through `indexFile`, which is made to hold them
-   * and the `.gitattributes` files `tree` has in every folder on their way, and nothing else:
-   * no index of the whole tree is written. The attributes are the tree's own, as
+   * end-of-line conversion, modes, symlinks), through `indexFile`, which is replaced (never written in place) by one holding
+   * them and the `.gitattributes` files `tree` has in every folder on their way, and nothing
+   * else: no index of the whole tree is written. The attributes are the tree's own, as
    * {@link Plumbing.checkoutInto} reads them. A folder git cannot be asked for by name (one
    * holding a newline), or a runner that cannot hand over tree objects, makes it fall back to
    * {@link Plumbing.checkoutInto}.
@@ -627,7 +627,7 @@ export class Plumbing {
       const raw = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
       if (found !== null && found.mode !== '40000' && found.mode !== '160000' && !held.has(raw)) attributes.push({ raw, mode: found.mode, oid: found.oid });
     }
-    writeFileSync(indexFile, indexFileOf([...entries, ...attributes], objectFormat));
+    writeIndexFile(indexFile, indexFileOf([...entries, ...attributes], objectFormat));
     const input = Buffer.concat(entries.map((entry) => Buffer.from(`${entry.raw}\0`, 'latin1')));
     await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
   }
@@ -742,4 +742,21 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
     if (/^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
   }
   return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
+}
+
+/**
+ * Writes an index file as git does, never in place: into `<file>.lock`, created anew, then
+ * renamed over `file`. A restore's temporary index may still be a hard link of the checkout's own
+ * (lib/store/staging.ts, seedIndex: git add --all that changed nothing writes none), and
+ * writing through that link would replace the checkout's index with a few paths.
+ */
+function writeIndexFile(file: string, content: Buffer): void {
+  const lock = `${file}.lock`;
+  try {
+    writeFileSync(lock, content, { flag: 'wx' });
+    renameSync(lock, file);
+  } catch (error) {
+    rmSync(lock, { force: true });
+    throw error;
+  }
 }
