@@ -1,6 +1,9 @@
 // What changed between trees, as git counts it: one command each, its arguments and its parser
 // side by side. Line counts are git's --numstat with the diff settings fixed (myers, no
-// textconv, no external diff), so a user's configuration never changes a count the memo keeps.
+// textconv, no external diff), so a user's configuration never changes a count the memo keeps,
+// and git reads no index for them (lib/git/no-index.ts): attributes come from the working tree,
+// as for `git diff <a> <b>`.
+import { withoutIndex } from './no-index.js';
 import type { Plumbing } from './plumbing.js';
 
 /** The diff options every count is made with. */
@@ -31,7 +34,7 @@ export interface Totals {
  * line counts, in git's order: one `diff-tree --raw --numstat` call.
  */
 export async function diffWithCounts(plumbing: Plumbing, from: string, to: string, signal?: AbortSignal): Promise<CountedChange[]> {
-  const out = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], signal === undefined ? {} : { signal });
+  const out = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], { env: withoutIndex(), ...(signal === undefined ? {} : { signal }) });
   const fields = out.split('\0');
   const changes: CountedChange[] = [];
   let i = 0;
@@ -65,6 +68,7 @@ export async function countChanges(plumbing: Plumbing, pairs: ReadonlyArray<read
   if (pairs.length === 0) return totals;
   const out = await plumbing.run(['diff-tree', '--stdin', '--always', '-r', '-z', '--numstat', ...COUNTING], {
     input: pairs.map(([commit, against]) => `${commit} ${against}\n`).join(''),
+    env: withoutIndex(),
     ...(signal === undefined ? {} : { signal }),
   });
   let current: Totals | null = null;
