@@ -146,7 +146,7 @@ describe('what changed', () => {
     await assert.rejects(store.show({ snapshot: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
   });
 
-  it('diffs two commits with three git processes side by side, and refuses an unknown side, a folder outside git and a cancel each with its own code', async () => {
+  it('diffs two commits with two git processes side by side (one reads both commits, one diffs them), and refuses an unknown side, a folder outside git and a cancel each with its own code', async () => {
     const dir = makeRepo();
     writeFiles(dir, { 'a.txt': 'one\n' });
     const { runner, calls } = counting(dir);
@@ -158,13 +158,34 @@ describe('what changed', () => {
     const diffed = await store.diff({ from: one.commit, to: two.commit });
     assert.deepEqual(diffed.paths.map((path) => [path.change, path.path, path.added, path.removed]), [['modified', 'a.txt', 1, 0], ['added', 'b.txt', 1, 0]]);
     assert.deepEqual([diffed.from.snapshot?.commit, diffed.to.snapshot?.commit], [one.commit, two.commit]);
-    assert.deepEqual(calls.map((args) => args[0]).sort(), ['cat-file', 'cat-file', 'diff-tree']);
+    assert.deepEqual(calls.map((args) => args[0]).sort(), ['cat-file', 'diff-tree']);
     await assert.rejects(store.diff({ from: one.commit, to: 'no-such-thing' }), (error) => isWipError(error, 'wip-snapshot-unknown') && /no-such-thing/.test(error.message));
     const outside = new WipStore({ cwd: tempDir(), policy: null });
     await assert.rejects(outside.diff({ from: 'HEAD~1', to: 'HEAD' }), (error) => isWipError(error, 'not-a-git-repository'));
     const controller = new AbortController();
     controller.abort(new Error('the panel closed'));
     await assert.rejects(store.diff({ from: one.commit, to: two.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+  });
+
+  it('counts lines with the working tree\'s attributes as git diff does, and reads both sides in one process whatever their names and labels', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { '.gitattributes': '*.dat -diff\n', 'data.dat': 'one\n', 'a.txt': 'one\n' });
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-q', '-m', 'attributes']);
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'data.dat': 'two\n', 'a.txt': 'one\ntwo\n' });
+    const one = (await store.save({ label: 'naïve ✓ turn' })).snapshot;
+    writeFiles(dir, { 'data.dat': 'three\n', 'a.txt': 'three\n' });
+    const two = (await store.save({ label: 'größer 🙂' })).snapshot;
+    const diffed = await store.diff({ from: one.commit, to: two.commit });
+    assert.deepEqual(diffed.paths.map((path) => [path.path, path.added, path.removed]), [['a.txt', 1, 2], ['data.dat', null, null]]);
+    assert.deepEqual({ files: diffed.files, added: diffed.added, removed: diffed.removed }, numstat(dir, one.commit, two.commit));
+    assert.deepEqual([diffed.from.snapshot?.label, diffed.to.snapshot?.label], ['naïve ✓ turn', 'größer 🙂']);
+    const named = await store.diff({ from: 'HEAD', to: `${two.commit.slice(0, 12)}` });
+    assert.deepEqual([named.from.commit, named.to.commit], [git(dir, ['rev-parse', 'HEAD']).trim(), two.commit]);
+    // git dies on @{u} without an upstream: each side is then read on its own, and the refusal names it.
+    await assert.rejects(store.diff({ from: '@{u}', to: two.commit }), (error) => isWipError(error, 'wip-snapshot-unknown') && /@\{u\}/.test(error.message));
+    await assert.rejects(store.diff({ from: one.commit, to: '@{u}' }), (error) => isWipError(error, 'wip-snapshot-unknown') && /@\{u\}/.test(error.message));
   });
 
   it('pages the read: limit keeps the newest, before goes further back, older counts what is left', async () => {

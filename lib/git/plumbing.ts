@@ -217,6 +217,22 @@ export class Plumbing {
   }
 
   /**
+   * {@link Plumbing.readNamedCommit} of several names in one git process, in the order asked.
+   * When git stops partway (it dies on some names) or the runner does not stream, each name is
+   * read on its own instead.
+   */
+  async readNamedCommits(names: readonly string[]): Promise<Array<CommitRecord | null>> {
+    const asked = names.filter((name) => name.length > 0 && !/[\0\n\r]/.test(name));
+    const chunks: Buffer[] = [];
+    const stdout = asked.length === names.length && names.length > 1
+      ? await this.run(['cat-file', '--batch'], { input: names.map((name) => `${name}^{commit}\n`).join(''), okExitCodes: [128], onStdout: (chunk) => chunks.push(chunk) })
+      : null;
+    const objects = stdout === null || (chunks.length === 0 && stdout.length > 0) ? null : parseBatch(Buffer.concat(chunks), names.length);
+    if (objects === null) return Promise.all(names.map((name) => this.readNamedCommit(name)));
+    return objects.map((object) => (object === null || object.type !== 'commit' ? null : parseCommit(object.oid, object.content.toString('utf8'))));
+  }
+
+  /**
    * Commits on the first-parent chains from `tips`, each read with its message, as git prints
    * them: `next` says, of each commit reached on a chain, which commit the chain goes on to
    * (null: it ends there). git is stopped as soon as every chain has ended, so the walk never

@@ -154,35 +154,32 @@ function firstParent(record: CommitRecord, snapshot: Snapshot): string {
   return record.parents.length > 1 ? (record.parents[0] as string) : snapshot.head;
 }
 
-/** A side of a diff named by the caller: a snapshot or any other commit. */
 /** A commit and the working tree: the tree a save would record is staged first, then diffed. */
 async function againstWorkingTree(context: StoreContext, fromName: string, signal: AbortSignal | undefined): Promise<{ from: DiffSide; to: DiffSide; changes: CountedChange[] }> {
   const opened = await context.plumbing.checkout();
-  const [from, to] = await Promise.all([sideOf(context.plumbing, fromName, signal), workingTreeSide(context, opened.layout, opened.head, signal)]);
+  const [from, to] = await Promise.all([context.plumbing.readNamedCommit(fromName).then((record) => sideOf(fromName, record)), workingTreeSide(context, opened.layout, opened.head, signal)]);
   return { from, to, changes: await diffWithCounts(context.plumbing, from.tree, to.tree, signal) };
 }
 
 /**
- * Two commits: both read and diffed at once, three git processes side by side, so the call costs
- * about one git diff. A refusal names the first side that names no commit, once the folder is
- * known to be a repository (else not-a-git-repository); only then the diff's own failure.
+ * Two commits: both read in one git process while a second diffs them, so the call costs about
+ * one git diff. The diff starts first, as it takes longest (each start of a process holds this
+ * one up). A refusal names the first side that names no commit, once the folder is known to be
+ * a repository (else not-a-git-repository); only then the diff's own failure.
  */
 async function betweenCommits(plumbing: Plumbing, fromName: string, toName: string, signal: AbortSignal | undefined): Promise<{ from: DiffSide; to: DiffSide; changes: CountedChange[] }> {
-  const [from, to, changes] = await Promise.allSettled([
-    sideOf(plumbing, fromName, signal),
-    sideOf(plumbing, toName, signal),
+  checkNotAborted(signal);
+  const [changes, sides] = await Promise.allSettled([
     diffWithCounts(plumbing, `${fromName}^{commit}`, `${toName}^{commit}`, signal),
+    plumbing.readNamedCommits([fromName, toName]).then(([from, to]) => [sideOf(fromName, from ?? null), sideOf(toName, to ?? null)] as const),
   ]);
-  if (from.status === 'fulfilled' && to.status === 'fulfilled' && changes.status === 'fulfilled') return { from: from.value, to: to.value, changes: changes.value };
+  if (sides.status === 'fulfilled' && changes.status === 'fulfilled') return { from: sides.value[0], to: sides.value[1], changes: changes.value };
   checkNotAborted(signal);
   await plumbing.layout();
-  const failed = [from, to, changes].find((result) => result.status === 'rejected') as PromiseRejectedResult;
-  throw failed.reason;
+  throw sides.status === 'rejected' ? sides.reason : (changes as PromiseRejectedResult).reason;
 }
 
-async function sideOf(plumbing: Plumbing, name: string, signal: AbortSignal | undefined): Promise<DiffSide> {
-  checkNotAborted(signal);
-  const record = await plumbing.readNamedCommit(name);
+function sideOf(name: string, record: CommitRecord | null): DiffSide {
   if (record === null) throw new WipError('wip-snapshot-unknown', `${JSON.stringify(name)} names no commit`);
   return { commit: record.commit, tree: record.tree, snapshot: readSnapshot(record) };
 }
