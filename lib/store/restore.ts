@@ -18,7 +18,7 @@ import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js'
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
-import { checkoutOf, openCheckout, restoreTarget } from './checkout.js';
+import { branchOf, checkoutOf, openCheckout, restoreTarget } from './checkout.js';
 import type { BranchCheckout } from './checkout.js';
 import { cancellable, checkIdentity, checkpointSettings, locked } from './context.js';
 import { report } from '../events.js';
@@ -213,8 +213,10 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
   };
   const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
   const layout = opened.layout;
-  const checkout = await checkoutOf(work.plumbing, opened).catch(stopped);
-  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null).catch(stopped);
+  // The wip tip is read only to find the target when none is named: a checkpoint is not taken.
+  const named = options.snapshot ?? null;
+  const checkout = named === null ? await checkoutOf(work.plumbing, opened).catch(stopped) : branchOf(opened);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, named).catch(stopped);
   const { maxFileSize } = await checkpointSettings(context, layout);
   // Under the lock: the temporary index it stages into is one a save's cleanup would otherwise take.
   return locked(context, layout, async () => {
@@ -226,21 +228,31 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       if (!isWipError(error)) throw error;
       refusals.push(error);
     };
-    await refuseOperationInProgress(layout).catch(refusal);
+    // Each check reads what it needs while the others run, each refusal reported in the
+    // restore's order: the conflicts of the index are read while git status runs.
+    const settled = <T>(promise: Promise<T>): Promise<{ error: unknown } | { value: T }> => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
+    const operation = settled(refuseOperationInProgress(layout));
     // Built from git status as a save builds it, where the save would: the same tree, so the
     // same fingerprint as the restore's, at about a save's cost.
     const byStatus = viaStatus(context.staging, layout) ? { env: context.env ?? process.env } : null;
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     try {
       const { changes, targetIndex, leftOut } = prepared;
+      const [inProgress, writable, blockers, indexLock] = await Promise.all([
+        operation,
+        settled(checkWritable(work.plumbing, layout, target, changes, targetIndex)),
+        settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
+        settled(indexNotLocked(layout)),
+      ]);
+      if ('error' in inProgress) refusal(inProgress.error);
       if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());
-      await checkWritable(work.plumbing, layout, target, changes, targetIndex).catch(refusal);
-      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut);
-      if (blockers.length > 0) refusal(blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing would be changed`, blockers));
-      await indexNotLocked(layout).catch(refusal);
+      if ('error' in writable) refusal(writable.error);
+      if ('error' in blockers) throw blockers.error;
+      if (blockers.value.length > 0) refusal(blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing would be changed`, blockers.value));
+      if ('error' in indexLock) refusal(indexLock.error);
       checkNotAborted(signal);
       const first = refusals[0] ?? null;
-      const refused: RefusedPath[] = blockers.map((blocker) => ({ path: rawPathText(blocker.raw), reason: blocker.why }));
+      const refused: RefusedPath[] = blockers.value.map((blocker) => ({ path: rawPathText(blocker.raw), reason: blocker.why }));
       return {
         branch: checkout.branch,
         ref: checkout.ref,
@@ -270,6 +282,8 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   const { indexFile, leftOut } = fast !== null
     ? { indexFile: null, leftOut: sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]) }
     : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
+  // The checkout's index is read while git writes or diffs the tree (indexHoldsTree never rejects).
+  const holding = opened.headTree === null ? Promise.resolve(false) : indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
   try {
     const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
     // git reads the checkout's index before it diffs two trees only for .gitmodules' ignore
@@ -279,7 +293,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexless = !gitlinked || existsSync(join(layout.top, '.gitmodules'));
     const all = await plumbing.diffTrees(current, target.tree, indexless ? temporaryIndexFile(layout.gitDir) : null).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
-    const indexHoldsHead = opened.headTree !== null && await indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
+    const indexHoldsHead = await holding;
     const indexed = indexHoldsHead ? opened.headTree : await indexTree(plumbing, layout).catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
