@@ -5,8 +5,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { looseObjectsDir, readLooseBlobs } from '../lib/git/loose-objects.js';
+import { looseObjectsDir, readLooseBlobs, readLooseInfo } from '../lib/git/loose-objects.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { readBlobs } from '../lib/git/storage.js';
@@ -66,4 +67,25 @@ test('the objects folder is found as git finds it: from a sub-folder, a linked w
   const found = looseObjectsDir(outside, {});
   // A folder in no repository finds none (or one above the temporary folder; never this one's).
   assert.ok(found === null || !found.startsWith(outside));
+});
+
+test('the type and size of loose objects are read from their headers as cat-file --batch-check reads them; packed and missing ones are left to git', () => {
+  const dir = makeRepo({ 'old.txt': 'packed content\n' });
+  git(dir, ['gc', '-q']);
+  const packed = git(dir, ['rev-parse', 'HEAD:old.txt']).trim();
+  const hashed = (input: string) => git(dir, ['hash-object', '-w', '--stdin'], { input }).trim();
+  // Small, empty, compressible and incompressible (the stream begins with Huffman tables), 1 MiB.
+  const blobs = [hashed('written loose\n'), hashed(''), hashed('x'.repeat(100_000)), hashed(randomBytes(3000).toString('base64')), hashed(randomBytes(1 << 20).toString('base64'))];
+  const tree = git(dir, ['mktree'], { input: `100644 blob ${blobs[0] as string}\tone.txt\n` }).trim();
+  const commit = git(dir, ['commit-tree', '-m', 'loose', tree]).trim();
+  const missing = '1'.repeat(40);
+  const asked = [...blobs, tree, commit, packed, missing];
+  const found = readLooseInfo(join(dir, '.git', 'objects'), asked);
+  const checked = git(dir, ['cat-file', '--batch-check=%(objectname) %(objecttype) %(objectsize)'], { input: asked.map((oid) => `${oid}\n`).join('') }).trim().split('\n');
+  for (const [index, oid] of [...blobs, tree, commit].entries()) {
+    const [, type, size] = (checked[index] as string).split(' ');
+    assert.deepEqual(found.get(oid), { type, size: Number(size) }, `object ${index}`);
+  }
+  assert.equal(found.has(packed), false, 'a packed object is left to git');
+  assert.equal(found.has(missing), false);
 });

@@ -3,9 +3,9 @@
 // are loose). The folder is found as git finds its git directory; whatever is read is checked
 // against its id, so a wrong guess (a folder of another repository, a file that does not read)
 // is only a miss, and the caller asks git for what is missing.
-import { readFileSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { objectId, readLoose } from './formats/loose.js';
+import { objectId, readLoose, readLooseHeader } from './formats/loose.js';
 
 /**
  * The objects folder of the checkout `cwd` is in, without a process: `GIT_OBJECT_DIRECTORY`, else
@@ -70,6 +70,42 @@ export function readLooseBlobs(dir: string, oids: readonly string[], limit: numb
     if (object === null || object.type !== 'blob') continue;
     if (objectId('blob', object.content, oid.length === 64 ? 'sha256' : 'sha1') !== oid) continue;
     found.set(oid, Buffer.from(object.content.subarray(0, limit)));
+  }
+  return found;
+}
+
+/** The bytes of a loose file read for its header. */
+const HEADER_BYTES = 1024;
+
+/**
+ * The type and size of each object there loose, from its file's header alone, as
+ * `cat-file --batch-check` reads them; an id not there loose, or whose header does not read, is
+ * left out for the caller to ask git. A replace ref, which git would follow, is not looked at.
+ * @param dir - an objects folder
+ * @param oids - object ids
+ * @returns what was read, by id
+ * @internal
+ */
+export function readLooseInfo(dir: string, oids: readonly string[]): Map<string, { type: string; size: number }> {
+  const found = new Map<string, { type: string; size: number }>();
+  const buffer = Buffer.alloc(HEADER_BYTES);
+  for (const oid of oids) {
+    let fd: number;
+    try {
+      fd = openSync(join(dir, oid.slice(0, 2), oid.slice(2)), 'r');
+    } catch {
+      continue;
+    }
+    let read = 0;
+    try {
+      read = readSync(fd, buffer, 0, HEADER_BYTES, 0);
+    } catch {
+      continue;
+    } finally {
+      closeSync(fd);
+    }
+    const info = readLooseHeader(buffer.subarray(0, read));
+    if (info !== null) found.set(oid, info);
   }
   return found;
 }

@@ -10,6 +10,7 @@ import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import { readUnmergedPaths } from '../git/formats/index-file.js';
+import { readLooseInfo } from '../git/loose-objects.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
@@ -19,13 +20,13 @@ import { PATH_MAX, unwritableChanges } from './tree-paths.js';
  * chant never records (`.git`, `..`, names too long), and objects that are missing, of the
  * wrong type, or symlink targets too long for the system.
  */
-export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout, target: Snapshot, changes: readonly TreeChange[], targetIndex: string | null): Promise<void> {
+export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout, target: Snapshot, changes: readonly TreeChange[], targetIndex: string | null, replaced: boolean): Promise<void> {
   const refuse = (what: string, problems: readonly string[]) => new WipError('wip-snapshot-unknown',
     `snapshot ${target.commit} ${what}, so it is not one chant took and nothing was changed: ${problems.slice(0, 5).join('; ')}${problems.length > 5 ? `; and ${problems.length - 5} more` : ''}`);
   const paths = unwritableChanges(layout.top, changes);
   if (paths.length > 0) throw refuse('holds paths git would not write', paths);
   const written = changes.filter((change) => change.newMode !== '000000' && change.newMode !== '160000');
-  const objects = await plumbing.objectInfo([...written.map((change) => change.newOid), ...(targetIndex === null ? [] : [targetIndex])]);
+  const objects = await objectsInfo(plumbing, layout, [...written.map((change) => change.newOid), ...(targetIndex === null ? [] : [targetIndex])], replaced);
   const problems: string[] = [];
   for (const change of written) {
     const object = objects.get(change.newOid) ?? null;
@@ -36,6 +37,21 @@ export async function checkWritable(plumbing: Plumbing, layout: RepositoryLayout
   if (targetIndex !== null && objects.get(targetIndex)?.type !== 'tree') problems.push(`the index it records (${targetIndex}) is not a tree this repository holds`);
   if (problems.length > 0) throw refuse('cannot be written whole', problems);
   await enoughRoom(layout, target.commit, changes, written.map((change) => objects.get(change.newOid) ?? null));
+}
+
+/** Up to this many objects, those on disk loose are looked at without a process. */
+const LOOSE_LOOKUPS = 256;
+
+/**
+ * The type and size of each object: for a few, those on disk loose from their files' headers,
+ * the rest (packed, in an alternate, missing) from one git call, none when all were loose. Not
+ * where a replace ref may stand for an object, which git would follow.
+ */
+async function objectsInfo(plumbing: Plumbing, layout: RepositoryLayout, oids: readonly string[], replaced: boolean): Promise<Map<string, { type: string; size: number } | null>> {
+  const found = new Map<string, { type: string; size: number } | null>(!replaced && oids.length <= LOOSE_LOOKUPS ? readLooseInfo(layout.objectsDir, oids) : []);
+  const rest = oids.filter((oid) => !found.has(oid));
+  for (const [oid, info] of await plumbing.objectInfo(rest)) found.set(oid, info);
+  return found;
 }
 
 /**

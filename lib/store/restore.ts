@@ -141,7 +141,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       if (only !== null && !folderWriterAvailable()) throw partialUnavailable();
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
-      await checkWritable(work.plumbing, layout, target, changes, targetIndex).catch(stopped);
+      await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
       const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
@@ -240,7 +240,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const { changes, targetIndex, leftOut } = prepared;
       const [inProgress, writable, blockers, indexLock] = await Promise.all([
         operation,
-        settled(checkWritable(work.plumbing, layout, target, changes, targetIndex)),
+        settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
         settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
         settled(indexNotLocked(layout)),
       ]);

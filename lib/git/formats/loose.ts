@@ -1,7 +1,7 @@
 // git's loose objects, made and read byte for byte: a header (`<type> <size>` and a NUL), the
 // content, the two deflated together; the id is the hash of the inflated bytes.
 import { createHash } from 'node:crypto';
-import { deflateSync, inflateSync } from 'node:zlib';
+import { constants, deflateSync, inflateSync } from 'node:zlib';
 import { objectHash } from './object-format.js';
 
 /** An object's id, and the bytes of its loose file. */
@@ -28,6 +28,24 @@ export function readLoose(file: Buffer): { type: string; content: Buffer } | nul
   const match = nul < 0 ? null : /^([a-z]+) (\d+)$/.exec(raw.toString('latin1', 0, nul));
   if (match === null || Number(match[2]) !== raw.length - nul - 1) return null;
   return { type: match[1] as string, content: raw.subarray(nul + 1) };
+}
+
+/**
+ * The type and size a loose file's header states, from the first bytes of the file (the header
+ * and the Huffman tables before it fit in a kilobyte), as `cat-file --batch-check` reads them
+ * without the content; null when the bytes do not hold a whole header.
+ */
+export function readLooseHeader(prefix: Buffer): { type: string; size: number } | null {
+  let raw: Buffer;
+  try {
+    // A prefix of the stream: what it holds is inflated, the rest not asked for.
+    raw = inflateSync(prefix, { finishFlush: constants.Z_SYNC_FLUSH });
+  } catch {
+    return null;
+  }
+  const nul = raw.indexOf(0);
+  const match = nul < 0 ? null : /^(blob|tree|commit|tag) (\d+)$/.exec(raw.toString('latin1', 0, nul));
+  return match === null ? null : { type: match[1] as string, size: Number(match[2]) };
 }
 
 /** An object's id, from its type and content. */
