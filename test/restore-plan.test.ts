@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
-import { Replicator, Policy, WipStore } from '../lib/index.js';
+import { Replicator, Policy, SimpleGitRunner, WipStore } from '../lib/index.js';
 
 const read = (dir: string, path: string) => readFileSync(join(dir, path), 'utf8');
 
@@ -59,6 +59,27 @@ describe('a restore plan', () => {
     assert.equal(viaIndex.fingerprint, plan.fingerprint, 'both stagings see the same tree');
     const restored = await store.restore({ snapshot: turn, paths: ['a.txt', 'src'], expect: plan.fingerprint });
     assert.deepEqual([restored.written, restored.removed], [plan.write, plan.remove]);
+  });
+
+  it('plans a snapshot named by its id with the git processes of a save but the diff: no wip tip, target commit or object type read through git', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'src/x.ts': 'x 0\n' });
+    const inner = new SimpleGitRunner(dir);
+    const calls: string[][] = [];
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status', git: { run: (args, options) => (calls.push(args.filter((arg) => arg !== '-c' && !arg.startsWith('core.'))), inner.run(args, options)) } });
+    writeFiles(dir, { 'a.txt': 'a 1\n' });
+    const turn = (await store.save({ label: 'turn:1' })).snapshot.commit;
+    writeFiles(dir, { 'a.txt': 'a 2\n', 'src/x.ts': null });
+    calls.length = 0;
+    const plan = await store.plan({ snapshot: turn });
+    assert.deepEqual([plan.write, plan.remove, plan.refusal], [['a.txt', 'src/x.ts'], [], null]);
+    const commands = calls.map((args) => args.slice(0, 2).join(' '));
+    assert.deepEqual(commands.filter((command) => /^(for-each-ref|cat-file)/.test(command)), ['cat-file --batch'], 'only the cat-file that reads the trees a save reads');
+    assert.equal(commands.filter((command) => command.startsWith('diff-tree')).length, 1);
+    // By a name git resolves, the target is read through git, as before; the fingerprint is the same.
+    calls.length = 0;
+    const named = await store.plan({ snapshot: turn.slice(0, 12) });
+    assert.equal(named.fingerprint, plan.fingerprint);
+    assert.equal(calls.filter((args) => args[0] === 'cat-file').length, 2);
   });
 
   it('refuses a restore with wip-plan-stale, changing nothing, when a file, the index or HEAD moved since the plan', async () => {

@@ -4,7 +4,10 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
+import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
+import { objectId } from '../git/formats/loose.js';
+import { objectHash } from '../git/formats/object-format.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';
 
@@ -79,7 +82,7 @@ export function branchOf(opened: Opened): BranchCheckout {
  * The snapshot a restore puts back, with its commit: the newest of kind `save` on the branch
  * when none is named (a checkpoint is restored by naming it), else the named one.
  */
-export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout, name: string | null): Promise<{ snapshot: Snapshot; record: CommitRecord }> {
+export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout, name: string | null, replaced = true): Promise<{ snapshot: Snapshot; record: CommitRecord }> {
   if (name === null) {
     const tip = checkout.tip;
     const snapshot = tip === null ? null : readSnapshot(tip);
@@ -103,7 +106,7 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
     const chosen = found as { snapshot: Snapshot; record: CommitRecord };
     return { snapshot: sameBranch(checkout, chosen.snapshot), record: chosen.record };
   }
-  const commit = await plumbing.readNamedCommit(name);
+  const commit = looseCommit(plumbing, checkout.layout, name, replaced) ?? await plumbing.readNamedCommit(name);
   const oid = commit?.commit ?? null;
   const snapshot = commit === null ? null : readSnapshot(commit);
   if (commit === null || snapshot === null) {
@@ -112,6 +115,18 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
       : `${JSON.stringify(name)} names commit ${oid}, which is not a snapshot chant took (it has no Chant-Wip-Branch and Chant-Wip-Head trailers)`);
   }
   return { snapshot: sameBranch(checkout, snapshot), record: commit };
+}
+
+/**
+ * The commit a full object id names, read from its loose file without a process (chant writes a
+ * snapshot's commit loose), its bytes checked against the id; null when it is not there loose as
+ * a commit, or when a replace ref may stand for it (git would follow it): git is asked then.
+ */
+function looseCommit(plumbing: Plumbing, layout: RepositoryLayout, name: string, replaced: boolean): CommitRecord | null {
+  if (replaced || name.length !== objectHash(layout.objectFormat).bytes * 2 || !/^[0-9a-f]+$/.test(name)) return null;
+  const object = plumbing.readLooseObject(layout.objectsDir, name);
+  if (object === null || object.type !== 'commit' || objectId('commit', object.content, layout.objectFormat) !== name) return null;
+  return parseCommit(name, object.content.toString('utf8'));
 }
 
 function sameBranch(checkout: BranchCheckout, snapshot: Snapshot): Snapshot {

@@ -119,7 +119,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
   const opened = await openCheckout(work.plumbing, context.cwd, context.env ?? process.env).catch(stopped);
   const layout = opened.layout;
   const checkout = await checkoutOf(work.plumbing, opened).catch(stopped);
-  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null).catch(stopped);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, options.snapshot ?? null, opened.replaced).catch(stopped);
   await checkIdentity(work, layout, by).catch(stopped);
   const { maxFileSize } = await checkpointSettings(context, layout);
   return locked(context, layout, async () => {
@@ -216,7 +216,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
   // The wip tip is read only to find the target when none is named: a checkpoint is not taken.
   const named = options.snapshot ?? null;
   const checkout = named === null ? await checkoutOf(work.plumbing, opened).catch(stopped) : branchOf(opened);
-  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, named).catch(stopped);
+  const { snapshot: target, record: targetRecord } = await restoreTarget(work.plumbing, checkout, named, opened.replaced).catch(stopped);
   const { maxFileSize } = await checkpointSettings(context, layout);
   // Under the lock: the temporary index it stages into is one a save's cleanup would otherwise take.
   return locked(context, layout, async () => {
