@@ -188,6 +188,24 @@ describe('what changed', () => {
     await assert.rejects(store.diff({ from: one.commit, to: '@{u}' }), (error) => isWipError(error, 'wip-snapshot-unknown') && /@\{u\}/.test(error.message));
   });
 
+  it('compares the last snapshot of a page with the one before it on the chain, not with its head', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    for (let i = 1; i <= 5; i += 1) {
+      writeFiles(dir, { 'a.txt': 'line\n'.repeat(i) });
+      await store.save({ label: `turn:${i}` });
+    }
+    const whole = (await store.list({ changes: true })).branches[0]?.snapshots ?? [];
+    for (const options of [{ limit: 2 }, { limit: 2, before: whole[1]?.commit ?? null }, { limit: 1, before: whole[3]?.commit ?? null }]) {
+      const page = (await store.list({ ...options, changes: true })).branches[0]?.snapshots ?? [];
+      const from = whole.findIndex((snapshot) => snapshot.commit === page[0]?.commit);
+      assert.deepEqual(page, whole.slice(from, from + page.length), JSON.stringify(options));
+      const last = page[page.length - 1];
+      const against = whole[from + page.length]?.commit ?? last?.head;
+      assert.deepEqual(last?.changes, { against, ...numstat(dir, against as string, last?.commit as string) }, `the last of ${JSON.stringify(options)}`);
+    }
+  });
+
   it('pages the read: limit keeps the newest, before goes further back, older counts what is left', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir, policy: null });

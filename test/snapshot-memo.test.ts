@@ -51,6 +51,21 @@ function memoEntries(dir: string): Array<{ commit: string; label: string | null 
   });
 }
 
+/**
+ * A chain of `count` snapshots on `refs/chant/wip/<branch>` over HEAD, written by one git
+ * fast-import (plain git, as the bench builds its chains), each labelled `<branch>:<i>`.
+ */
+function importChain(dir: string, branch: string, count: number): void {
+  const head = git(dir, ['rev-parse', 'HEAD']).trim();
+  const parts: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const message = `chant wip: ${branch} (${branch}:${i})\n\nChant-Wip-Branch: ${branch}\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: ${branch}:${i}\n`;
+    parts.push(`commit refs/chant/wip/${branch}\nmark :${i + 1}\ncommitter T <t@example.com> ${1790000000 + i} +0000\ndata ${Buffer.byteLength(message)}\n${message}`);
+    parts.push(i === 0 ? `from ${head}\n\n` : `from :${i}\nmerge ${head}\n\n`);
+  }
+  git(dir, ['fast-import', '--quiet', '--force'], { input: parts.join('') });
+}
+
 describe('the snapshot memo', () => {
   it('gives the read the answer git gives, through saves, restores, branches and refs moved by hand', async () => {
     const dir = makeRepo({ 'a.txt': '0\n' });
@@ -162,6 +177,81 @@ describe('the snapshot memo', () => {
     calls.length = 0;
     await watching.list();
     assert.equal(log.length, 1, 'and the read after it needs none');
+  });
+
+  it('gives a page from the end of the memo what the read without it gives, and reads back only as far as the page needs', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    importChain(dir, 'main', 1500);
+    importChain(dir, 'side', 40);
+    const { store, calls } = countingStore(dir);
+    await store.list();
+    const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+    assert.ok(readFileSync(file).length > 128 * 1024, 'a memo longer than the first read from its end');
+    writeFiles(dir, { 'a.txt': 'new\n' });
+    await store.save({ label: 'new' });
+    const main = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const deep = git(dir, ['rev-parse', 'refs/chant/wip/main~1200']).trim();
+    const pages: ListOptions[] = [
+      { limit: 1 }, { limit: 50 }, { limit: 50, branch: 'side' }, { limit: 1499 }, { limit: 1501 }, { limit: 5000 },
+      { limit: 20, before: deep }, { limit: 500, before: deep }, { limit: 3, before: 'f'.repeat(40) }, { limit: 3, before: main }, { before: deep },
+    ];
+    calls.length = 0;
+    const first = await store.list({ limit: 50 });
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref', 'log'], 'git log reads the new tip alone');
+    assert.equal(first.branches[0]?.older, 1451);
+    for (const options of pages) assert.deepEqual(await store.list(options), await withoutMemo(dir, options), JSON.stringify(options));
+    // A line at the start of the memo that no read could have written: a page is given from the
+    // end without reading it; the whole read finds it and writes the memo anew.
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const [strings, entries] = JSON.parse(lines[1] as string) as [unknown[], unknown[][]];
+    (entries[0] as unknown[])[5] = 'merge';
+    writeFileSync(file, [lines[0], JSON.stringify([strings, entries]), ...lines.slice(2)].join('\n'));
+    calls.length = 0;
+    assert.deepEqual(await store.list({ limit: 50 }), first);
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref'], 'the page is read from the end alone');
+    calls.length = 0;
+    assert.deepEqual(await store.list(), await withoutMemo(dir));
+    assert.ok(calls.includes('log'), 'the whole read found the line and read the chains from git');
+    assert.doesNotMatch(readFileSync(file, 'utf8'), /"merge"/, 'and wrote the memo anew');
+  });
+
+  it('gives a page the right answer from a memo whose end is garbage, cut short, or holds depths that disagree', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    importChain(dir, 'main', 1200);
+    const store = new WipStore({ cwd: dir, policy: null });
+    await store.list();
+    const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+    const good = readFileSync(file, 'utf8');
+    const lines = good.split('\n');
+    const last = lines.length - 1;
+    const changed = (change: (entries: unknown[][], strings: unknown[]) => void): string => {
+      const [strings, entries] = JSON.parse(lines[last] as string) as [unknown[], unknown[][]];
+      change(entries, strings);
+      return [...lines.slice(0, last), JSON.stringify([strings, entries])].join('\n');
+    };
+    const newest = (entries: unknown[][]): unknown[] => entries[entries.length - 1] as unknown[];
+    const bad: Record<string, string> = {
+      'a last line that is JSON but no list': `${good}\n{"links":[]}`,
+      'an unknown kind in the last line': changed((entries) => (newest(entries)[5] = 'merge')),
+      'a depth that is no count': changed((entries) => (newest(entries)[newest(entries).length - 1] = 'deep')),
+      'a depth one too many': changed((entries) => (newest(entries)[newest(entries).length - 1] = 1201)),
+      'a depth that says the chain ends': changed((entries) => (newest(entries)[newest(entries).length - 1] = 1)),
+      'a next that skips a snapshot': changed((entries) => (newest(entries)[1] = entries.length - 3)),
+      'cut in the middle of a line': good.slice(0, Math.floor(good.length * 0.6)),
+      'cut just past the header': good.slice(0, good.indexOf('\n') + 10),
+      'the header alone': good.slice(0, good.indexOf('\n')),
+      'another chant version': good.replace(/"chant":"[^"]*"/, '"chant":"0.0.0-other"'),
+    };
+    for (const options of [{ limit: 30 }, { limit: 1200 }, { limit: 10, before: git(dir, ['rev-parse', 'refs/chant/wip/main~5']).trim() }]) {
+      const expected = await withoutMemo(dir, options);
+      for (const [name, text] of Object.entries(bad)) {
+        writeFileSync(file, text);
+        assert.deepEqual(await store.list(options), expected, `${name}, ${JSON.stringify(options)}`);
+        assert.deepEqual(await store.list(options), expected, `${name}, ${JSON.stringify(options)}, read again`);
+      }
+    }
+    writeFileSync(file, good);
+    assert.deepEqual(await store.list(), await withoutMemo(dir));
   });
 
   it('is not trusted unless whole, and a memo that cannot be written costs only time', async () => {

@@ -1,9 +1,11 @@
 // The memo of snapshot chains: what the read learned of each commit on a chain, kept in the git
 // directory so that the next read does not ask git for it again. A commit's id names its
-// content, so what it reads as (a snapshot or not) and where its chain goes on never change;
-// only the tips move, and those are read from the refs on every read. Git is asked only for the
-// commits the memo does not know: after a save, that is the new tip alone.
-import { appendFile, readFile } from 'node:fs/promises';
+// content, so what it reads as (a snapshot or not), where its chain goes on and how many
+// snapshots the chain holds from it never change; only the tips move, and those are read from
+// the refs on every read. Git is asked only for the commits the memo does not know: after a
+// save, that is the new tip alone.
+import { appendFile, open, readFile } from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import { VERSION } from '../version.js';
@@ -20,78 +22,215 @@ const FORMAT = 'chant-snapshot-memo';
  * Raised whenever what a read learns, or how it is written, changes within a version: 2 since
  * tips are read in UTF-8 through git log and nothing is learned of a shallow, grafted or
  * replaced history; 3 since a line names repeated strings once; 4 since a snapshot may carry
- * what it left out (Chant-Wip-Unsaved), one more value in each entry.
+ * what it left out (Chant-Wip-Unsaved), one more value in each entry; 5 since each snapshot
+ * entry ends with its depth and lines hold at most {@link LINE_ENTRIES} entries, the newest last,
+ * so that a read with a limit takes the lines it needs from the file's end.
  */
-const REVISION = 4;
+const REVISION = 5;
 
 /** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
 const SLACK = 16;
 
+/** At most this many entries a line: a read from the end parses whole lines, so a line is what it pays at least. */
+const LINE_ENTRIES = 256;
+
+/** The first read from the end takes this many bytes (about 500 entries); each further read twice the one before. */
+const TAIL_BYTES = 64 * 1024;
+
+/** A header longer than this is no header a read wrote. */
+const HEADER_BYTES = 4096;
+
 /**
- * The memo as a read found it. The file is a header line, then one line per read that learned
- * something, each the JSON array of what it learned and each begun with its own newline, so
- * that a line a killed read left unfinished ends where the next begins.
+ * The memo as a read found it. The file is a header line, then lines of what reads learned,
+ * each the JSON of at most {@link LINE_ENTRIES} links, each begun with its own newline so that a
+ * line a killed read left unfinished ends where the next begins. Within one write, links nearer
+ * a tip come later, and later writes come after earlier ones: the file's end holds the newest
+ * of every chain.
  */
 export interface SnapshotMemo {
-  /** What the file holds; empty when it is missing or cannot be trusted. */
+  /** The links read so far. */
   links: Map<string, ChainLink>;
-  /** How many entries the file holds, repeated ones counted: what a read weighs a rewrite by. */
+  /** How many entries the lines read hold, repeated ones counted: what a read weighs a rewrite by. */
   stored: number;
-  /** Whether the next links may be appended: the file is there, of this version, and trusted. */
+  /** Whether the next links may be appended: the file is there, of this version, and nothing read of it was untrusted. */
   appendable: boolean;
+  /** Whether every line has been read. */
+  complete: boolean;
+  /**
+   * False once a line read holds anything a read could not have written: the memo is then not
+   * to be used at all, and `links` is emptied.
+   */
+  trusted: boolean;
+  /** Reads lines further back from the end (a no-op once complete). */
+  readOlder(): Promise<void>;
+  /** Lets the file go: a memo read from its end holds it open, so a rewrite beside it changes nothing it reads. */
+  close(): Promise<void>;
+}
+
+/** A memo with nothing in it: missing, not of this version, or not to be trusted. */
+export function emptySnapshotMemo(trusted = true): SnapshotMemo {
+  return { links: new Map(), stored: 0, appendable: false, complete: true, trusted, readOlder: async () => undefined, close: async () => undefined };
 }
 
 /**
- * The links the memo holds. None when the file is missing, unreadable, written by another
- * version or for another object format, or holds anything that is not a link a read could
- * have written (a memo that cannot be trusted whole is not used at all); a line that is not
- * JSON is a read killed while appending, and only that line is left out.
+ * Opens the memo: its header, and either every line (`whole`) or the lines at its end, with
+ * `readOlder` to go further back. Nothing is used when the file is missing, unreadable,
+ * written by another version or for another object format (an empty memo), or holds anything
+ * that is not a link a read could have written (`trusted` false: a memo that cannot be trusted
+ * whole is not used at all); a line that is not JSON is a read killed while appending, and
+ * only that line is left out.
  */
-export async function readSnapshotMemo(file: string, objectFormat: string): Promise<SnapshotMemo> {
-  const untrusted: SnapshotMemo = { links: new Map(), stored: 0, appendable: false };
-  const text = await readFile(file, 'utf8').catch(() => null);
-  if (text === null) return untrusted;
-  const lines = text.split('\n');
-  const header = parseJson(lines[0] as string);
-  if (!isRecord(header) || header.format !== FORMAT || header.revision !== REVISION || header.chant !== VERSION || header.objectFormat !== objectFormat) return untrusted;
-  const memo: SnapshotMemo = { links: new Map(), stored: 0, appendable: true };
-  for (const line of lines.slice(1)) {
-    if (line === '') continue;
-    const batch = parseJson(line);
-    if (batch === undefined) continue;
-    const read = linksOf(batch);
-    if (read === null) return untrusted;
-    for (const [commit, link] of read) memo.links.set(commit, link);
-    memo.stored += read.length;
+export async function openSnapshotMemo(file: string, objectFormat: string, whole: boolean): Promise<SnapshotMemo> {
+  if (whole) return readWhole(file, objectFormat);
+  const handle = await open(file, 'r').catch(() => null);
+  if (handle === null) return emptySnapshotMemo();
+  let reader: TailReader | null = null;
+  try {
+    const { size } = await handle.stat();
+    if (size <= TAIL_BYTES) return await readWhole(file, objectFormat, await handle.readFile('utf8'));
+    const first = Buffer.alloc(HEADER_BYTES);
+    const { bytesRead } = await handle.read(first, 0, HEADER_BYTES, 0);
+    const headerEnd = first.subarray(0, bytesRead).indexOf(0x0a);
+    if (headerEnd < 0 || !headerFits(first.toString('utf8', 0, headerEnd), objectFormat)) return emptySnapshotMemo(false);
+    reader = new TailReader(handle, headerEnd, size);
+    await reader.readOlder();
+    return reader;
+  } catch {
+    return emptySnapshotMemo();
+  } finally {
+    if (reader === null) await handle.close().catch(() => undefined);
+  }
+}
+
+async function readWhole(file: string, objectFormat: string, read?: string): Promise<SnapshotMemo> {
+  const text = read ?? await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return emptySnapshotMemo();
+  const firstLine = text.indexOf('\n');
+  if (!headerFits(firstLine < 0 ? text : text.slice(0, firstLine), objectFormat)) return emptySnapshotMemo(false);
+  const memo: SnapshotMemo = { links: new Map(), stored: 0, appendable: true, complete: true, trusted: true, readOlder: async () => undefined, close: async () => undefined };
+  for (let start = firstLine; start >= 0;) {
+    const end = text.indexOf('\n', start + 1);
+    const line = text.slice(start + 1, end < 0 ? text.length : end);
+    start = end;
+    const added = addLine(line, memo.links, true);
+    if (added === null) return emptySnapshotMemo(false);
+    memo.stored += added;
   }
   return memo;
 }
 
+/** The lines of a memo read from its end, a block at a time, the newest first. */
+class TailReader implements SnapshotMemo {
+  links = new Map<string, ChainLink>();
+  stored = 0;
+  appendable = true;
+  complete = false;
+  trusted = true;
+  /** Where the bytes not read yet end; they start at the header's newline. */
+  #end: number;
+  /** The start of a line that began before #end: the bytes read of it so far. */
+  #carry = Buffer.alloc(0);
+  #block = TAIL_BYTES;
+  readonly #handle: FileHandle;
+  readonly #headerEnd: number;
+
+  constructor(handle: FileHandle, headerEnd: number, size: number) {
+    this.#handle = handle;
+    this.#headerEnd = headerEnd;
+    this.#end = size;
+  }
+
+  async close(): Promise<void> {
+    await this.#handle.close().catch(() => undefined);
+  }
+
+  /** Reads the next block back, and every line it completes, newest first. */
+  async readOlder(): Promise<void> {
+    if (this.complete) return;
+    const start = Math.max(this.#headerEnd, this.#end - this.#block);
+    const block = Buffer.alloc(this.#end - start);
+    const { bytesRead } = await this.#handle.read(block, 0, block.length, start).catch(() => ({ bytesRead: -1 }));
+    // The file was cut short under the read: what it said is not known any more.
+    if (bytesRead !== block.length) return this.#distrust();
+    this.#end = start;
+    this.#block *= 2;
+    const data = this.#carry.length === 0 ? block : Buffer.concat([block, this.#carry]);
+    // The bytes before the first newline belong to a line that began before this block, unless
+    // the block reached the header, whose newline begins the first line.
+    let at = data.indexOf(0x0a);
+    if (start === this.#headerEnd) this.complete = true;
+    if (at < 0) {
+      this.#carry = data;
+      return;
+    }
+    this.#carry = data.subarray(0, at);
+    const lines: Array<[number, number]> = [];
+    for (let next = data.indexOf(0x0a, at + 1); ; next = data.indexOf(0x0a, at + 1)) {
+      lines.push([at + 1, next < 0 ? data.length : next]);
+      if (next < 0) break;
+      at = next;
+    }
+    for (let i = lines.length - 1; i >= 0; i -= 1) {
+      const [from, to] = lines[i] as [number, number];
+      const added = addLine(data.toString('utf8', from, to), this.links, false);
+      if (added === null) return this.#distrust();
+      this.stored += added;
+    }
+  }
+
+  #distrust(): void {
+    this.links.clear();
+    this.trusted = false;
+    this.appendable = false;
+    this.complete = true;
+  }
+}
+
+function headerFits(line: string, objectFormat: string): boolean {
+  const header = parseJson(line);
+  return isRecord(header) && header.format === FORMAT && header.revision === REVISION && header.chant === VERSION && header.objectFormat === objectFormat;
+}
+
 /**
- * Records what a read learned: appended as one line when the file can take it, or else the file
- * is replaced, whole or not at all, by `keep` (what the read's tips reach, or everything when
- * it read one branch): when it is missing or untrusted, or would hold more than twice `keep`
- * and a little. A memo that cannot be written costs the next read its time, never its answer.
+ * Records what a read learned (`learned`, the links nearer a tip last): appended as lines when
+ * the file can take them, or else the file is replaced, whole or not at all, by `keep.links()`
+ * (what the read's tips reach, or everything when it read one branch; about `keep.size` of
+ * them): when it is missing or untrusted, or, read whole, would hold more than twice
+ * `keep.size` and a little. A read of the file's end (`keep.size` null) only appends: it does
+ * not know what the rest holds. Links whose depth is not known are not kept. A memo that
+ * cannot be written costs the next read its time, never its answer.
  */
-export async function recordSnapshotMemo(file: string, objectFormat: string, memo: SnapshotMemo, learned: ReadonlyMap<string, ChainLink>, keep: ReadonlyMap<string, ChainLink>): Promise<void> {
-  if (learned.size === 0) return;
-  if (memo.appendable && memo.stored + learned.size <= 2 * keep.size + SLACK) {
-    // One write of one line, opened for appending: a concurrent read's line goes before or after it.
-    await appendFile(file, `\n${lineOf(learned)}`).catch(() => undefined);
+export async function recordSnapshotMemo(
+  file: string, objectFormat: string, memo: SnapshotMemo, learned: ReadonlyArray<readonly [string, ChainLink]>,
+  keep: { size: number | null; links: () => ReadonlyArray<readonly [string, ChainLink]> },
+): Promise<void> {
+  if (learned.length === 0) return;
+  if (memo.appendable && (keep.size === null || memo.stored + learned.length <= 2 * keep.size + SLACK)) {
+    // One write, opened for appending: a concurrent read's lines go before or after these.
+    await appendFile(file, linesOf(learned)).catch(() => undefined);
     return;
   }
-  await replaceCacheFile(file, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}\n${lineOf(keep)}`);
+  await replaceCacheFile(file, `${JSON.stringify({ format: FORMAT, revision: REVISION, chant: VERSION, objectFormat })}${linesOf(keep.links())}`);
+}
+
+/** Links as lines of the file, each begun with a newline, at most {@link LINE_ENTRIES} a line. */
+function linesOf(links: ReadonlyArray<readonly [string, ChainLink]>): string {
+  const known = links.filter(([, link]) => link.depth !== null);
+  let text = '';
+  for (let at = 0; at < known.length; at += LINE_ENTRIES) text += `\n${lineOf(known.slice(at, at + LINE_ENTRIES))}`;
+  return text;
 }
 
 /**
  * Links as one line of the file: `[strings, entries]`. Each entry is `[commit]` for a commit
- * that is not a snapshot, else `[commit, next, ...the snapshot]`: `next` the position in this
- * line of the entry it goes on to (or the commit's id, or null), and the snapshot as
+ * that is not a snapshot, else `[commit, next, ...the snapshot, depth]`: `next` the position in
+ * this line of the entry it goes on to (or the commit's id, or null), the snapshot as
  * `storeSnapshot` (lib/snapshot/format.ts) keeps it, with the strings a chain repeats (tree,
- * branch, head, label, principal) named by their position in `strings`. A field added to the
- * snapshot makes every entry longer, so a memo written before is not trusted and is written anew.
+ * branch, head, label, principal) named by their position in `strings`, and `depth` how many
+ * snapshots the chain holds from it. A field added to the snapshot makes every entry longer, so
+ * a memo written before is not trusted and is written anew.
  */
-function lineOf(links: ReadonlyMap<string, ChainLink>): string {
+function lineOf(links: ReadonlyArray<readonly [string, ChainLink]>): string {
   const strings: string[] = [];
   const positions = new Map<string, number>();
   const text = (value: string): number => {
@@ -103,50 +242,62 @@ function lineOf(links: ReadonlyMap<string, ChainLink>): string {
     }
     return at;
   };
-  const order = new Map([...links.keys()].map((commit, index) => [commit, index]));
-  const entries = [...links].map(([commit, { snapshot, next }]) => (snapshot === null
+  const order = new Map(links.map(([commit], index) => [commit, index]));
+  const entries = links.map(([commit, { snapshot, next, depth }]) => (snapshot === null
     ? [commit]
-    : [commit, next === null ? null : order.get(next) ?? next, ...storeSnapshot(snapshot, text)]));
+    : [commit, next === null ? null : order.get(next) ?? next, ...storeSnapshot(snapshot, text), depth]));
   return JSON.stringify([strings, entries]);
 }
 
-/** The links a line holds, or null when it is not a line a read could have written (see {@link lineOf}). */
-function linksOf(batch: unknown): Array<[string, ChainLink]> | null {
+/** The length of a snapshot's entry (see {@link lineOf}). */
+const ENTRY_LENGTH = 2 + STORED_SNAPSHOT_LENGTH + 1;
+
+/**
+ * Adds the links a line holds to `links` (over those there when `replace`, else only the ones
+ * not there): how many it held, 0 for a line that is not JSON (a read killed while appending),
+ * or null when it is not a line a read could have written (see {@link lineOf}).
+ */
+function addLine(line: string, links: Map<string, ChainLink>, replace: boolean): number | null {
+  if (line === '') return 0;
+  const batch = parseJson(line);
+  if (batch === undefined) return 0;
   if (!Array.isArray(batch) || batch.length !== 2 || !Array.isArray(batch[0]) || !Array.isArray(batch[1])) return null;
   const [strings, entries] = batch as [unknown[], unknown[]];
-  if (!strings.every((value) => typeof value === 'string')) return null;
-  const commits = entries.map((entry) => (Array.isArray(entry) && typeof entry[0] === 'string' && OBJECT_ID.test(entry[0]) ? entry[0] : null));
-  // Each string is checked once however many entries name it.
-  const checked = new Map<number, boolean>();
+  for (const value of strings) if (typeof value !== 'string') return null;
+  for (const entry of entries) {
+    if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !OBJECT_ID.test(entry[0])) return null;
+  }
+  const commitAt = (at: number): string | undefined => (entries[at] as unknown[] | undefined)?.[0] as string | undefined;
+  // Each string is checked once however many entries name it: 1 an id, 2 not one.
+  const checked = new Uint8Array(strings.length);
   const string = (at: unknown, id: boolean): string | null => {
     if (typeof at !== 'number' || !Number.isInteger(at) || at < 0 || at >= strings.length) return null;
     const value = strings[at] as string;
     if (id) {
-      let ok = checked.get(at);
-      if (ok === undefined) checked.set(at, (ok = OBJECT_ID.test(value)));
-      if (!ok) return null;
+      if (checked[at] === 0) checked[at] = OBJECT_ID.test(value) ? 1 : 2;
+      if (checked[at] !== 1) return null;
     }
     return value;
   };
-  const read: Array<[string, ChainLink]> = [];
-  for (const [index, entry] of entries.entries()) {
-    const commit = commits[index];
-    if (commit === null || commit === undefined || !Array.isArray(entry)) return null;
+  for (const entry of entries as unknown[][]) {
+    const commit = entry[0] as string;
     if (entry.length === 1) {
-      read.push([commit, { snapshot: null, next: null }]);
+      if (replace || !links.has(commit)) links.set(commit, { snapshot: null, next: null, depth: 0 });
       continue;
     }
-    if (entry.length !== 2 + STORED_SNAPSHOT_LENGTH) return null;
-    const nextAt = entry[1] as unknown;
+    if (entry.length !== ENTRY_LENGTH) return null;
+    const nextAt = entry[1];
     const next = nextAt === null ? null
-      : typeof nextAt === 'number' ? (Number.isInteger(nextAt) ? commits[nextAt] ?? null : null)
+      : typeof nextAt === 'number' ? (Number.isInteger(nextAt) ? commitAt(nextAt) ?? undefined : undefined)
         : typeof nextAt === 'string' && OBJECT_ID.test(nextAt) ? nextAt : undefined;
-    if (next === undefined || (nextAt !== null && next === null)) return null;
-    const snapshot = loadSnapshot(commit, entry.slice(2), string);
+    if (next === undefined) return null;
+    const depth = entry[ENTRY_LENGTH - 1];
+    if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || (next === null && depth !== 1)) return null;
+    const snapshot = loadSnapshot(commit, entry.slice(2, ENTRY_LENGTH - 1), string);
     if (snapshot === null) return null;
-    read.push([commit, { snapshot, next }]);
+    if (replace || !links.has(commit)) links.set(commit, { snapshot, next, depth });
   }
-  return read;
+  return entries.length;
 }
 
 function parseJson(text: string): unknown {
@@ -160,4 +311,3 @@ function parseJson(text: string): unknown {
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
-

@@ -4,10 +4,16 @@ import type { Snapshot } from '../documents/snapshot.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readSnapshot } from './format.js';
 
-/** One commit of a chain: its snapshot (null: it is not one) and the commit the chain goes on to (null: it ends there). */
+/**
+ * One commit of a chain: its snapshot (null: it is not one), the commit the chain goes on to
+ * (null: it ends there), and how many snapshots the chain holds from this commit on (`depth`:
+ * 0 for a commit that is no snapshot; null while the chain below it is not known yet). A
+ * commit's id names its content, so all three are facts of the commit and never change.
+ */
 export interface ChainLink {
   snapshot: Snapshot | null;
   next: string | null;
+  depth: number | null;
 }
 
 /**
@@ -17,7 +23,8 @@ export interface ChainLink {
  */
 export function chainLink(record: CommitRecord): ChainLink {
   const snapshot = readSnapshot(record);
-  return { snapshot, next: snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null };
+  const next = snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null;
+  return { snapshot, next, depth: snapshot === null ? 0 : next === null ? 1 : null };
 }
 
 /**
@@ -28,12 +35,11 @@ export function chainLink(record: CommitRecord): ChainLink {
  */
 export function walkChain(tip: string, links: ReadonlyMap<string, ChainLink>): { walked: string[]; unknown: string | null } {
   const walked: string[] = [];
-  const seen = new Set<string>();
-  let next: string | null = tip;
-  while (next !== null && !seen.has(next)) {
+  // A chain cannot come back to a commit (each names its parent by its content), so a walk longer
+  // than the links there are is a forged link's loop.
+  for (let next: string | null = tip; next !== null && walked.length <= links.size;) {
     const link = links.get(next);
     if (link === undefined) return { walked, unknown: next };
-    seen.add(next);
     walked.push(next);
     next = link.snapshot === null ? null : link.next;
   }
@@ -41,15 +47,33 @@ export function walkChain(tip: string, links: ReadonlyMap<string, ChainLink>): {
 }
 
 /**
- * A branch's checkpoint history from the commits a walk from its tip went through (see
- * {@link walkChain}), newest first, ending at the first commit that is not a snapshot.
+ * Gives each link `learned` holds its depth, where the chain below it is known: followed down
+ * to the first link whose depth is known (or the chain's end), then counted back up.
  */
-export function snapshotChain(walked: readonly string[], links: ReadonlyMap<string, ChainLink>): Snapshot[] {
-  const chain: Snapshot[] = [];
-  for (const commit of walked) {
-    const snapshot = links.get(commit)?.snapshot;
-    if (snapshot === null || snapshot === undefined) break;
-    chain.push(snapshot);
+export function fillDepths(learned: Iterable<ChainLink>, links: ReadonlyMap<string, ChainLink>): void {
+  const path: ChainLink[] = [];
+  for (const start of learned) {
+    if (start.depth !== null) continue;
+    path.length = 0;
+    let below: number | null = null;
+    for (let link: ChainLink | undefined = start; link !== undefined && path.length <= links.size;) {
+      if (link.depth !== null) {
+        below = link.depth;
+        break;
+      }
+      path.push(link);
+      link = link.next === null ? undefined : links.get(link.next);
+    }
+    if (below === null) continue;
+    for (let i = path.length - 1; i >= 0; i -= 1) (path[i] as ChainLink).depth = below += 1;
   }
-  return chain;
+}
+
+/** Whether a link's depth agrees with the link it goes on to (`below`, when known): a check of what a memo said. */
+export function depthAgrees(link: ChainLink, below: ChainLink | undefined): boolean {
+  if (link.depth === null) return true;
+  if (link.snapshot === null) return link.depth === 0;
+  if (link.next === null) return link.depth === 1;
+  if (below === undefined || below.depth === null) return link.depth >= 1;
+  return link.depth === (below.snapshot === null ? 1 : below.depth + 1);
 }

@@ -84,19 +84,21 @@ export async function diff(context: StoreContext, options: DiffOptions): Promise
 }
 
 /**
- * Gives each snapshot of the branches its change counts against its first parent, from the
- * memo, counting with git only those the memo does not know (one process for them all).
- * Snapshots git cannot compare (a parent missing) are left without.
+ * Gives each snapshot of the branches its change counts against the commit before it on its
+ * chain (`against`, by branch and snapshot), from the memo, counting with git only those the
+ * memo does not know (one process for them all). Snapshots git cannot compare (a parent
+ * missing) are left without. `whole`: the branches hold their whole chains, so a memo written
+ * anew keeps only what they list; a page keeps everything.
  */
-export async function addChangeCounts(plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], trusted: boolean, signal?: AbortSignal): Promise<void> {
+export async function addChangeCounts(
+  plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], against: ReadonlyArray<readonly string[]>,
+  trusted: boolean, whole: boolean, signal?: AbortSignal,
+): Promise<void> {
   const pairs: Array<[Snapshot, string]> = [];
-  for (const branch of branches) {
-    branch.snapshots.forEach((snapshot, index) => {
-      // The snapshot before it on the chain, or for the first, the commit it was taken on (its only parent).
-      pairs.push([snapshot, branch.snapshots[index + 1]?.commit ?? snapshot.head]);
-    });
-  }
-  const counts = await countsOf(plumbing, layout, pairs, signal, trusted);
+  branches.forEach((branch, at) => {
+    branch.snapshots.forEach((snapshot, index) => pairs.push([snapshot, against[at]?.[index] ?? snapshot.head]));
+  });
+  const counts = await countsOf(plumbing, layout, pairs, signal, trusted, whole);
   for (const branch of branches) {
     branch.snapshots = branch.snapshots.map((snapshot) => {
       const changes = counts.get(snapshot.commit);
@@ -108,31 +110,30 @@ export async function addChangeCounts(plumbing: Plumbing, layout: RepositoryLayo
 /**
  * The counts of each snapshot against the commit paired with it, through the memo. A chain that
  * ends before its first snapshot (the read stops at the first commit that is not one) pairs its
- * last snapshot with its head, which is what its first parent is.
+ * last snapshot with its head, which is what its first parent is. When the memo is written
+ * anew it keeps what `pairs` counted if they are `whole` chains, else everything it held too.
  */
-async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, signal: AbortSignal | undefined, trusted = true): Promise<Map<string, ChangeCounts>> {
+async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, signal: AbortSignal | undefined, trusted = true, whole = false): Promise<Map<string, ChangeCounts>> {
   const file = join(layout.commonDir, CHANGE_MEMO_FILE);
   const memo = trusted ? await readChangeMemo(file, layout.objectFormat) : { counts: new Map<string, CountedCommit>(), stored: 0, appendable: false };
   const result = new Map<string, ChangeCounts>();
-  const unknown: Array<[string, string]> = [];
+  const unknown = new Map<string, string>();
   for (const [snapshot, against] of pairs) {
     const known = memo.counts.get(snapshot.commit);
     if (known !== undefined && known.against === against) result.set(snapshot.commit, known);
-    else unknown.push([snapshot.commit, against]);
+    else unknown.set(snapshot.commit, against);
   }
-  if (unknown.length === 0) return result;
+  if (unknown.size === 0) return result;
   const learned = new Map<string, CountedCommit>();
-  for (const [commit, totals] of await countAll(plumbing, unknown, signal)) {
-    const against = unknown.find(([one]) => one === commit)?.[1];
+  for (const [commit, totals] of await countAll(plumbing, [...unknown], signal)) {
+    const against = unknown.get(commit);
     if (against === undefined) continue;
     const counted = { against, ...totals };
     result.set(commit, counted);
     learned.set(commit, counted);
   }
   if (trusted && learned.size > 0) {
-    const keep = new Map<string, CountedCommit>();
-    for (const [commit, counted] of result) keep.set(commit, counted);
-    await recordChangeMemo(file, layout.objectFormat, memo, learned, pairs.length > 1 ? keep : new Map([...memo.counts, ...learned]));
+    await recordChangeMemo(file, layout.objectFormat, memo, learned, whole ? result : new Map([...memo.counts, ...learned]));
   }
   return result;
 }

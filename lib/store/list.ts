@@ -5,10 +5,11 @@ import type { Snapshot } from '../documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
+import type { RepositoryLayout } from '../git/plumbing.js';
 import { addChangeCounts } from './changes.js';
-import { readSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
+import { emptySnapshotMemo, openSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
 import { compareBytes } from '../order.js';
-import { chainLink, snapshotChain, walkChain } from '../snapshot/chain.js';
+import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain.js';
 import type { ChainLink } from '../snapshot/chain.js';
 import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
@@ -49,83 +50,198 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
   const head = branch === null ? null : headCommit;
   const only = options.branch ?? null;
-  // The memo (lib/managers/snapshot-memo.ts) holds what earlier reads learned; git log is asked only
-  // for the commits it does not know, the tips included (for-each-ref prints a message as
-  // stored, git log in UTF-8), and the walk stops where the memo takes over. A shallow
-  // repository, grafts or replace refs make git read a commit's parents other than the
-  // commit says, and can change their minds: then the memo is neither read nor written.
-  const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
-  // Chains moved aside (see ASIDE_REF_PREFIX) are read in the same call, and listed under the
-  // branch their tips name.
-  const [read, memo, grafted] = await Promise.all([
-    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), ASIDE_REF_PREFIX]),
-    replaced ? { links: new Map<string, ChainLink>(), stored: 0, appendable: false } : readSnapshotMemo(memoFile, layout.objectFormat),
-    historyRewritten(layout.commonDir),
-  ]);
-  const asideBranch = new Map<string, string>();
-  for (const tip of read) {
-    const snapshot = tip.ref.startsWith(ASIDE_REF_PREFIX) ? readSnapshot(tip) : null;
-    if (snapshot !== null) asideBranch.set(tip.ref, snapshot.branch);
-  }
-  const tips = read.filter((tip) => !tip.ref.startsWith(ASIDE_REF_PREFIX) || (asideBranch.has(tip.ref) && (only === null || asideBranch.get(tip.ref) === only)));
-  const trusted = !grafted && !replaced;
-  const links = trusted ? memo.links : new Map<string, ChainLink>();
-  const learned = new Map<string, ChainLink>();
-  const unknown = new Set(tips.map((tip) => walkChain(tip.commit, links).unknown).filter((commit) => commit !== null));
-  if (unknown.size > 0) {
-    await context.plumbing.readFirstParentChains([...unknown], (record) => {
-      const link = chainLink(record);
-      links.set(record.commit, link);
-      learned.set(record.commit, link);
-      return link.snapshot !== null && link.next !== null && !links.has(link.next) ? link.next : null;
-    });
-  }
-  // Each chain is walked once, now that every link is known: for its snapshots, and for what
-  // the memo keeps.
-  const walks = tips.map((tip) => walkChain(tip.commit, links).walked);
-  const branches: BranchSnapshots[] = tips
-    .map((tip, index) => {
-      const aside = asideBranch.get(tip.ref);
-      const paged = page(snapshotChain(walks[index] as string[], links), limit, before);
-      return aside === undefined
-        ? { branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, ...paged }
-        : { branch: aside, ref: tip.ref, tip: tip.commit, ...paged, aside: true as const };
-    })
-    .sort((a, b) => compareBytes(a.branch, b.branch) || compareBytes(a.ref, b.ref));
-  // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
-  // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
-  if (trusted && learned.size > 0) await recordSnapshotMemo(memoFile, layout.objectFormat, memo, learned, only === null ? reachedLinks(walks, links) : links);
+  let read = await readChains(context, layout, { only, limit, before, replaced, useMemo: true });
+  // A memo whose depths disagree with its own links was not written by a read: read without it.
+  if (read === null) read = await readChains(context, layout, { only, limit, before, replaced, useMemo: false }) as ChainsRead;
+  const { branches, against, trusted } = read;
   checkNotAborted(signal);
-  if (options.changes === true) await addChangeCounts(context.plumbing, layout, branches, trusted, signal);
+  if (options.changes === true) await addChangeCounts(context.plumbing, layout, branches, against, trusted, limit === null, signal);
   checkNotAborted(signal);
   const replication = policy === null ? null : await replicatorOf(context, policy).state();
   checkNotAborted(signal);
   return { checkout: { branch, head }, branches, replication };
 }
 
+/** What {@link readChains} gives: each branch's page, what each snapshot listed is compared with, and whether the memos may be used. */
+interface ChainsRead {
+  branches: BranchSnapshots[];
+  /** By branch, as `branches` is ordered: the commit before each snapshot listed on its chain (its head for the chain's first). */
+  against: string[][];
+  /** False while history is shallow, grafted or replaced: then no memo is read or written. */
+  trusted: boolean;
+}
+
 /**
- * The snapshots of one page of a chain: those older than `before` (none when the chain does not
- * hold it), at most `limit` of them; `older` counts what the page left out, when one was asked.
+ * Reads the branches' chains, as far as their pages need: the whole chain without a limit, else
+ * the page and the depth below it. The memo (lib/managers/snapshot-memo.ts) holds what earlier
+ * reads learned; git log is asked only for the commits it does not know, the tips included
+ * (for-each-ref prints a message as stored, git log in UTF-8), and the walk stops where the memo
+ * takes over. With a limit the memo is read from its end, where each chain's newest are, and
+ * further back only while a page needs it, so a page costs what it lists, not its chain. A
+ * shallow repository, grafts or replace refs make git read a commit's parents other than the
+ * commit says, and can change their minds: then the memo is neither read nor written.
+ * @returns null when the memo's links disagree with each other (a memo no read wrote)
  */
-function page(chain: Snapshot[], limit: number | null, before: string | null): { snapshots: Snapshot[]; older?: number } {
-  if (limit === null && before === null) return { snapshots: chain };
-  const start = before === null ? 0 : chain.findIndex((snapshot) => snapshot.commit === before) + 1;
-  const from = before !== null && start === 0 ? chain.length : start;
-  const snapshots = chain.slice(from, limit === null ? undefined : from + limit);
-  return { snapshots, older: chain.length - from - snapshots.length };
+async function readChains(
+  context: StoreContext, layout: RepositoryLayout,
+  options: { only: string | null; limit: number | null; before: string | null; replaced: boolean; useMemo: boolean },
+): Promise<ChainsRead | null> {
+  const { only, limit, before } = options;
+  const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
+  // Chains moved aside (see ASIDE_REF_PREFIX) are read in the same call, and listed under the
+  // branch their tips name.
+  const [read, opened, grafted] = await Promise.all([
+    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), ASIDE_REF_PREFIX]),
+    options.replaced || !options.useMemo ? emptySnapshotMemo() : openSnapshotMemo(memoFile, layout.objectFormat, limit === null),
+    historyRewritten(layout.commonDir),
+  ]);
+  const trusted = !grafted && !options.replaced;
+  // A memo that holds anything a read could not have written is not used, and is written anew.
+  const memo = trusted && opened.trusted ? opened : emptySnapshotMemo();
+  try {
+    const asideBranch = new Map<string, string>();
+    for (const tip of read) {
+      const snapshot = tip.ref.startsWith(ASIDE_REF_PREFIX) ? readSnapshot(tip) : null;
+      if (snapshot !== null) asideBranch.set(tip.ref, snapshot.branch);
+    }
+    const tips = read.filter((tip) => !tip.ref.startsWith(ASIDE_REF_PREFIX) || (asideBranch.has(tip.ref) && (only === null || asideBranch.get(tip.ref) === only)));
+    const links = memo.links;
+    const learned = new Map<string, ChainLink>();
+    const unreachable = new Set<string>();
+    let pages: Page[];
+    for (;;) {
+      const walked = tips.map((tip) => pageOf(tip.commit, links, limit, before, unreachable));
+      if (walked.some((one) => one === null)) return null;
+      const pending = walked.flatMap((one, index) => (one !== null && 'unknown' in one ? [{ unknown: one.unknown, tip: one.unknown === tips[index]?.commit }] : []));
+      if (pending.length === 0) {
+        pages = walked as Page[];
+        break;
+      }
+      // A tip the memo does not know is most likely new since the last read: git log reads it
+      // and goes on only while its chain leads to commits the memo has not given. Deeper in a
+      // chain, the memo's older lines are read before git is asked.
+      const atTips = pending.filter((one) => one.tip);
+      if (atTips.length === 0 && !memo.complete) {
+        await memo.readOlder();
+        if (!memo.trusted) return null;
+        continue;
+      }
+      const asked = [...new Set((atTips.length > 0 ? atTips : pending).map((one) => one.unknown))];
+      // While the memo has lines not read, git reads only about what a page needs before the
+      // memo is looked at again.
+      let budget = memo.complete ? Number.POSITIVE_INFINITY : (limit ?? 0) + 64;
+      await context.plumbing.readFirstParentChains(asked, (record) => {
+        const link = chainLink(record);
+        links.set(record.commit, link);
+        learned.set(record.commit, link);
+        budget -= 1;
+        return budget > 0 && link.snapshot !== null && link.next !== null && !links.has(link.next) ? link.next : null;
+      });
+      for (const commit of asked) if (!links.has(commit)) unreachable.add(commit);
+      fillDepths(learned.values(), links);
+    }
+    const branches: BranchSnapshots[] = tips.map((tip, index) => {
+      const aside = asideBranch.get(tip.ref);
+      const { snapshots, older } = pages[index] as Page;
+      const paged = limit === null && before === null ? { snapshots } : { snapshots, older };
+      return aside === undefined
+        ? { branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, ...paged }
+        : { branch: aside, ref: tip.ref, tip: tip.commit, ...paged, aside: true as const };
+    });
+    const order = branches.map((_, index) => index).sort((a, b) => {
+      const [x, y] = [branches[a] as BranchSnapshots, branches[b] as BranchSnapshots];
+      return compareBytes(x.branch, y.branch) || compareBytes(x.ref, y.ref);
+    });
+    if (trusted && learned.size > 0) {
+      // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
+      // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
+      // The newest of a read's learning is written last, at the file's end.
+      const size = limit !== null ? null : only === null ? pages.reduce((sum, one) => sum + one.reached, 0) : links.size;
+      await recordSnapshotMemo(memoFile, layout.objectFormat, memo, [...learned].reverse(), { size, links: () => keptLinks(tips.map((tip) => tip.commit), links, only === null) });
+    }
+    return { branches: order.map((index) => branches[index] as BranchSnapshots), against: order.map((index) => (pages[index] as Page).against), trusted };
+  } finally {
+    await opened.close();
+  }
+}
+
+/** One chain's page: its snapshots, what each is compared with, how many older ones the chain holds, and how many links the walk went through. */
+interface Page {
+  snapshots: Snapshot[];
+  against: string[];
+  older: number;
+  reached: number;
+}
+
+/**
+ * Walks a chain from `tip` through `links` as far as its page needs: to the end of the chain
+ * without a limit; with one, to the first link below the page whose depth is known, which says
+ * how many snapshots the chain holds from there. The page holds the snapshots older than
+ * `before` (none when the chain does not hold it), at most `limit` of them. A commit in
+ * `unreachable` ends the chain (git could not read it). Each link's depth is checked against
+ * the link below it on the way.
+ * @returns the page; `{unknown}` when it needs a link `links` does not hold; null when a depth disagrees
+ */
+function pageOf(tip: string, links: ReadonlyMap<string, ChainLink>, limit: number | null, before: string | null, unreachable: ReadonlySet<string>): Page | { unknown: string } | null {
+  const snapshots: Snapshot[] = [];
+  const against: string[] = [];
+  const most = limit ?? Number.POSITIVE_INFINITY;
+  let from = before === null ? 0 : -1;
+  let index = 0;
+  let length: number;
+  let above: ChainLink | undefined;
+  for (let commit: string | null = tip; ;) {
+    const link: ChainLink | undefined = commit === null ? undefined : links.get(commit);
+    if (commit !== null && link === undefined && !unreachable.has(commit)) return { unknown: commit };
+    if (above !== undefined && !depthAgrees(above, link)) return null;
+    const snapshot = link?.snapshot ?? null;
+    // The snapshot listed last is compared with this one, or where its chain ends, its head.
+    if (against.length < snapshots.length) against.push(snapshot !== null ? commit as string : (snapshots[snapshots.length - 1] as Snapshot).head);
+    if (snapshot === null) {
+      length = index;
+      if (link !== undefined) index += 1;
+      break;
+    }
+    if (from >= 0 && snapshots.length === most && (link as ChainLink).depth !== null) {
+      length = index + ((link as ChainLink).depth as number);
+      break;
+    }
+    if (from < 0) {
+      if (commit === before) from = index + 1;
+    } else if (snapshots.length < most) snapshots.push(snapshot);
+    index += 1;
+    // A chain cannot come back to a commit; a walk longer than the links there are is a forged link's loop.
+    if (index > links.size) return null;
+    above = link;
+    commit = (link as ChainLink).next;
+  }
+  if (from < 0) from = length;
+  return { snapshots, against, older: Math.max(0, length - from - snapshots.length), reached: index };
+}
+
+/**
+ * The links a rewritten memo keeps, those nearer a tip last: what the tips reach, and with
+ * `reachedOnly` false everything else before them.
+ */
+function keptLinks(tips: readonly string[], links: ReadonlyMap<string, ChainLink>, reachedOnly: boolean): Array<[string, ChainLink]> {
+  const walks = tips.map((tip) => walkChain(tip, links).walked);
+  const kept = new Map<string, ChainLink>();
+  if (!reachedOnly) for (const [commit, link] of links) kept.set(commit, link);
+  const longest = Math.max(0, ...walks.map((walked) => walked.length));
+  for (let at = longest - 1; at >= 0; at -= 1) {
+    for (const walked of walks) {
+      const commit = walked[at];
+      if (commit === undefined) continue;
+      // A commit on two chains goes where it is nearest a tip.
+      kept.delete(commit);
+      kept.set(commit, links.get(commit) as ChainLink);
+    }
+  }
+  return [...kept];
 }
 
 /** Whether git reads some commits' parents other than they are stored: a shallow repository, or grafts. */
 async function historyRewritten(commonDir: string): Promise<boolean> {
   const present = await Promise.all(['shallow', join('info', 'grafts')].map((name) => lstat(join(commonDir, name)).then(() => true, () => false)));
   return present.some((one) => one);
-}
-
-/** The links of the commits the walks went through. */
-function reachedLinks(walks: ReadonlyArray<readonly string[]>, links: ReadonlyMap<string, ChainLink>): Map<string, ChainLink> {
-  const reached = new Map<string, ChainLink>();
-  for (const walked of walks) {
-    for (const commit of walked) reached.set(commit, links.get(commit) as ChainLink);
-  }
-  return reached;
 }
