@@ -41,18 +41,29 @@ export async function readChangeMemo(file: string, objectFormat: string): Promis
   const untrusted: ChangeMemo = { counts: new Map(), stored: 0, appendable: false };
   const text = await readFile(file, 'utf8').catch(() => null);
   if (text === null) return untrusted;
-  const lines = text.split('\n');
-  const header = parse(lines[0] as string) as Record<string, unknown> | undefined;
+  const headerEnd = text.indexOf('\n') < 0 ? text.length : text.indexOf('\n');
+  const header = parse(text.slice(0, headerEnd)) as Record<string, unknown> | undefined;
   if (typeof header !== 'object' || header === null || header.format !== FORMAT || header.revision !== REVISION || header.chant !== VERSION || header.objectFormat !== objectFormat) return untrusted;
   const memo: ChangeMemo = { counts: new Map(), stored: 0, appendable: true };
-  for (const line of lines.slice(1)) {
+  // Indexed loops and no destructuring: a read with change counts parses every entry of the
+  // chain, and a short-lived process runs most of this before it is optimized.
+  for (let start = headerEnd; start < text.length;) {
+    let end = text.indexOf('\n', start + 1);
+    if (end < 0) end = text.length;
+    const line = text.slice(start + 1, end);
+    start = end;
     if (line === '') continue;
     const batch = parse(line);
     if (batch === undefined) continue;
     if (!Array.isArray(batch)) return untrusted;
-    for (const entry of batch as unknown[]) {
+    for (let i = 0; i < batch.length; i += 1) {
+      const entry = batch[i] as unknown;
       if (!Array.isArray(entry) || entry.length !== 5) return untrusted;
-      const [commit, against, files, added, removed] = entry as unknown[];
+      const commit = entry[0] as unknown;
+      const against = entry[1] as unknown;
+      const files = entry[2] as unknown;
+      const added = entry[3] as unknown;
+      const removed = entry[4] as unknown;
       if (typeof commit !== 'string' || !OBJECT_ID.test(commit) || typeof against !== 'string' || !OBJECT_ID.test(against)
         || !count(files) || !count(added) || !count(removed)) return untrusted;
       memo.counts.set(commit, { against, files, added, removed });

@@ -293,7 +293,7 @@ function addLine(line: string, links: Map<string, ChainLink>, replace: boolean):
     if (next === undefined) return null;
     const depth = entry[ENTRY_LENGTH - 1];
     if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || (next === null && depth !== 1)) return null;
-    const snapshot = loadSnapshot(commit, entry.slice(2, ENTRY_LENGTH - 1), string);
+    const snapshot = loadSnapshot(commit, entry, string, 2);
     if (snapshot === null) return null;
     if (replace || !links.has(commit)) links.set(commit, { snapshot, next, depth });
   }

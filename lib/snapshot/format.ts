@@ -203,15 +203,20 @@ export function storeSnapshot(snapshot: Snapshot, text: (value: string) => numbe
 /** How many values {@link storeSnapshot} gives. */
 export const STORED_SNAPSHOT_LENGTH = SNAPSHOT_FIELDS.length + 2;
 
-/** The snapshot a memo entry's values hold (see {@link storeSnapshot}), or null when they are not what a read could have written. */
-export function loadSnapshot(commit: string, stored: readonly unknown[], text: (at: unknown, id: boolean) => string | null): Snapshot | null {
-  if (stored.length !== STORED_SNAPSHOT_LENGTH) return null;
-  const tree = text(stored[0], true);
-  const at = stored[stored.length - 1];
+/**
+ * The snapshot a memo entry's values hold (see {@link storeSnapshot}), from `stored[from]` on, or
+ * null when they are not what a read could have written.
+ */
+export function loadSnapshot(commit: string, stored: readonly unknown[], text: (at: unknown, id: boolean) => string | null, from = 0): Snapshot | null {
+  if (stored.length < from + STORED_SNAPSHOT_LENGTH) return null;
+  const tree = text(stored[from], true);
+  const at = stored[from + STORED_SNAPSHOT_LENGTH - 1];
   if (tree === null || typeof at !== 'string') return null;
   const snapshot: Record<string, unknown> = { commit, tree };
-  for (const [index, field] of SNAPSHOT_FIELDS.entries()) {
-    const value = field.codec.load(stored[index + 1], text);
+  // An indexed loop: the whole read loads tens of thousands of these.
+  for (let index = 0; index < SNAPSHOT_FIELDS.length; index += 1) {
+    const field = SNAPSHOT_FIELDS[index] as Field;
+    const value = (field.codec as FieldCodec<unknown>).load(stored[from + index + 1], text);
     if (value === INVALID) return null;
     if (value !== undefined) snapshot[field.name] = value;
   }

@@ -12,7 +12,7 @@ import type { CountedChange, Totals } from '../git/diff.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import { CHANGE_MEMO_FILE, readChangeMemo, recordChangeMemo } from '../managers/change-memo.js';
-import type { CountedCommit } from '../managers/change-memo.js';
+import type { ChangeMemo, CountedCommit } from '../managers/change-memo.js';
 import { compareBytes } from '../order.js';
 import { readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
@@ -53,7 +53,7 @@ export async function show(context: StoreContext, options: ShowOptions): Promise
   if (record === null || snapshot === null) throw unknownSnapshot(name, record);
   const [files, counts] = await Promise.all([
     listTree(context.plumbing, snapshot.tree, signal),
-    countsOf(context.plumbing, layout, [[snapshot, firstParent(record, snapshot)]], signal),
+    countsOf(context.plumbing, layout, [[snapshot, firstParent(record, snapshot)]], { trusted: true, whole: false, signal }),
   ]);
   checkNotAborted(signal);
   const changes = counts.get(snapshot.commit) ?? null;
@@ -83,27 +83,45 @@ export async function diff(context: StoreContext, options: DiffOptions): Promise
   };
 }
 
+/** How {@link addChangeCounts} reads and writes the change memo. */
+export interface CountOptions {
+  /** False while history is shallow, grafted or replaced: the memo is neither read nor written. */
+  trusted: boolean;
+  /** The branches hold their whole chains, so a memo written anew keeps only what they list; a page keeps everything. */
+  whole: boolean;
+  /** The memo, when its read was started early (beside the chains' read). */
+  memo?: Promise<ChangeMemo>;
+  /** Snapshots the read met for the first time: most likely not counted yet, so they are counted while the memo is read. */
+  fresh?: ReadonlySet<string>;
+  signal?: AbortSignal;
+}
+
+/** Starts reading the change memo, for a read that will want it ({@link CountOptions.memo}); it never rejects. */
+export function readChangeMemoOf(layout: RepositoryLayout): Promise<ChangeMemo> {
+  return readChangeMemo(join(layout.commonDir, CHANGE_MEMO_FILE), layout.objectFormat)
+    .catch(() => ({ counts: new Map<string, CountedCommit>(), stored: 0, appendable: false }));
+}
+
 /**
  * Gives each snapshot of the branches its change counts against the commit before it on its
  * chain (`against`, by branch and snapshot), from the memo, counting with git only those the
  * memo does not know (one process for them all). Snapshots git cannot compare (a parent
- * missing) are left without. `whole`: the branches hold their whole chains, so a memo written
- * anew keeps only what they list; a page keeps everything.
+ * missing) are left without.
  */
 export async function addChangeCounts(
-  plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], against: ReadonlyArray<readonly string[]>,
-  trusted: boolean, whole: boolean, signal?: AbortSignal,
+  plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], against: ReadonlyArray<readonly string[]>, options: CountOptions,
 ): Promise<void> {
   const pairs: Array<[Snapshot, string]> = [];
   branches.forEach((branch, at) => {
     branch.snapshots.forEach((snapshot, index) => pairs.push([snapshot, against[at]?.[index] ?? snapshot.head]));
   });
-  const counts = await countsOf(plumbing, layout, pairs, signal, trusted, whole);
+  const counts = await countsOf(plumbing, layout, pairs, options);
+  // The read's snapshots are its own, made for this result: each is given its counts in place.
   for (const branch of branches) {
-    branch.snapshots = branch.snapshots.map((snapshot) => {
+    for (const snapshot of branch.snapshots) {
       const changes = counts.get(snapshot.commit);
-      return changes === undefined ? snapshot : { ...snapshot, changes };
-    });
+      if (changes !== undefined) snapshot.changes = changes;
+    }
   }
 }
 
@@ -113,9 +131,13 @@ export async function addChangeCounts(
  * last snapshot with its head, which is what its first parent is. When the memo is written
  * anew it keeps what `pairs` counted if they are `whole` chains, else everything it held too.
  */
-async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, signal: AbortSignal | undefined, trusted = true, whole = false): Promise<Map<string, ChangeCounts>> {
+async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, options: CountOptions): Promise<Map<string, ChangeCounts>> {
+  const { trusted, whole, signal } = options;
   const file = join(layout.commonDir, CHANGE_MEMO_FILE);
-  const memo = trusted ? await readChangeMemo(file, layout.objectFormat) : { counts: new Map<string, CountedCommit>(), stored: 0, appendable: false };
+  // The fresh snapshots are counted by git while the memo is read and parsed.
+  const fresh = options.fresh === undefined || options.fresh.size === 0 ? [] : pairs.filter(([snapshot]) => options.fresh?.has(snapshot.commit)).map(([snapshot, against]): [string, string] => [snapshot.commit, against]);
+  const early = fresh.length === 0 ? null : settle(countAll(plumbing, fresh, signal));
+  const memo = trusted ? await (options.memo ?? readChangeMemo(file, layout.objectFormat)) : { counts: new Map<string, CountedCommit>(), stored: 0, appendable: false };
   const result = new Map<string, ChangeCounts>();
   const unknown = new Map<string, string>();
   for (const [snapshot, against] of pairs) {
@@ -123,19 +145,35 @@ async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: Rea
     if (known !== undefined && known.against === against) result.set(snapshot.commit, known);
     else unknown.set(snapshot.commit, against);
   }
+  const counted = new Map<string, Totals>();
+  if (early !== null) {
+    const settled = await early;
+    // Needed only when the memo did not know them all; then a failure is the read's.
+    if (fresh.some(([commit]) => unknown.has(commit))) {
+      if ('error' in settled) throw settled.error;
+      for (const [commit, totals] of settled.value) counted.set(commit, totals);
+    }
+  }
+  const rest = early === null ? [...unknown] : [...unknown].filter(([commit]) => options.fresh?.has(commit) !== true);
+  if (rest.length > 0) for (const [commit, totals] of await countAll(plumbing, rest, signal)) counted.set(commit, totals);
   if (unknown.size === 0) return result;
   const learned = new Map<string, CountedCommit>();
-  for (const [commit, totals] of await countAll(plumbing, [...unknown], signal)) {
+  for (const [commit, totals] of counted) {
     const against = unknown.get(commit);
     if (against === undefined) continue;
-    const counted = { against, ...totals };
-    result.set(commit, counted);
-    learned.set(commit, counted);
+    const one = { against, ...totals };
+    result.set(commit, one);
+    learned.set(commit, one);
   }
   if (trusted && learned.size > 0) {
     await recordChangeMemo(file, layout.objectFormat, memo, learned, whole ? result : new Map([...memo.counts, ...learned]));
   }
   return result;
+}
+
+/** A promise's outcome, never rejected: a count started early must not fail a read that turns out not to need it. */
+function settle<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  return promise.then((value) => ({ value }), (error: unknown) => ({ error }));
 }
 
 /** {@link countChanges}, leaving out the pairs git cannot compare for want of an object. */

@@ -6,7 +6,7 @@ import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
-import { addChangeCounts } from './changes.js';
+import { addChangeCounts, readChangeMemoOf } from './changes.js';
 import { emptySnapshotMemo, openSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
 import { compareBytes } from '../order.js';
 import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain.js';
@@ -50,12 +50,16 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
   const head = branch === null ? null : headCommit;
   const only = options.branch ?? null;
+  // The change memo is read while git answers the chains' read.
+  const changeMemo = options.changes === true && !replaced ? readChangeMemoOf(layout) : undefined;
   let read = await readChains(context, layout, { only, limit, before, replaced, useMemo: true });
   // A memo whose depths disagree with its own links was not written by a read: read without it.
   if (read === null) read = await readChains(context, layout, { only, limit, before, replaced, useMemo: false }) as ChainsRead;
-  const { branches, against, trusted } = read;
+  const { branches, against, trusted, fresh } = read;
   checkNotAborted(signal);
-  if (options.changes === true) await addChangeCounts(context.plumbing, layout, branches, against, trusted, limit === null, signal);
+  if (options.changes === true) {
+    await addChangeCounts(context.plumbing, layout, branches, against, { trusted, whole: limit === null, memo: changeMemo, fresh, signal });
+  }
   checkNotAborted(signal);
   const replication = policy === null ? null : await replicatorOf(context, policy).state();
   checkNotAborted(signal);
@@ -69,6 +73,8 @@ interface ChainsRead {
   against: string[][];
   /** False while history is shallow, grafted or replaced: then no memo is read or written. */
   trusted: boolean;
+  /** The snapshots git was asked about: those the memo did not know. */
+  fresh: Set<string>;
 }
 
 /**
@@ -159,7 +165,9 @@ async function readChains(
       const size = limit !== null ? null : only === null ? pages.reduce((sum, one) => sum + one.reached, 0) : links.size;
       await recordSnapshotMemo(memoFile, layout.objectFormat, memo, [...learned].reverse(), { size, links: () => keptLinks(tips.map((tip) => tip.commit), links, only === null) });
     }
-    return { branches: order.map((index) => branches[index] as BranchSnapshots), against: order.map((index) => (pages[index] as Page).against), trusted };
+    const fresh = new Set<string>();
+    for (const [commit, link] of learned) if (link.snapshot !== null) fresh.add(commit);
+    return { branches: order.map((index) => branches[index] as BranchSnapshots), against: order.map((index) => (pages[index] as Page).against), trusted, fresh };
   } finally {
     await opened.close();
   }
@@ -245,3 +253,4 @@ async function historyRewritten(commonDir: string): Promise<boolean> {
   const present = await Promise.all(['shallow', join('info', 'grafts')].map((name) => lstat(join(commonDir, name)).then(() => true, () => false)));
   return present.some((one) => one);
 }
+
