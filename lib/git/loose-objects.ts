@@ -60,18 +60,27 @@ function commonDir(gitDir: string): string {
 export function readLooseBlobs(dir: string, oids: readonly string[], limit: number): Map<string, Buffer> {
   const found = new Map<string, Buffer>();
   for (const oid of oids) {
-    let file: Buffer;
-    try {
-      file = readFileSync(join(dir, oid.slice(0, 2), oid.slice(2)));
-    } catch {
-      continue;
-    }
-    const object = readLoose(file);
-    if (object === null || object.type !== 'blob') continue;
-    if (objectId('blob', object.content, oid.length === 64 ? 'sha256' : 'sha1') !== oid) continue;
-    found.set(oid, Buffer.from(object.content.subarray(0, limit)));
+    const content = readCheckedLoose(dir, oid, 'blob', oid.length === 64 ? 'sha256' : 'sha1');
+    if (content !== null) found.set(oid, Buffer.from(content.subarray(0, limit)));
   }
   return found;
+}
+
+/**
+ * The content of the object `oid` from its loose file, when it is there, of `type`, and its
+ * bytes hash to `oid` in `objectFormat`; null otherwise, for the caller to ask git.
+ * @internal
+ */
+export function readCheckedLoose(dir: string, oid: string, type: string, objectFormat: string): Buffer | null {
+  let file: Buffer;
+  try {
+    file = readFileSync(join(dir, oid.slice(0, 2), oid.slice(2)));
+  } catch {
+    return null;
+  }
+  const object = readLoose(file);
+  if (object === null || object.type !== type || objectId(type, object.content, objectFormat) !== oid) return null;
+  return object.content;
 }
 
 /** The bytes of a loose file read for its header. */

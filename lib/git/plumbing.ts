@@ -14,6 +14,7 @@ import { OBJ_TREE, packOf } from './formats/pack.js';
 import { treeEntry } from './formats/tree.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
+import { withoutIndex } from './no-index.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -558,14 +559,14 @@ export class Plumbing {
 
   /**
    * Every path that differs between two trees, recursively, renames not followed. Paths are
-   * read as bytes, so names that are not UTF-8 stay distinct and exact. `emptyIndex`, when
-   * given, names an index file that does not exist, for git to read instead of the checkout's.
+   * read as bytes, so names that are not UTF-8 stay distinct and exact. `indexless`: git is
+   * pointed at an index that is not there ({@link withoutIndex}) instead of the checkout's.
    */
-  async diffTrees(from: string, to: string, emptyIndex: string | null = null): Promise<TreeChange[]> {
+  async diffTrees(from: string, to: string, indexless = false): Promise<TreeChange[]> {
     const chunks: Buffer[] = [];
     // git reads the whole index before it compares two trees (100,000 entries: most of its
     // time); pointed at an index file that is not there, it reads none.
-    const env = emptyIndex === null ? {} : { env: { GIT_INDEX_FILE: emptyIndex } };
+    const env = indexless ? { env: withoutIndex() } : {};
     const stdout = await this.run(['diff-tree', '-r', '-z', '--no-renames', '--no-commit-id', from, to], { ...env, onStdout: (chunk) => chunks.push(chunk) });
     // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
     const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');

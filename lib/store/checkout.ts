@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
 import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
-import { objectId } from '../git/formats/loose.js';
+import { readCheckedLoose } from '../git/loose-objects.js';
 import { objectHash } from '../git/formats/object-format.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';
@@ -106,7 +106,7 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
     const chosen = found as { snapshot: Snapshot; record: CommitRecord };
     return { snapshot: sameBranch(checkout, chosen.snapshot), record: chosen.record };
   }
-  const commit = looseCommit(plumbing, checkout.layout, name, replaced) ?? await plumbing.readNamedCommit(name);
+  const commit = looseCommit(checkout.layout, name, replaced) ?? await plumbing.readNamedCommit(name);
   const oid = commit?.commit ?? null;
   const snapshot = commit === null ? null : readSnapshot(commit);
   if (commit === null || snapshot === null) {
@@ -122,11 +122,10 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
  * snapshot's commit loose), its bytes checked against the id; null when it is not there loose as
  * a commit, or when a replace ref may stand for it (git would follow it): git is asked then.
  */
-function looseCommit(plumbing: Plumbing, layout: RepositoryLayout, name: string, replaced: boolean): CommitRecord | null {
+function looseCommit(layout: RepositoryLayout, name: string, replaced: boolean): CommitRecord | null {
   if (replaced || name.length !== objectHash(layout.objectFormat).bytes * 2 || !/^[0-9a-f]+$/.test(name)) return null;
-  const object = plumbing.readLooseObject(layout.objectsDir, name);
-  if (object === null || object.type !== 'commit' || objectId('commit', object.content, layout.objectFormat) !== name) return null;
-  return parseCommit(name, object.content.toString('utf8'));
+  const content = readCheckedLoose(layout.objectsDir, name, 'commit', layout.objectFormat);
+  return content === null ? null : parseCommit(name, content.toString('utf8'));
 }
 
 function sameBranch(checkout: BranchCheckout, snapshot: Snapshot): Snapshot {

@@ -291,7 +291,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     // a .gitmodules in the working tree (read first), it is pointed at an index that is not there.
     const gitlinked = leftOut.some((entry) => entry.reason === 'submodule' || entry.reason === 'embedded-repository');
     const indexless = !gitlinked || existsSync(join(layout.top, '.gitmodules'));
-    const all = await plumbing.diffTrees(current, target.tree, indexless ? temporaryIndexFile(layout.gitDir) : null).catch(stopped);
+    const all = await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     const indexHoldsHead = await holding;
     const indexed = indexHoldsHead ? opened.headTree : await indexTree(plumbing, layout).catch(stopped);
