@@ -8,6 +8,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
+import { GitCommandError, GitProcessRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
 
 const STAGINGS = ['index', 'status'] as const;
 
@@ -162,15 +164,20 @@ describe('a save takes what it can and lists what it could not', () => {
 
   it('keeps every save whole while another process creates and deletes files as fast as it can', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n' });
-    writeFiles(dir, Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`keep/f${i}.txt`, `${i}\n`])));
+    writeFiles(dir, Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`keep/d${i % 12}/f${i}.txt`, `${i}\n`])));
     mkdirSync(join(dir, 'scratch'));
+    const before = await new WipStore({ cwd: dir }).save({ label: 'before the churn' });
+    const keep = git(dir, ['rev-parse', `${before.snapshot.commit}:keep`]).trim();
     const { spawn } = await import('node:child_process');
+    // Every name new, and about ten alive at any moment, as a build's or a test run's temporary
+    // files are: each walk of the tree meets files gone before git reads them, so a save that
+    // ran git add again without each one it found gone would never run out of them.
     const churn = spawn(process.execPath, ['-e', `
       const fs = require('fs'); const path = require('path');
       const dir = ${JSON.stringify(join(dir, 'scratch'))};
+      const name = (i) => path.join(dir, 'swap' + i + '.tmp');
       for (let i = 0; ; i += 1) {
-        const name = path.join(dir, 'swap' + (i % 20) + '.tmp');
-        try { fs.writeFileSync(name, 'x'.repeat(i % 5000)); fs.rmSync(name, { force: true }); } catch {}
+        try { fs.writeFileSync(name(i), 'x'.repeat(i % 5000)); fs.rmSync(name(i - 10), { force: true }); } catch {}
         // A breath now and then: the machine's other cores run the saves.
         if (i % 20 === 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       }`], { stdio: 'ignore' });
@@ -178,8 +185,8 @@ describe('a save takes what it can and lists what it could not', () => {
       for (const staging of [...STAGINGS, ...STAGINGS]) {
         const saved = await new WipStore({ cwd: dir, staging }).save({ label: `race ${Math.random()}` });
         for (const entry of saved.unsaved ?? []) assert.equal(entry.reason, 'vanished', `${entry.path}: ${entry.message}`);
-        const files = filesOf(dir, saved.snapshot.commit);
-        for (let i = 0; i < 60; i += 1) assert.equal(files.get(`keep/f${i}.txt`), `${i}\n`);
+        assert.equal(git(dir, ['rev-parse', `${saved.snapshot.commit}:keep`]).trim(), keep, `${staging}: every file of keep/`);
+        assert.equal(git(dir, ['rev-parse', `${saved.snapshot.commit}:README.md`]).trim(), git(dir, ['rev-parse', 'HEAD:README.md']).trim());
       }
     } finally {
       churn.kill('SIGKILL');
@@ -187,6 +194,62 @@ describe('a save takes what it can and lists what it could not', () => {
     const gitDir = join(dir, '.git');
     assert.deepEqual(readdirSync(gitDir).filter((name) => name.startsWith('chant-wip-')), [], 'no temporary index left behind');
     assert.equal(existsSync(join(gitDir, 'chant-wip.lock')), false);
+  });
+
+  it('stages from lists when git add stops on a vanished file, and gives the tree git add would give', async () => {
+    for (const staging of STAGINGS) {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'gone.txt': 'tracked\n', 'keep.txt': 'v1\n' });
+      spawnSync('git', ['init', '-q', join(dir, 'nested')]);
+      writeFiles(dir, { 'nested/x.txt': 'x\n', 'gone.txt': null, 'keep.txt': 'v2\n', 'new/a.txt': 'a\n', 'new/b.txt': 'b\n', 'big.bin': 'x'.repeat(3000) });
+      git(join(dir, 'nested'), ['add', 'x.txt']);
+      git(join(dir, 'nested'), ['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'x']);
+      spawnSync('git', ['init', '-q', join(dir, 'empty-repo')]);
+      const plain = await new WipStore({ cwd: dir, staging: 'index', maxFileSize: 1024 }).save({ label: 'plain' });
+      // git add --all stops once as it does when a file vanishes under it; what follows is real.
+      const inner = new GitProcessRunner(dir);
+      const calls: string[] = [];
+      let stopped = false;
+      const runner: GitRunner = {
+        run: (args, options) => {
+          calls.push(args.slice(0, 2).join(' '));
+          if (args[0] === 'add' && args[1] === '--all' && !stopped) {
+            stopped = true;
+            return Promise.reject(new GitCommandError([...args], 128, "error: unable to stat 'new/tmp.swp': No such file or directory\nfatal: unable to stat 'new/tmp.swp': No such file or directory\n"));
+          }
+          return inner.run(args, options);
+        },
+      };
+      const listed = await new WipStore({ cwd: dir, staging, maxFileSize: 1024, git: runner }).save({ label: 'listed' });
+      assert.equal(stopped, true, `${staging}: git add --all ran`);
+      assert.ok(calls.includes('add --update') && calls.includes('update-index --add'), `${staging}: ${calls.join(', ')}`);
+      assert.equal(listed.snapshot.tree, plain.snapshot.tree, staging);
+      assert.deepEqual(reasons(listed.unsaved), [['big.bin', 'too-large'], ['empty-repo', 'embedded-repository'], ['nested', 'embedded-repository'], ['new/tmp.swp', 'vanished']], staging);
+      assert.deepEqual(readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip-')), [], 'no temporary index left behind');
+    }
+  });
+
+  it('saves a tree with a repository inside it that has no commit yet, and names it', async () => {
+    for (const staging of STAGINGS) {
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      spawnSync('git', ['init', '-q', join(dir, 'scaffold')]);
+      writeFiles(dir, { 'scaffold/package.json': '{}\n', 'notes.txt': 'work\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'scaffold' });
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('notes.txt'), 'work\n', staging);
+      assert.equal(files.has('scaffold/package.json'), false, staging);
+      assert.deepEqual(reasons(saved.unsaved), [['scaffold', 'embedded-repository']], staging);
+      assert.match(saved.unsaved?.[0]?.message ?? '', /no commit yet/);
+      // The restore of it stands too: the checkpoint leaves the repository as it is.
+      writeFiles(dir, { 'notes.txt': 'more\n' });
+      await new WipStore({ cwd: dir, staging }).restore({ snapshot: saved.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'work\n');
+      assert.equal(readFileSync(join(dir, 'scaffold/package.json'), 'utf8'), '{}\n');
+    }
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    spawnSync('git', ['init', '-q', join(dir, 'scaffold')]);
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--json']);
+    assert.equal(run.code, 0, run.stdout);
+    await assertValidDocument(run.doc);
   });
 
   it('refuses a restore that would overwrite a file its checkpoint could not take, before anything is written', async () => {

@@ -54,7 +54,7 @@ export type SnapshotKind = Static<typeof SnapshotKind>;
  */
 export const UnsavedReason = LiteralUnion(UNSAVED_REASONS, {
   description:
-    'submodule or embedded-repository: a gitlink, kept as the commit it is at; its files, committed or not, are not in the snapshot. unreadable: the file could not be opened or read. vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). For unreadable, vanished and not-a-file the snapshot holds what the index held at that path, or nothing for an untracked file.',
+    'submodule or embedded-repository: a gitlink, kept as the commit it is at (nothing, for a repository with no commit yet); its files, committed or not, are not in the snapshot. unreadable: the file could not be opened or read. vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). For unreadable, vanished and not-a-file the snapshot holds what the index held at that path, or nothing for an untracked file.',
 });
 /**
  * Why a path is not in a snapshot, as a TypeScript type.

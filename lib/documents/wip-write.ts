@@ -39,7 +39,7 @@ export const SaveResult = Type.Object({
     description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, or when a save in another worktree moved the chain meanwhile (the next save prunes).",
   })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
-    description: 'What the snapshot could not hold, every path, sorted by path; present only when there is something. A submodule or embedded repository is kept as the commit it is at, its files are not. The save never fails because of one path: it takes the rest and lists each here; the snapshot commit records them too (snapshot.unsaved).',
+    description: 'What the snapshot could not hold, every path, sorted by path; present only when there is something. A submodule or embedded repository is kept as the commit it is at (nothing, when it has no commit yet), its files are not. The save never fails because of one path: it takes the rest and lists each here; the snapshot commit records them too (snapshot.unsaved).',
   })),
   flagged: Type.Optional(Type.Array(FlaggedPath, {
     description: 'Tracked paths marked assume-unchanged or skip-worktree in the checkout\'s index whose local edits the snapshot holds, sorted by path; present only when there is one. A skip-worktree file absent from disk (outside a sparse checkout\'s cone) is not listed: the snapshot holds what the index holds, and it is no deletion.',
@@ -85,20 +85,20 @@ export interface SaveResult {
   pruned?: BranchPrune;
   /**
    * What the snapshot could not hold, every path, sorted by path; present only when there is
-   * something. A submodule or embedded repository is kept as the commit it is at, its files are
-   * not. The save never fails because of one path: it takes the rest and lists each here; the
-   * snapshot commit records them too (snapshot.unsaved).
+   * something. A submodule or embedded repository is kept as the commit it is at (nothing, when it
+   * has no commit yet), its files are not. The save never fails because of one path: it takes the
+   * rest and lists each here; the snapshot commit records them too (snapshot.unsaved).
    */
   unsaved?: {
     /** From the repository root. */
     path: string;
     /**
-     * submodule or embedded-repository: a gitlink, kept as the commit it is at; its files,
-     * committed or not, are not in the snapshot. unreadable: the file could not be opened or read.
-     * vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where
-     * git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). For
-     * unreadable, vanished and not-a-file the snapshot holds what the index held at that path, or
-     * nothing for an untracked file.
+     * submodule or embedded-repository: a gitlink, kept as the commit it is at (nothing, for a
+     * repository with no commit yet); its files, committed or not, are not in the snapshot.
+     * unreadable: the file could not be opened or read. vanished: it was deleted while the save
+     * read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new
+     * untracked file over the size limit (--max-file-size). For unreadable, vanished and not-a-file
+     * the snapshot holds what the index held at that path, or nothing for an untracked file.
      */
     reason: UnsavedReason;
     /** For too-large: the file's size in bytes. */

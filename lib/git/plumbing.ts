@@ -306,18 +306,19 @@ export class Plumbing {
 
   /**
    * Stages the whole working tree, ignored files left out, into `indexFile`, but the paths in
-   * `exclude`. `--sparse` (git 2.34) takes files outside a sparse checkout's cone too, where
-   * plain `add --all` would fail; entries marked skip-worktree keep the index's content and their
-   * bit. `--ignore-errors` stages every file it can when one cannot be read (it cannot be opened,
-   * or is a FIFO, socket or device at a tracked path) and names each on standard error; git still
-   * stops whole when a file it listed is gone before it is read, naming it: the caller runs it
-   * again with that path in `exclude`.
+   * `exclude`; with `tracked`, only the files the index tracks (`add --update`, which never walks
+   * the tree for new files). `--sparse` (git 2.34) takes files outside a sparse checkout's cone
+   * too, where plain `add --all` would fail; entries marked skip-worktree keep the index's content
+   * and their bit. `--ignore-errors` stages every file it can when one cannot be read (it cannot
+   * be opened, or is a FIFO, socket or device at a tracked path), or is a repository without a
+   * commit, and names each on standard error; git still stops whole when a file it listed is
+   * gone before it is read, naming it.
    * @returns the paths git could not stage, with why (empty when it staged everything)
    * @throws {@link StagingStopped} when git stopped on a file that vanished, and a `git-failed`
    *   {@link WipError} for any failure that is not one path's
    */
-  async addAll(top: string, indexFile: string, exclude: readonly string[] = [], options: GitRunOptions = {}): Promise<StagingProblem[]> {
-    const args = ['add', '--all', '--sparse', '--ignore-errors'];
+  async addAll(top: string, indexFile: string, exclude: readonly string[] = [], options: GitRunOptions = {}, tracked = false): Promise<StagingProblem[]> {
+    const args = ['add', tracked ? '--update' : '--all', '--sparse', '--ignore-errors'];
     const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } };
     if (exclude.length > 0) {
       args.push('--pathspec-from-file=-', '--pathspec-file-nul');
@@ -337,6 +338,29 @@ export class Plumbing {
       }
       if (error.exitCode === 1 && problems.named.length > 0 && problems.stopped === null) return problems.named;
       if (error.exitCode === 128 && problems.stopped !== null) throw new StagingStopped(problems.stopped, problems.named);
+      throw asWipError(error);
+    }
+  }
+
+  /**
+   * Stages exactly `paths` (files, and repositories inside this one, from
+   * {@link Plumbing.untrackedFiles}) into `indexFile`, walking nothing: `update-index --add
+   * --remove`, for which a path already gone is no entry, never an error. It applies the
+   * attributes' filters as `git add` does. It stops whole on a path it cannot take (a file gone
+   * in the instant between git's look at it and its read, one it cannot read, a FIFO, a
+   * repository without a commit), naming it.
+   * @throws {@link StagingStopped} naming that path, and a `git-failed` {@link WipError} for any
+   *   failure that is not one path's
+   */
+  async addListed(top: string, indexFile: string, paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
+    if (paths.length === 0) return;
+    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: paths.map((path) => `${path}\0`).join('') };
+    try {
+      await this.git.run(['update-index', '--add', '--remove', '-z', '--stdin'], run);
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || error.stopped !== null) throw asWipError(error);
+      const stopped = listedProblem(error.stderr, (path) => existsSync(join(top, path, '.git')));
+      if (error.exitCode === 128 && stopped !== null) throw new StagingStopped(stopped, []);
       throw asWipError(error);
     }
   }
@@ -700,13 +724,14 @@ function parseLayout(lines: readonly string[]): RepositoryLayout | null {
 
 /**
  * A path git could not stage, and why: `unreadable` (it could not be opened or read),
- * `vanished` (gone between git listing it and reading it) or `not-a-file` (a FIFO, socket or
- * device where git tracks a file).
+ * `vanished` (gone between git listing it and reading it), `not-a-file` (a FIFO, socket or
+ * device where git tracks a file) or `embedded-repository` (a repository inside this one with
+ * no commit yet, which git can keep no gitlink of).
  * @internal
  */
 export interface StagingProblem {
   path: string;
-  reason: 'unreadable' | 'vanished' | 'not-a-file';
+  reason: 'unreadable' | 'vanished' | 'not-a-file' | 'embedded-repository';
 }
 
 /**
@@ -748,6 +773,12 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
       named.set(match[1] as string, 'not-a-file');
       continue;
     }
+    // A repository inside this one that has no commit: git keeps nothing there, its files included.
+    match = /^error: '(.*)\/' does not have a commit checked out$/.exec(line);
+    if (match !== null) {
+      named.set(match[1] as string, 'embedded-repository');
+      continue;
+    }
     match = /^(?:fatal|error): unable to stat '(.*)': (.*)$/.exec(line);
     if (match !== null) {
       stopped = { path: match[1] as string, reason: why(match[2] as string) };
@@ -759,6 +790,28 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
     if (/^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
   }
   return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
+}
+
+/**
+ * The path `update-index --stdin` stopped on, and why, from what it said (in the C locale), or
+ * null when it stopped for anything else: `error: open("<path>"): <cause>` (gone or unreadable),
+ * `error: <path>: unsupported file type`, `error: <path>: is a directory - add files inside
+ * instead` (a repository without a commit, when `isRepository` says so; else a file replaced by
+ * a folder: gone), each followed by `fatal: Unable to process path <path>`.
+ * @internal
+ */
+export function listedProblem(stderr: string, isRepository: (path: string) => boolean): StagingProblem | null {
+  const last = /^fatal: Unable to process path (.*)$/m.exec(stderr);
+  if (last === null) return null;
+  const path = last[1] as string;
+  for (const line of stderr.split('\n')) {
+    if (line === `error: ${path}: unsupported file type`) return { path, reason: 'not-a-file' };
+    if (line === `error: ${path}: is a directory - add files inside instead`) return { path, reason: isRepository(path) ? 'embedded-repository' : 'vanished' };
+    if (line.startsWith(`error: open("${path}"): `)) {
+      return { path, reason: /No such file or directory|Not a directory/.test(line.slice(`error: open("${path}"): `.length)) ? 'vanished' : 'unreadable' };
+    }
+  }
+  return null;
 }
 
 /**

@@ -56,7 +56,9 @@ export function parseSize(text: string | number, what = '--max-file-size'): numb
 export function leftOutMessage(entry: LeftOut): string {
   switch (entry.reason) {
     case 'submodule': return `${entry.path} is a submodule: the snapshot keeps the commit it is at (${(entry.commit ?? '').slice(0, 12)}), not its files`;
-    case 'embedded-repository': return `${entry.path} is a git repository inside this one (not in .gitmodules): the snapshot keeps the commit it is at (${(entry.commit ?? '').slice(0, 12)}), not its files`;
+    case 'embedded-repository': return entry.commit === undefined
+      ? `${entry.path} is a git repository inside this one with no commit yet: the snapshot holds nothing there, not its files`
+      : `${entry.path} is a git repository inside this one (not in .gitmodules): the snapshot keeps the commit it is at (${entry.commit.slice(0, 12)}), not its files`;
     case 'unreadable': return `${entry.path} could not be read: the snapshot holds what the index holds there, or nothing for an untracked file`;
     case 'vanished': return `${entry.path} was deleted while the save read it: the snapshot holds what the index holds there, or nothing for an untracked file`;
     case 'not-a-file': return `${entry.path} is a FIFO, socket or device, not a file: the snapshot holds what the index holds there`;

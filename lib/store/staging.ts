@@ -4,8 +4,9 @@
 // Through the temporary index, path by path when it must: a save takes everything it can and
 // says what it could not take. New untracked files over the size limit are listed first and
 // never read. git add stages every file it can read (--ignore-errors) and names the rest; a
-// file that vanishes between git listing it and reading it stops git whole, and the add runs
-// again without that path. Local edits under assume-unchanged or skip-worktree are taken by
+// file that vanishes between git listing it and reading it stops git whole, and the tree is
+// then staged from lists that do not grow (stageFromLists), so a tree that keeps changing
+// under the save never fails it. Local edits under assume-unchanged or skip-worktree are taken by
 // clearing those bits in the temporary index first (a skip-worktree file absent from disk, as a
 // sparse checkout leaves it, keeps its bit and the index's content: no deletion).
 import { linkSync, statSync } from 'node:fs';
@@ -80,8 +81,8 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
   }
 }
 
-/** How many times git add runs again without the files that vanished under it. */
-const ADD_ATTEMPTS = 8;
+/** How many times `git add --update` runs again without a tracked file that vanished under it. */
+const TRACKED_ATTEMPTS = 16;
 
 async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
   const { top, objectFormat } = layout;
@@ -99,28 +100,19 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
     await plumbing.clearFlag(top, indexFile, flag, flaggedOnDisk.filter((entry) => entry.flag === flag).map((entry) => entry.path), options);
   }
   // New untracked files over the limit are never read: git would hash and store them whole.
-  const tooLarge: LeftOut[] = [];
-  const sizes = await Promise.all(untracked.map((path) => lstat(join(top, path)).catch(() => null)));
-  for (const [index, stats] of sizes.entries()) {
-    if (stats !== null && stats.isFile() && stats.size > maxFileSize) tooLarge.push({ path: untracked[index] as string, reason: 'too-large', size: stats.size });
-  }
+  const tooLarge = await overTheLimit(top, untracked, maxFileSize);
   const problems = new Map<string, StagingProblem['reason']>();
-  const excluded = (): string[] => [...tooLarge.map((entry) => entry.path), ...problems.keys()];
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      for (const problem of await plumbing.addAll(top, indexFile, excluded(), options)) problems.set(problem.path, problem.reason);
-      break;
-    } catch (error) {
-      if (!(error instanceof StagingStopped)) throw error;
-      if (attempt >= ADD_ATTEMPTS || problems.has(error.path.path)) {
-        throw new WipError('git-failed', `git add failed: ${error.path.path} was ${error.path.reason === 'vanished' ? 'gone' : 'unreadable'} each time git read it, ${attempt} times`, { cause: error });
-      }
-      for (const problem of error.named) problems.set(problem.path, problem.reason);
-      problems.set(error.path.path, error.path.reason);
-    }
+  let listed: string[] = [];
+  try {
+    for (const problem of await plumbing.addAll(top, indexFile, tooLarge.map((entry) => entry.path), options)) problems.set(problem.path, problem.reason);
+  } catch (error) {
+    if (!(error instanceof StagingStopped)) throw error;
+    listed = await stageFromLists(plumbing, top, indexFile, maxFileSize, { problems, tooLarge, stop: error }, options);
   }
   const after = await readIndexEntries(indexFile, objectFormat);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
+  // A listed file that update-index found gone is no entry and no error.
+  for (const path of listed) if (!staged.has(path) && !problems.has(path)) problems.set(path, 'vanished');
   const flagged = flaggedOnDisk
     .filter((entry) => staged.get(entry.path)?.oid !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
@@ -130,6 +122,65 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/** The new untracked files of `paths` over `maxFileSize`, with their sizes, looked at without reading them. */
+async function overTheLimit(top: string, paths: readonly string[], maxFileSize: number): Promise<LeftOut[]> {
+  const sizes = await Promise.all(paths.map((path) => lstat(join(top, path)).catch(() => null)));
+  const tooLarge: LeftOut[] = [];
+  for (const [index, stats] of sizes.entries()) {
+    if (stats !== null && stats.isFile() && stats.size > maxFileSize) tooLarge.push({ path: paths[index] as string, reason: 'too-large', size: stats.size });
+  }
+  return tooLarge;
+}
+
+/**
+ * Stages the working tree when `git add --all` stopped on a file that vanished under it: the
+ * tree changes while git walks it (a build, a test run, an editor's swap files), and each new
+ * walk can meet another file created and deleted meanwhile, so running the walk again without
+ * the one path need never end. Instead nothing is walked twice: the tracked files are staged by
+ * `git add --update` (a tracked file deleted in the instant between its two looks stops it; it
+ * runs again without that path, a finite list), and the untracked files are listed once and
+ * staged by name, where a file already gone is no error. Each stop removes one path of a list
+ * that does not grow, so this ends.
+ * @returns the untracked paths it asked git to stage (one not in the index after it had vanished)
+ */
+async function stageFromLists(plumbing: Plumbing, top: string, indexFile: string, maxFileSize: number, found: { problems: Map<string, StagingProblem['reason']>; tooLarge: LeftOut[]; stop: StagingStopped }, options: GitRunOptions): Promise<string[]> {
+  const { problems, tooLarge, stop } = found;
+  const note = (stopped: StagingStopped): void => {
+    for (const problem of stopped.named) problems.set(problem.path, problem.reason);
+    problems.set(stopped.path.path, stopped.path.reason);
+  };
+  note(stop);
+  const excluded = (): string[] => [...tooLarge.map((entry) => entry.path), ...problems.keys()];
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      for (const problem of await plumbing.addAll(top, indexFile, excluded(), options, true)) problems.set(problem.path, problem.reason);
+      break;
+    } catch (error) {
+      if (!(error instanceof StagingStopped)) throw error;
+      if (attempt >= TRACKED_ATTEMPTS || problems.has(error.path.path)) {
+        throw new WipError('git-failed', `git add failed: ${error.path.path} was ${error.path.reason === 'vanished' ? 'gone' : 'unreadable'} each time git read it, ${attempt} times`, { cause: error });
+      }
+      note(error);
+    }
+  }
+  // A repository inside this one is listed with a slash after it; update-index takes it without.
+  const untracked = (await plumbing.untrackedFiles(top, indexFile, options)).map((path) => (path.endsWith('/') ? path.slice(0, -1) : path));
+  const known = new Set(tooLarge.map((entry) => entry.path));
+  tooLarge.push(...(await overTheLimit(top, untracked, maxFileSize)).filter((entry) => !known.has(entry.path) && !problems.has(entry.path)));
+  const left = new Set(excluded());
+  const listed = untracked.filter((path) => !left.has(path));
+  for (;;) {
+    try {
+      await plumbing.addListed(top, indexFile, listed.filter((path) => !problems.has(path)), options);
+      return listed;
+    } catch (error) {
+      if (!(error instanceof StagingStopped)) throw error;
+      if (problems.has(error.path.path)) throw new WipError('git-failed', `git update-index stopped again on ${error.path.path}, which it was not given`, { cause: error });
+      note(error);
+    }
+  }
 }
 
 /**
