@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
@@ -138,6 +139,17 @@ describe('the secret gate', () => {
     assert.deepEqual(run.doc.findings.map(({ path, line }: { path: string; line: number }) => ({ path, line })), [{ path: '.env', line: 1 }]);
     assert.ok(!run.stdout.includes(GITHUB_TOKEN));
     await assertValidDocument(run.doc);
+  });
+
+  it("leaves nothing on the host process's performance timeline: the scanner's profiler is quiet in the SDK too", async () => {
+    const { dir, store, replicator } = box();
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    for (let i = 0; i < 20; i += 1) writeFileSync(join(dir, `note${i}.txt`), `note ${i}\n`);
+    await store.save({ label: 'many files' });
+    const held = (await replicator.push()).replication.heldBack;
+    assert.deepEqual(held?.[0]?.findings.map((finding) => finding.path), ['.env'], 'the scanner ran');
+    // secretlint marks each rule's start and end per file, and keeps every mark for the process's life.
+    assert.deepEqual(performance.getEntriesByType('mark').filter((mark) => mark.name.startsWith('@core>')).map((mark) => mark.name).slice(0, 3), []);
   });
 
   it('lets a finding the declaration allows go on every push, and save --scan leaves it out', async () => {
