@@ -15,7 +15,7 @@ import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import { ancestryOf, countReachable } from './ancestry.js';
 import { replacedTips } from '../git/storage.js';
-import { gateRef } from './secret-gate.js';
+import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
@@ -303,6 +303,7 @@ export class Replicator {
   async push(options: PushOptions = {}): Promise<PushOutcome> {
     const policy = this.#required();
     const replication = await this.#call(options, async (scoped) => {
+      scoped.#preload(policy);
       const view = await scoped.#view(policy);
       if (!view.remoteConfigured) throw unknownRemote(policy);
       return scoped.#push(view, view.refs, options, undefined, options.allow);
@@ -325,6 +326,7 @@ export class Replicator {
   async pushPruned(options: PushOptions = {}): Promise<PushOutcome> {
     const policy = this.#required();
     const replication = await this.#call(options, async (scoped) => {
+      scoped.#preload(policy);
       const view = await scoped.#view(policy);
       if (!view.remoteConfigured) throw unknownRemote(policy);
       const refs = view.refs.filter((ref) => ref.class === 'wip');
@@ -346,6 +348,7 @@ export class Replicator {
   async pushOrReport(options: AfterOptions = {}): Promise<PushResult> {
     const policy = this.#required();
     const result = await this.#call(options, async (scoped) => {
+      scoped.#preload(policy);
       const view = await scoped.#view(policy);
       if (!view.remoteConfigured) {
         const reason = `no git remote named ${policy.remote} is configured`;
@@ -614,6 +617,11 @@ export class Replicator {
       due.push({ ...ref, commit: decision.source });
     }
     return { due, sources, heldBack };
+  }
+
+  /** Starts loading the secret gate's scanner when the push will run the gate. */
+  #preload(policy: Policy): void {
+    if (this.#secretScan && policy.refs.includes('wip')) preloadScanner();
   }
 
   /** Records replicas; one that cannot be written (a stale name in the way) is left out, never the rest. */

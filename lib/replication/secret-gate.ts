@@ -1,8 +1,8 @@
 // The secret gate: what a push would add of a wip chain is scanned with secretlint's recommended
 // rules before it leaves the box, and a snapshot holding a likely secret stays local with every
 // snapshot above it. The scanner (secret-scanner.ts, a file of its own in the CLI's bundle) is
-// imported the first time a wip ref has moved past what the remote holds, so a save, a read or a
-// push with nothing new never loads it. A finding names the path, the rule and the line, never the
+// imported as a push starts, while git reads the refs (preloadScanner), so a save or a read
+// without a push never loads it. A finding names the path, the rule and the line, never the
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
@@ -25,6 +25,16 @@ let scanner: Promise<Lint> | undefined;
 function loadScanner(): Promise<Lint> {
   scanner ??= import('./secret-scanner.js').then((module) => module.lint);
   return scanner;
+}
+
+/**
+ * Starts loading the scanner, for a push that is about to read its refs: a push almost always
+ * has a new snapshot to scan, and the load (compiling on this thread, 10 to 18 ms) then runs
+ * while git reads the refs and the remote's configuration, instead of after.
+ * @internal
+ */
+export function preloadScanner(): void {
+  loadScanner().catch(() => undefined);
 }
 
 /**
