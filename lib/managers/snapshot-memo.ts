@@ -3,12 +3,15 @@
 // content, so what it reads as (a snapshot or not), where its chain goes on and how many
 // snapshots the chain holds from it never change; only the tips move, and those are read from
 // the refs on every read. Git is asked only for the commits the memo does not know: after a
-// save, that is the new tip alone.
+// save, that is the new tip alone. A snapshot's entry may also carry what it changed against
+// the commit before it, once a read with change counts counted it, so that such a read costs
+// one memo, not two.
 import { appendFile, open, readFile } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import { VERSION } from '../version.js';
+import type { ChangeCounts } from '../documents/snapshot.js';
 import type { ChainLink } from '../snapshot/chain.js';
 import { loadSnapshot, STORED_SNAPSHOT_LENGTH, storeSnapshot } from '../snapshot/format.js';
 
@@ -24,9 +27,10 @@ const FORMAT = 'chant-snapshot-memo';
  * replaced history; 3 since a line names repeated strings once; 4 since a snapshot may carry
  * what it left out (Chant-Wip-Unsaved), one more value in each entry; 5 since each snapshot
  * entry ends with its depth and lines hold at most {@link LINE_ENTRIES} entries, the newest last,
- * so that a read with a limit takes the lines it needs from the file's end.
+ * so that a read with a limit takes the lines it needs from the file's end; 6 since a snapshot
+ * entry may end with its change counts (the change memo, `chant-change-memo`, is no longer read).
  */
-const REVISION = 5;
+const REVISION = 6;
 
 /** A file may hold this many links more than twice what the tips reach before a read writes it anew. */
 const SLACK = 16;
@@ -192,20 +196,25 @@ function headerFits(line: string, objectFormat: string): boolean {
 }
 
 /**
- * Records what a read learned (`learned`, the links nearer a tip last): appended as lines when
- * the file can take them, or else the file is replaced, whole or not at all, by `keep.links()`
- * (what the read's tips reach, or everything when it read one branch; about `keep.size` of
- * them): when it is missing or untrusted, or, read whole, would hold more than twice
- * `keep.size` and a little. A read of the file's end (`keep.size` null) only appends: it does
- * not know what the rest holds. Links whose depth is not known are not kept. A memo that
- * cannot be written costs the next read its time, never its answer.
+ * Records what a read learned (`learned`, the links nearer a tip last; links it only counted
+ * are in it again, with their counts): appended as lines when the file can take them, or else
+ * the file is replaced, whole or not at all, by `keep.links()` (what the read's tips reach, or
+ * everything when it read one branch; about `keep.size` of them): when it is missing or
+ * untrusted, or, read whole, would hold more than twice `keep.size` and a little, or when the
+ * read learned more than a line's worth and more than half of what it keeps (a first read with
+ * change counts over a memo without them: appending would make every later read parse the
+ * chain twice). A read of the file's end (`keep.size` null) only appends: it does not know
+ * what the rest holds. Links whose depth is not known are not kept. A memo that cannot be
+ * written costs the next read its time, never its answer.
  */
 export async function recordSnapshotMemo(
   file: string, objectFormat: string, memo: SnapshotMemo, learned: ReadonlyArray<readonly [string, ChainLink]>,
   keep: { size: number | null; links: () => ReadonlyArray<readonly [string, ChainLink]> },
 ): Promise<void> {
   if (learned.length === 0) return;
-  if (memo.appendable && (keep.size === null || memo.stored + learned.length <= 2 * keep.size + SLACK)) {
+  const append = keep.size === null
+    || (memo.stored + learned.length <= 2 * keep.size + SLACK && !(learned.length > LINE_ENTRIES && 2 * learned.length > keep.size));
+  if (memo.appendable && append) {
     // One write, opened for appending: a concurrent read's lines go before or after these.
     await appendFile(file, linesOf(learned)).catch(() => undefined);
     return;
@@ -227,8 +236,10 @@ function linesOf(links: ReadonlyArray<readonly [string, ChainLink]>): string {
  * this line of the entry it goes on to (or the commit's id, or null), the snapshot as
  * `storeSnapshot` (lib/snapshot/format.ts) keeps it, with the strings a chain repeats (tree,
  * branch, head, label, principal) named by their position in `strings`, and `depth` how many
- * snapshots the chain holds from it. A field added to the snapshot makes every entry longer, so
- * a memo written before is not trusted and is written anew.
+ * snapshots the chain holds from it, then, once counted, `against, files, added, removed`: the
+ * change counts, `against` null for the snapshot's head, else named as `next` is. A field added
+ * to the snapshot makes every entry longer, so a memo written before is not trusted and is
+ * written anew.
  */
 function lineOf(links: ReadonlyArray<readonly [string, ChainLink]>): string {
   const strings: string[] = [];
@@ -243,19 +254,27 @@ function lineOf(links: ReadonlyArray<readonly [string, ChainLink]>): string {
     return at;
   };
   const order = new Map(links.map(([commit], index) => [commit, index]));
-  const entries = links.map(([commit, { snapshot, next, depth }]) => (snapshot === null
-    ? [commit]
-    : [commit, next === null ? null : order.get(next) ?? next, ...storeSnapshot(snapshot, text), depth]));
+  const entries = links.map(([commit, { snapshot, next, depth, changes }]) => {
+    if (snapshot === null) return [commit];
+    const entry = [commit, next === null ? null : order.get(next) ?? next, ...storeSnapshot(snapshot, text), depth];
+    if (changes !== null) {
+      const { against, files, added, removed } = changes;
+      entry.push(against === snapshot.head ? null : order.get(against) ?? against, files, added, removed);
+    }
+    return entry;
+  });
   return JSON.stringify([strings, entries]);
 }
 
-/** The length of a snapshot's entry (see {@link lineOf}). */
+/** The length of a snapshot's entry (see {@link lineOf}), and of one with its change counts. */
 const ENTRY_LENGTH = 2 + STORED_SNAPSHOT_LENGTH + 1;
+const COUNTED_LENGTH = ENTRY_LENGTH + 4;
 
 /**
  * Adds the links a line holds to `links` (over those there when `replace`, else only the ones
- * not there): how many it held, 0 for a line that is not JSON (a read killed while appending),
- * or null when it is not a line a read could have written (see {@link lineOf}).
+ * not there; change counts either holds are kept, as both entries are facts of one commit):
+ * how many it held, 0 for a line that is not JSON (a read killed while appending), or null
+ * when it is not a line a read could have written (see {@link lineOf}).
  */
 function addLine(line: string, links: Map<string, ChainLink>, replace: boolean): number | null {
   if (line === '') return 0;
@@ -268,6 +287,9 @@ function addLine(line: string, links: Map<string, ChainLink>, replace: boolean):
     if (!Array.isArray(entry) || typeof entry[0] !== 'string' || !OBJECT_ID.test(entry[0])) return null;
   }
   const commitAt = (at: number): string | undefined => (entries[at] as unknown[] | undefined)?.[0] as string | undefined;
+  const named = (at: unknown): string | null | undefined => (at === null ? null
+    : typeof at === 'number' ? (Number.isInteger(at) ? commitAt(at) ?? undefined : undefined)
+      : typeof at === 'string' && OBJECT_ID.test(at) ? at : undefined);
   // Each string is checked once however many entries name it: 1 an id, 2 not one.
   const checked = new Uint8Array(strings.length);
   const string = (at: unknown, id: boolean): string | null => {
@@ -282,20 +304,28 @@ function addLine(line: string, links: Map<string, ChainLink>, replace: boolean):
   for (const entry of entries as unknown[][]) {
     const commit = entry[0] as string;
     if (entry.length === 1) {
-      if (replace || !links.has(commit)) links.set(commit, { snapshot: null, next: null, depth: 0 });
+      if (replace || !links.has(commit)) links.set(commit, { snapshot: null, next: null, depth: 0, changes: null });
       continue;
     }
-    if (entry.length !== ENTRY_LENGTH) return null;
-    const nextAt = entry[1];
-    const next = nextAt === null ? null
-      : typeof nextAt === 'number' ? (Number.isInteger(nextAt) ? commitAt(nextAt) ?? undefined : undefined)
-        : typeof nextAt === 'string' && OBJECT_ID.test(nextAt) ? nextAt : undefined;
+    if (entry.length !== ENTRY_LENGTH && entry.length !== COUNTED_LENGTH) return null;
+    const next = named(entry[1]);
     if (next === undefined) return null;
     const depth = entry[ENTRY_LENGTH - 1];
     if (typeof depth !== 'number' || !Number.isSafeInteger(depth) || depth < 1 || (next === null && depth !== 1)) return null;
     const snapshot = loadSnapshot(commit, entry, string, 2);
     if (snapshot === null) return null;
-    if (replace || !links.has(commit)) links.set(commit, { snapshot, next, depth });
+    let changes: ChangeCounts | null = null;
+    if (entry.length === COUNTED_LENGTH) {
+      const against = named(entry[ENTRY_LENGTH]);
+      const files = entry[ENTRY_LENGTH + 1];
+      const added = entry[ENTRY_LENGTH + 2];
+      const removed = entry[ENTRY_LENGTH + 3];
+      if (against === undefined || !isCount(files) || !isCount(added) || !isCount(removed)) return null;
+      changes = { against: against ?? snapshot.head, files, added, removed };
+    }
+    const there = links.get(commit);
+    if (there === undefined || replace) links.set(commit, { snapshot, next, depth, changes: changes ?? there?.changes ?? null });
+    else if (there.changes === null) there.changes = changes;
   }
   return entries.length;
 }
@@ -306,6 +336,10 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

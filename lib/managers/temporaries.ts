@@ -7,11 +7,13 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
-import { CHANGE_MEMO_FILE } from './change-memo.js';
 import { IDENTITY_MEMO_FILE } from './identity-memo.js';
 import { processAlive } from './lock.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
+
+// The change counts were kept in a memo of their own before the snapshot memo's revision 6.
+const EARLIER_CHANGE_MEMO_FILE = 'chant-change-memo';
 
 // A restore's staging folder (and its index) is named the same way.
 const TEMPORARY_INDEX = /^chant-wip-(\d+)-[0-9a-f]+\.(?:index(?:\.lock)?|staging(?:\.index(?:\.lock)?)?)$/;
@@ -29,11 +31,12 @@ export function temporaryIndexFile(gitDir: string): string {
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * memos' unfinished copies (the tree and identity memos' there, the snapshot and change memos' in the common directory).
+ * memos' unfinished copies (the tree and identity memos' there, the snapshot memo's in the
+ * common directory, and those of the change memo earlier versions wrote there).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
   const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE)];
-  const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(CHANGE_MEMO_FILE)];
+  const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(EARLIER_CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]
     : [{ dir: layout.gitDir, names: own }, { dir: layout.commonDir, names: shared }];

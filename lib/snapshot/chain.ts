@@ -1,19 +1,22 @@
 // A branch's chain of snapshots: each snapshot's first parent is the one before it, its last
 // the commit HEAD named; the first of a chain has HEAD as its only parent.
-import type { Snapshot } from '../documents/snapshot.js';
+import type { ChangeCounts, Snapshot } from '../documents/snapshot.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readSnapshot } from './format.js';
 
 /**
  * One commit of a chain: its snapshot (null: it is not one), the commit the chain goes on to
  * (null: it ends there), and how many snapshots the chain holds from this commit on (`depth`:
- * 0 for a commit that is no snapshot; null while the chain below it is not known yet). A
- * commit's id names its content, so all three are facts of the commit and never change.
+ * 0 for a commit that is no snapshot; null while the chain below it is not known yet), and
+ * what the snapshot changed against `changes.against` once a read counted it (null before). A
+ * commit's id names its content, so all of these are facts of the commit and never change; the
+ * counts hold for their `against` only, which a read compares with the commit it pairs.
  */
 export interface ChainLink {
   snapshot: Snapshot | null;
   next: string | null;
   depth: number | null;
+  changes: ChangeCounts | null;
 }
 
 /**
@@ -24,7 +27,7 @@ export interface ChainLink {
 export function chainLink(record: CommitRecord): ChainLink {
   const snapshot = readSnapshot(record);
   const next = snapshot !== null && record.parents.length > 1 ? (record.parents[0] as string) : null;
-  return { snapshot, next, depth: snapshot === null ? 0 : next === null ? 1 : null };
+  return { snapshot, next, depth: snapshot === null ? 0 : next === null ? 1 : null, changes: null };
 }
 
 /**

@@ -1,18 +1,15 @@
 // What changed: `show` (one snapshot with its files), `diff` (between two snapshots, a snapshot
-// and another commit, or a snapshot and the working tree), and the change counts the read gives
-// each snapshot, kept in the change memo so that a read after a save counts the new tip alone.
+// and another commit, or a snapshot and the working tree), and the counting of the change counts
+// the read gives each snapshot (kept in the snapshot memo, lib/store/list.ts, so that a read
+// after a save counts the new tip alone).
 import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { DiffResult, DiffSide, PathChange, ShowResult } from '../documents/changes.js';
-import type { BranchSnapshots } from '../documents/wip-read.js';
-import type { ChangeCounts, Snapshot } from '../documents/snapshot.js';
+import type { Snapshot } from '../documents/snapshot.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { countChanges, diffWithCounts, listTree } from '../git/diff.js';
 import type { CountedChange, Totals } from '../git/diff.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
-import { CHANGE_MEMO_FILE, readChangeMemo, recordChangeMemo } from '../managers/change-memo.js';
-import type { ChangeMemo, CountedCommit } from '../managers/change-memo.js';
 import { compareBytes } from '../order.js';
 import { readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
@@ -48,15 +45,14 @@ export async function show(context: StoreContext, options: ShowOptions): Promise
   const name = checkName('snapshot', options.snapshot);
   const signal = options.signal;
   checkNotAborted(signal);
-  const [layout, record] = await Promise.all([context.plumbing.layout(), context.plumbing.readNamedCommit(name)]);
+  const [, record] = await Promise.all([context.plumbing.layout(), context.plumbing.readNamedCommit(name)]);
   const snapshot = record === null ? null : readSnapshot(record);
   if (record === null || snapshot === null) throw unknownSnapshot(name, record);
-  const [files, counts] = await Promise.all([
-    listTree(context.plumbing, snapshot.tree, signal),
-    countsOf(context.plumbing, layout, [[snapshot, firstParent(record, snapshot)]], { trusted: true, whole: false, signal }),
-  ]);
+  const against = firstParent(record, snapshot);
+  const [files, counts] = await Promise.all([listTree(context.plumbing, snapshot.tree, signal), countComparable(context.plumbing, [[snapshot.commit, against]], signal)]);
   checkNotAborted(signal);
-  const changes = counts.get(snapshot.commit) ?? null;
+  const totals = counts.get(snapshot.commit);
+  const changes = totals === undefined ? null : { against, ...totals };
   return {
     snapshot: changes === null ? snapshot : { ...snapshot, changes },
     changes,
@@ -83,101 +79,11 @@ export async function diff(context: StoreContext, options: DiffOptions): Promise
   };
 }
 
-/** How {@link addChangeCounts} reads and writes the change memo. */
-export interface CountOptions {
-  /** False while history is shallow, grafted or replaced: the memo is neither read nor written. */
-  trusted: boolean;
-  /** The branches hold their whole chains, so a memo written anew keeps only what they list; a page keeps everything. */
-  whole: boolean;
-  /** The memo, when its read was started early (beside the chains' read). */
-  memo?: Promise<ChangeMemo>;
-  /** Snapshots the read met for the first time: most likely not counted yet, so they are counted while the memo is read. */
-  fresh?: ReadonlySet<string>;
-  signal?: AbortSignal;
-}
-
-/** Starts reading the change memo, for a read that will want it ({@link CountOptions.memo}); it never rejects. */
-export function readChangeMemoOf(layout: RepositoryLayout): Promise<ChangeMemo> {
-  return readChangeMemo(join(layout.commonDir, CHANGE_MEMO_FILE), layout.objectFormat)
-    .catch(() => ({ counts: new Map<string, CountedCommit>(), stored: 0, appendable: false }));
-}
-
 /**
- * Gives each snapshot of the branches its change counts against the commit before it on its
- * chain (`against`, by branch and snapshot), from the memo, counting with git only those the
- * memo does not know (one process for them all). Snapshots git cannot compare (a parent
- * missing) are left without.
+ * What each commit changed against the commit paired with it (`[commit, against]`), in one git
+ * process ({@link countChanges}), leaving out the pairs git cannot compare for want of an object.
  */
-export async function addChangeCounts(
-  plumbing: Plumbing, layout: RepositoryLayout, branches: BranchSnapshots[], against: ReadonlyArray<readonly string[]>, options: CountOptions,
-): Promise<void> {
-  const pairs: Array<[Snapshot, string]> = [];
-  branches.forEach((branch, at) => {
-    branch.snapshots.forEach((snapshot, index) => pairs.push([snapshot, against[at]?.[index] ?? snapshot.head]));
-  });
-  const counts = await countsOf(plumbing, layout, pairs, options);
-  // The read's snapshots are its own, made for this result: each is given its counts in place.
-  for (const branch of branches) {
-    for (const snapshot of branch.snapshots) {
-      const changes = counts.get(snapshot.commit);
-      if (changes !== undefined) snapshot.changes = changes;
-    }
-  }
-}
-
-/**
- * The counts of each snapshot against the commit paired with it, through the memo. A chain that
- * ends before its first snapshot (the read stops at the first commit that is not one) pairs its
- * last snapshot with its head, which is what its first parent is. When the memo is written
- * anew it keeps what `pairs` counted if they are `whole` chains, else everything it held too.
- */
-async function countsOf(plumbing: Plumbing, layout: RepositoryLayout, pairs: ReadonlyArray<readonly [Snapshot, string]>, options: CountOptions): Promise<Map<string, ChangeCounts>> {
-  const { trusted, whole, signal } = options;
-  const file = join(layout.commonDir, CHANGE_MEMO_FILE);
-  // The fresh snapshots are counted by git while the memo is read and parsed.
-  const fresh = options.fresh === undefined || options.fresh.size === 0 ? [] : pairs.filter(([snapshot]) => options.fresh?.has(snapshot.commit)).map(([snapshot, against]): [string, string] => [snapshot.commit, against]);
-  const early = fresh.length === 0 ? null : settle(countAll(plumbing, fresh, signal));
-  const memo = trusted ? await (options.memo ?? readChangeMemo(file, layout.objectFormat)) : { counts: new Map<string, CountedCommit>(), stored: 0, appendable: false };
-  const result = new Map<string, ChangeCounts>();
-  const unknown = new Map<string, string>();
-  for (const [snapshot, against] of pairs) {
-    const known = memo.counts.get(snapshot.commit);
-    if (known !== undefined && known.against === against) result.set(snapshot.commit, known);
-    else unknown.set(snapshot.commit, against);
-  }
-  const counted = new Map<string, Totals>();
-  if (early !== null) {
-    const settled = await early;
-    // Needed only when the memo did not know them all; then a failure is the read's.
-    if (fresh.some(([commit]) => unknown.has(commit))) {
-      if ('error' in settled) throw settled.error;
-      for (const [commit, totals] of settled.value) counted.set(commit, totals);
-    }
-  }
-  const rest = early === null ? [...unknown] : [...unknown].filter(([commit]) => options.fresh?.has(commit) !== true);
-  if (rest.length > 0) for (const [commit, totals] of await countAll(plumbing, rest, signal)) counted.set(commit, totals);
-  if (unknown.size === 0) return result;
-  const learned = new Map<string, CountedCommit>();
-  for (const [commit, totals] of counted) {
-    const against = unknown.get(commit);
-    if (against === undefined) continue;
-    const one = { against, ...totals };
-    result.set(commit, one);
-    learned.set(commit, one);
-  }
-  if (trusted && learned.size > 0) {
-    await recordChangeMemo(file, layout.objectFormat, memo, learned, whole ? result : new Map([...memo.counts, ...learned]));
-  }
-  return result;
-}
-
-/** A promise's outcome, never rejected: a count started early must not fail a read that turns out not to need it. */
-function settle<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
-  return promise.then((value) => ({ value }), (error: unknown) => ({ error }));
-}
-
-/** {@link countChanges}, leaving out the pairs git cannot compare for want of an object. */
-async function countAll(plumbing: Plumbing, pairs: Array<[string, string]>, signal: AbortSignal | undefined): Promise<Map<string, Totals>> {
+export async function countComparable(plumbing: Plumbing, pairs: Array<[string, string]>, signal: AbortSignal | undefined): Promise<Map<string, Totals>> {
   try {
     return await countChanges(plumbing, pairs, signal);
   } catch (error) {

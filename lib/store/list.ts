@@ -6,7 +6,7 @@ import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
-import { addChangeCounts, readChangeMemoOf } from './changes.js';
+import { countComparable } from './changes.js';
 import { emptySnapshotMemo, openSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
 import { compareBytes } from '../order.js';
 import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain.js';
@@ -50,31 +50,14 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   const branch = headRef?.startsWith('refs/heads/') ? headRef.slice('refs/heads/'.length) : null;
   const head = branch === null ? null : headCommit;
   const only = options.branch ?? null;
-  // The change memo is read while git answers the chains' read.
-  const changeMemo = options.changes === true && !replaced ? readChangeMemoOf(layout) : undefined;
-  let read = await readChains(context, layout, { only, limit, before, replaced, useMemo: true });
+  const changes = options.changes === true;
+  let branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: true });
   // A memo whose depths disagree with its own links was not written by a read: read without it.
-  if (read === null) read = await readChains(context, layout, { only, limit, before, replaced, useMemo: false }) as ChainsRead;
-  const { branches, against, trusted, fresh } = read;
-  checkNotAborted(signal);
-  if (options.changes === true) {
-    await addChangeCounts(context.plumbing, layout, branches, against, { trusted, whole: limit === null, memo: changeMemo, fresh, signal });
-  }
+  if (branches === null) branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: false }) as BranchSnapshots[];
   checkNotAborted(signal);
   const replication = policy === null ? null : await replicatorOf(context, policy).state();
   checkNotAborted(signal);
   return { checkout: { branch, head }, branches, replication };
-}
-
-/** What {@link readChains} gives: each branch's page, what each snapshot listed is compared with, and whether the memos may be used. */
-interface ChainsRead {
-  branches: BranchSnapshots[];
-  /** By branch, as `branches` is ordered: the commit before each snapshot listed on its chain (its head for the chain's first). */
-  against: string[][];
-  /** False while history is shallow, grafted or replaced: then no memo is read or written. */
-  trusted: boolean;
-  /** The snapshots git was asked about: those the memo did not know. */
-  fresh: Set<string>;
 }
 
 /**
@@ -85,13 +68,16 @@ interface ChainsRead {
  * takes over. With a limit the memo is read from its end, where each chain's newest are, and
  * further back only while a page needs it, so a page costs what it lists, not its chain. A
  * shallow repository, grafts or replace refs make git read a commit's parents other than the
- * commit says, and can change their minds: then the memo is neither read nor written.
- * @returns null when the memo's links disagree with each other (a memo no read wrote)
+ * commit says, and can change their minds: then the memo is neither read nor written. With
+ * `changes`, each snapshot listed gets its change counts against the commit before it on its
+ * chain (its head for the chain's first), from the memo where it holds them for that commit,
+ * else from one git process for all the others; the memo is written once, after.
+ * @returns the branches, sorted; null when the memo's links disagree with each other (a memo no read wrote)
  */
 async function readChains(
   context: StoreContext, layout: RepositoryLayout,
-  options: { only: string | null; limit: number | null; before: string | null; replaced: boolean; useMemo: boolean },
-): Promise<ChainsRead | null> {
+  options: { only: string | null; limit: number | null; before: string | null; replaced: boolean; changes: boolean; signal: AbortSignal | undefined; useMemo: boolean },
+): Promise<BranchSnapshots[] | null> {
   const { only, limit, before } = options;
   const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
   // Chains moved aside (see ASIDE_REF_PREFIX) are read in the same call, and listed under the
@@ -158,19 +144,52 @@ async function readChains(
       const [x, y] = [branches[a] as BranchSnapshots, branches[b] as BranchSnapshots];
       return compareBytes(x.branch, y.branch) || compareBytes(x.ref, y.ref);
     });
-    if (trusted && learned.size > 0) {
+    const counted = options.changes ? await addChangeCounts(context, pages, links, options.signal) : [];
+    if (trusted && (learned.size > 0 || counted.length > 0)) {
       // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
       // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
-      // The newest of a read's learning is written last, at the file's end.
+      // The newest of a read's learning is written last, at the file's end; links known before
+      // and counted now come again, before it.
       const size = limit !== null ? null : only === null ? pages.reduce((sum, one) => sum + one.reached, 0) : links.size;
-      await recordSnapshotMemo(memoFile, layout.objectFormat, memo, [...learned].reverse(), { size, links: () => keptLinks(tips.map((tip) => tip.commit), links, only === null) });
+      const written = [...counted.filter((commit) => !learned.has(commit)).reverse().map((commit) => [commit, links.get(commit) as ChainLink] as const), ...[...learned].reverse()];
+      await recordSnapshotMemo(memoFile, layout.objectFormat, memo, written, { size, links: () => keptLinks(tips.map((tip) => tip.commit), links, only === null) });
     }
-    const fresh = new Set<string>();
-    for (const [commit, link] of learned) if (link.snapshot !== null) fresh.add(commit);
-    return { branches: order.map((index) => branches[index] as BranchSnapshots), against: order.map((index) => (pages[index] as Page).against), trusted, fresh };
+    return order.map((index) => branches[index] as BranchSnapshots);
   } finally {
     await opened.close();
   }
+}
+
+/**
+ * Gives each snapshot of the pages its change counts against the commit paired with it
+ * (`Page.against`): those its link holds for that commit, the others counted in one git process
+ * and given to their links. Snapshots git cannot compare (a parent missing) are left without.
+ * The read's snapshots are its own, made for this result, so each is given its counts in place.
+ * @returns the commits counted now, in the pages' order
+ */
+async function addChangeCounts(context: StoreContext, pages: readonly Page[], links: ReadonlyMap<string, ChainLink>, signal: AbortSignal | undefined): Promise<string[]> {
+  const unknown = new Map<string, string>();
+  for (const page of pages) {
+    for (let i = 0; i < page.snapshots.length; i += 1) {
+      const commit = (page.snapshots[i] as Snapshot).commit;
+      const changes = (links.get(commit) as ChainLink).changes;
+      if (changes === null || changes.against !== page.against[i]) unknown.set(commit, page.against[i] as string);
+    }
+  }
+  if (unknown.size > 0) {
+    for (const [commit, totals] of await countComparable(context.plumbing, [...unknown], signal)) {
+      const link = links.get(commit) as ChainLink;
+      link.changes = { against: unknown.get(commit) as string, ...totals };
+    }
+  }
+  for (const page of pages) {
+    for (let i = 0; i < page.snapshots.length; i += 1) {
+      const snapshot = page.snapshots[i] as Snapshot;
+      const changes = (links.get(snapshot.commit) as ChainLink).changes;
+      if (changes !== null && changes.against === page.against[i]) snapshot.changes = changes;
+    }
+  }
+  return [...unknown.keys()].filter((commit) => (links.get(commit) as ChainLink).changes?.against === unknown.get(commit));
 }
 
 /** One chain's page: its snapshots, what each is compared with, how many older ones the chain holds, and how many links the walk went through. */
