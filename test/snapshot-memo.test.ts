@@ -66,6 +66,30 @@ function importChain(dir: string, branch: string, count: number): void {
   git(dir, ['fast-import', '--quiet', '--force'], { input: parts.join('') });
 }
 
+/** git's own numstat totals of two commits, independent of the SDK. */
+function numstat(dir: string, from: string, to: string): { files: number; added: number; removed: number } {
+  const lines = git(dir, ['diff', '--numstat', '--no-renames', from, to]).trim().split('\n').filter((line) => line.length > 0);
+  let added = 0;
+  let removed = 0;
+  for (const line of lines) {
+    const [a, r] = line.split('\t');
+    if (a !== '-') added += Number(a);
+    if (r !== '-') removed += Number(r);
+  }
+  return { files: lines.length, added, removed };
+}
+
+/** Asserts each snapshot listed carries git's counts against the one before it on its chain (its head for the chain's first). */
+function countsAreGits(dir: string, read: ListResult, step: string): void {
+  for (const branch of read.branches) {
+    for (const [index, snapshot] of branch.snapshots.entries()) {
+      const below = (branch.older ?? 0) > 0 ? git(dir, ['rev-parse', `${snapshot.commit}^1`]).trim() : snapshot.head;
+      const against = branch.snapshots[index + 1]?.commit ?? below;
+      assert.deepEqual(snapshot.changes, { against, ...numstat(dir, against, snapshot.commit) }, `${step}: ${snapshot.label ?? snapshot.commit}`);
+    }
+  }
+}
+
 describe('the snapshot memo', () => {
   it('gives the read the answer git gives, through saves, restores, branches and refs moved by hand', async () => {
     const dir = makeRepo({ 'a.txt': '0\n' });
@@ -368,6 +392,78 @@ describe('the snapshot memo', () => {
     // A replace ref whose object is gone has nothing to do with the chains: the read still answers.
     writeFileSync(join(up, '.git', 'packed-refs'), `${'d'.repeat(40)} refs/replace/${'1'.repeat(40)}\n`, { flag: 'a' });
     assert.deepEqual(await labels(up), ['l2', 'l1', 'l0'], 'a broken replace ref');
+  });
+
+  it('keeps the change counts in its entries, and gives the counts git gives from a memo of an earlier revision, a change memo an earlier version left, garbage counts, or a chain rewritten by prune', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const { store, calls } = countingStore(dir);
+    for (let i = 1; i <= 6; i += 1) {
+      writeFiles(dir, { 'a.txt': 'line\n'.repeat(i), [`f${i}.txt`]: `${i}\n`.repeat(i) });
+      await store.save({ label: `turn:${i}` });
+    }
+    const file = join(dir, '.git', SNAPSHOT_MEMO_FILE);
+    await store.list();
+    calls.length = 0;
+    const counted = await store.list({ changes: true });
+    countsAreGits(dir, counted, 'counted over a memo without counts');
+    assert.deepEqual(calls.filter((call) => call !== 'rev-parse' && call !== 'for-each-ref'), ['diff-tree'], 'one git process counts them, and no git log');
+    calls.length = 0;
+    assert.deepEqual(await store.list({ changes: true }), counted, 'read again');
+    assert.deepEqual(await store.list({ changes: true, limit: 2 }), { ...counted, branches: counted.branches.map((branch) => ({ ...branch, snapshots: branch.snapshots.slice(0, 2), older: 4 })) }, 'a page');
+    assert.deepEqual(calls, ['rev-parse', 'for-each-ref', 'rev-parse', 'for-each-ref'], 'the counts come from the memo');
+    const plain = await store.list();
+    assert.equal(plain.branches[0]?.snapshots[0]?.changes, undefined, 'a read without changes carries none, memo or not');
+    assert.deepEqual(plain, await withoutMemo(dir));
+
+    // The counted links came again in a line of their own; a memo written anew holds them once.
+    assert.equal(readFileSync(file, 'utf8').split('\n').length, 3);
+    writeFileSync(file, 'garbage');
+    countsAreGits(dir, await store.list({ changes: true }), 'counted over a garbage memo');
+    const good = readFileSync(file, 'utf8');
+    const [header, ...lines] = good.split('\n') as [string, ...string[]];
+    assert.equal(lines.length, 1);
+    const longest = Math.max(...lines.flatMap((line) => (JSON.parse(line) as [unknown[], unknown[][]])[1].map((entry) => entry.length)));
+    const forged = (change: (entry: unknown[], strings: unknown[]) => void, memoHeader = header): string => [memoHeader, ...lines.map((line) => {
+      const [strings, entries] = JSON.parse(line) as [unknown[], unknown[][]];
+      for (const entry of entries) if (entry.length === longest) change(entry, strings);
+      return JSON.stringify([strings, entries]);
+    })].join('\n');
+    const bad: Record<string, string> = {
+      'a memo of revision 5, no counts in it': forged((entry) => entry.splice(longest - 4), header.replace(/"revision":\d+/, '"revision":5')),
+      'counts that are negative': forged((entry) => (entry[longest - 3] = -1)),
+      'counts that are fractions': forged((entry) => (entry[longest - 2] = 1.5)),
+      'counts that are text': forged((entry) => (entry[longest - 1] = '3')),
+      'an against that is no id': forged((entry) => (entry[longest - 4] = '../HEAD')),
+      'an against past the line': forged((entry) => (entry[longest - 4] = 999)),
+      'counts one value short': forged((entry) => entry.pop()),
+      'counts one value too many': forged((entry) => entry.push(0)),
+    };
+    for (const [name, text] of Object.entries(bad)) {
+      writeFileSync(file, text);
+      countsAreGits(dir, await store.list({ changes: true }), name);
+      assert.equal(readFileSync(file, 'utf8'), good, `${name}: the read wrote the memo anew, counts and all`);
+    }
+    // Counts that hold for another commit than the one the read pairs are not used: counted again.
+    const elsewhere = forged((entry) => (entry[longest - 4] = git(dir, ['rev-parse', 'HEAD']).trim()));
+    for (const options of [{}, { limit: 3 }]) {
+      writeFileSync(file, elsewhere);
+      calls.length = 0;
+      countsAreGits(dir, await store.list({ changes: true, ...options }), `counts against another commit, ${JSON.stringify(options)}`);
+      assert.equal(calls.filter((call) => call === 'diff-tree').length, 1);
+    }
+    // The change memo an earlier version kept beside it is not read, whatever it says.
+    writeFileSync(join(dir, '.git', 'chant-change-memo'), `${JSON.stringify({ format: 'chant-change-memo', revision: 1 })}\n${JSON.stringify(counted.branches[0]?.snapshots.map((snapshot) => [snapshot.commit, snapshot.head, 99, 99, 99]))}`);
+    countsAreGits(dir, await store.list({ changes: true }), 'beside a change memo an earlier version left');
+
+    await store.prune({ keepLast: 3 });
+    const pruned = await store.list({ changes: true });
+    assert.equal(pruned.branches[0]?.snapshots.length, 3);
+    countsAreGits(dir, pruned, 'a chain rewritten by prune');
+    assert.deepEqual(await store.list({ changes: true, limit: 2 }), { ...pruned, branches: pruned.branches.map((branch) => ({ ...branch, snapshots: branch.snapshots.slice(0, 2), older: 1 })) }, 'a page of it');
+    writeFiles(dir, { 'a.txt': 'after the prune\n' });
+    await store.save({ label: 'after' });
+    countsAreGits(dir, await store.list({ changes: true, limit: 2 }), 'a page after a save');
+    countsAreGits(dir, await store.list({ changes: true }), 'the whole chain after a save');
   });
 
   it("is cleaned of a killed read's unfinished copy by the next save", async () => {
