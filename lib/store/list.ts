@@ -7,6 +7,8 @@ import { checkNotAborted, WipError } from '../errors.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { countComparable } from './changes.js';
+import type { Totals } from '../git/diff.js';
+import type { RefRecord } from '../git/plumbing.js';
 import { emptySnapshotMemo, openSnapshotMemo, recordSnapshotMemo, SNAPSHOT_MEMO_FILE } from '../managers/snapshot-memo.js';
 import { compareBytes } from '../order.js';
 import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain.js';
@@ -98,6 +100,7 @@ async function readChains(
     }
     const tips = read.filter((tip) => !tip.ref.startsWith(ASIDE_REF_PREFIX) || (asideBranch.has(tip.ref) && (only === null || asideBranch.get(tip.ref) === only)));
     const links = memo.links;
+    const early = options.changes ? countNewTips(context, tips, links, options.signal) : null;
     const learned = new Map<string, ChainLink>();
     const unreachable = new Set<string>();
     let pages: Page[];
@@ -144,7 +147,7 @@ async function readChains(
       const [x, y] = [branches[a] as BranchSnapshots, branches[b] as BranchSnapshots];
       return compareBytes(x.branch, y.branch) || compareBytes(x.ref, y.ref);
     });
-    const counted = options.changes ? await addChangeCounts(context, pages, links, options.signal) : [];
+    const counted = options.changes ? await addChangeCounts(context, pages, links, early, options.signal) : [];
     if (trusted && (learned.size > 0 || counted.length > 0)) {
       // What a read of every branch keeps, when the memo is written anew, is what the tips reach,
       // so deleted branches and rewritten chains are forgotten; a read of one branch keeps all.
@@ -160,14 +163,45 @@ async function readChains(
   }
 }
 
+/** Counts started before the chains' walk: the pairs asked about, and what git answered. */
+interface EarlyCounts {
+  pairs: Map<string, string>;
+  counted: Promise<{ value: Map<string, Totals> } | { error: unknown }>;
+}
+
+/**
+ * Starts counting the tips the memo does not know (most likely saved since the last read) while
+ * git log reads them: each is paired, from its ref's record, with what the walk will pair it
+ * with, its first parent where the memo knows that for a snapshot, else its head; a tip whose
+ * first parent the memo does not know is left to the walk. The walk's pairs decide which of
+ * these counts are used.
+ */
+function countNewTips(context: StoreContext, tips: readonly RefRecord[], links: ReadonlyMap<string, ChainLink>, signal: AbortSignal | undefined): EarlyCounts | null {
+  const pairs = new Map<string, string>();
+  for (const tip of tips) {
+    if (links.has(tip.commit)) continue;
+    const snapshot = readSnapshot(tip);
+    if (snapshot === null) continue;
+    const first = tip.parents.length > 1 ? tip.parents[0] as string : null;
+    const below = first === null ? undefined : links.get(first);
+    if (first !== null && below === undefined) continue;
+    pairs.set(tip.commit, first !== null && below?.snapshot !== null ? first : snapshot.head);
+  }
+  if (pairs.size === 0) return null;
+  // Never rejected: a count started early must not fail a read that turns out not to need it.
+  const counted = countComparable(context.plumbing, [...pairs], signal).then((value) => ({ value }), (error: unknown) => ({ error }));
+  return { pairs, counted };
+}
+
 /**
  * Gives each snapshot of the pages its change counts against the commit paired with it
- * (`Page.against`): those its link holds for that commit, the others counted in one git process
- * and given to their links. Snapshots git cannot compare (a parent missing) are left without.
- * The read's snapshots are its own, made for this result, so each is given its counts in place.
+ * (`Page.against`): those its link holds for that commit, or the early count holds for it, the
+ * others counted in one git process, and given to their links. Snapshots git cannot compare (a
+ * parent missing) are left without. The read's snapshots are its own, made for this result, so
+ * each is given its counts in place.
  * @returns the commits counted now, in the pages' order
  */
-async function addChangeCounts(context: StoreContext, pages: readonly Page[], links: ReadonlyMap<string, ChainLink>, signal: AbortSignal | undefined): Promise<string[]> {
+async function addChangeCounts(context: StoreContext, pages: readonly Page[], links: ReadonlyMap<string, ChainLink>, early: EarlyCounts | null, signal: AbortSignal | undefined): Promise<string[]> {
   const unknown = new Map<string, string>();
   for (const page of pages) {
     for (let i = 0; i < page.snapshots.length; i += 1) {
@@ -176,12 +210,22 @@ async function addChangeCounts(context: StoreContext, pages: readonly Page[], li
       if (changes === null || changes.against !== page.against[i]) unknown.set(commit, page.against[i] as string);
     }
   }
-  if (unknown.size > 0) {
-    for (const [commit, totals] of await countComparable(context.plumbing, [...unknown], signal)) {
-      const link = links.get(commit) as ChainLink;
-      link.changes = { against: unknown.get(commit) as string, ...totals };
+  const rest = new Map(unknown);
+  const counted = new Map<string, Totals>();
+  if (early !== null) {
+    const settled = await early.counted;
+    // An early count that failed is asked again with the rest, where a failure is the read's.
+    if ('value' in settled) {
+      for (const [commit, against] of early.pairs) {
+        if (rest.get(commit) !== against) continue;
+        rest.delete(commit);
+        const totals = settled.value.get(commit);
+        if (totals !== undefined) counted.set(commit, totals);
+      }
     }
   }
+  if (rest.size > 0) for (const [commit, totals] of await countComparable(context.plumbing, [...rest], signal)) counted.set(commit, totals);
+  for (const [commit, totals] of counted) (links.get(commit) as ChainLink).changes = { against: unknown.get(commit) as string, ...totals };
   for (const page of pages) {
     for (let i = 0; i < page.snapshots.length; i += 1) {
       const snapshot = page.snapshots[i] as Snapshot;
