@@ -351,7 +351,8 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
     });
   }
   // The read with each snapshot's change counts, as a timeline asks for it after a turn: the
-  // change memo (lib/managers/change-memo.ts) holds the chain, so only the new snapshot is diffed.
+  // snapshot memo (lib/managers/snapshot-memo.ts) holds the chain's counts, so only the new
+  // snapshot is diffed.
   list.push({
     name: `chant workspace wip --json --changes on a chain of ${size.chain} snapshots, one saved since the last read, vs (node -e 0 + the git log baseline)`, target: size.targets ? 1.50 : null, kind: 'ratio',
     measure: () => {
