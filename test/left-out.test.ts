@@ -228,6 +228,31 @@ describe('a save takes what it can and lists what it could not', () => {
     }
   });
 
+  it('stages from lists every untracked file whose name is not UTF-8, or holds a newline, byte for byte', async () => {
+    for (const staging of STAGINGS) {
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      const latin1 = Buffer.from('caf\xe9 notes.txt', 'latin1');
+      writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), latin1]), 'work in a latin-1 name\n');
+      writeFiles(dir, { 'two\nlines.txt': 'newline\n', ':(exclude)x': 'magic\n', '-dash.txt': 'dash\n' });
+      const plain = await new WipStore({ cwd: dir, staging: 'index' }).save({ label: 'plain' });
+      const inner = new GitProcessRunner(dir);
+      let stopped = false;
+      const runner: GitRunner = {
+        run: (args, options) => {
+          if (args[0] === 'add' && args[1] === '--all' && !stopped) {
+            stopped = true;
+            return Promise.reject(new GitCommandError([...args], 128, "error: unable to stat 'tmp.swp': No such file or directory\nfatal: unable to stat 'tmp.swp': No such file or directory\n"));
+          }
+          return inner.run(args, options);
+        },
+      };
+      const listed = await new WipStore({ cwd: dir, staging, git: runner }).save({ label: 'listed' });
+      assert.equal(stopped, true, `${staging}: git add --all ran`);
+      assert.equal(listed.snapshot.tree, plain.snapshot.tree, staging);
+      assert.deepEqual(reasons(listed.unsaved), [['tmp.swp', 'vanished']], staging);
+    }
+  });
+
   it('saves a tree with a repository inside it that has no commit yet, and names it', async () => {
     for (const staging of STAGINGS) {
       const dir = makeRepo({ 'README.md': 'hello\n' });

@@ -344,7 +344,7 @@ export class Plumbing {
 
   /**
    * Stages exactly `paths` (files, and repositories inside this one, from
-   * {@link Plumbing.untrackedFiles}) into `indexFile`, walking nothing: `update-index --add
+   * {@link Plumbing.untrackedFiles}: each path's bytes, one character a byte) into `indexFile`, walking nothing: `update-index --add
    * --remove`, for which a path already gone is no entry, never an error. It applies the
    * attributes' filters as `git add` does. It stops whole on a path it cannot take (a file gone
    * in the instant between git's look at it and its read, one it cannot read, a FIFO, a
@@ -354,7 +354,7 @@ export class Plumbing {
    */
   async addListed(top: string, indexFile: string, paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
     if (paths.length === 0) return;
-    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: paths.map((path) => `${path}\0`).join('') };
+    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: Buffer.from(paths.map((path) => `${path}\0`).join(''), 'latin1') };
     try {
       await this.git.run(['update-index', '--add', '--remove', '-z', '--stdin'], run);
     } catch (error) {
@@ -367,10 +367,15 @@ export class Plumbing {
 
   /**
    * The untracked files of the working tree, ignored ones left out, as `git add --all` would
-   * find them (every file, not folders), by the index `indexFile`.
+   * find them (every file, not folders), by the index `indexFile`. Each path is its bytes, one
+   * character a byte (as `latin1` decodes them), so a name that is not UTF-8 can be handed back
+   * to git as it is.
    */
   async untrackedFiles(top: string, indexFile: string, options: GitRunOptions = {}): Promise<string[]> {
-    const out = await this.run(['ls-files', '-z', '--others', '--exclude-standard'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    const chunks: Buffer[] = [];
+    const stdout = await this.run(['ls-files', '-z', '--others', '--exclude-standard'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, onStdout: (chunk) => chunks.push(chunk) });
+    // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
+    const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
     return out.split('\0').filter((path) => path.length > 0);
   }
 

@@ -87,7 +87,7 @@ const TRACKED_ATTEMPTS = 16;
 async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
   const { top, objectFormat } = layout;
   // What the index says and which files are untracked are read while each other runs.
-  const [before, untracked] = await Promise.all([readIndexEntries(layout.indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options)]);
+  const [before, untracked] = await Promise.all([readIndexEntries(layout.indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
   const flaggedOnDisk: IndexEntry[] = [];
   for (const entry of before) {
     if (entry.flag === null || entry.stage !== 0) continue;
@@ -122,6 +122,11 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/** A path's bytes, one character a byte, as UTF-8 decodes them. */
+function utf8Of(raw: string): string {
+  return Buffer.from(raw, 'latin1').toString('utf8');
 }
 
 /** The new untracked files of `paths` over `maxFileSize`, with their sizes, looked at without reading them. */
@@ -166,14 +171,18 @@ async function stageFromLists(plumbing: Plumbing, top: string, indexFile: string
     }
   }
   // A repository inside this one is listed with a slash after it; update-index takes it without.
-  const untracked = (await plumbing.untrackedFiles(top, indexFile, options)).map((path) => (path.endsWith('/') ? path.slice(0, -1) : path));
+  const raws = (await plumbing.untrackedFiles(top, indexFile, options)).map((raw) => (raw.endsWith('/') ? raw.slice(0, -1) : raw));
+  // The lists are keyed by the path as UTF-8 decodes it, as git's messages and the index's
+  // entries are read; git is handed each path's own bytes, or a name that is not UTF-8 is lost.
+  const rawOf = new Map(raws.map((raw) => [utf8Of(raw), raw]));
+  const untracked = [...rawOf.keys()];
   const known = new Set(tooLarge.map((entry) => entry.path));
   tooLarge.push(...(await overTheLimit(top, untracked, maxFileSize)).filter((entry) => !known.has(entry.path) && !problems.has(entry.path)));
   const left = new Set(excluded());
   const listed = untracked.filter((path) => !left.has(path));
   for (;;) {
     try {
-      await plumbing.addListed(top, indexFile, listed.filter((path) => !problems.has(path)), options);
+      await plumbing.addListed(top, indexFile, listed.filter((path) => !problems.has(path)).map((path) => rawOf.get(path) as string), options);
       return listed;
     } catch (error) {
       if (!(error instanceof StagingStopped)) throw error;
