@@ -147,6 +147,32 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.match(index, /^h config\.local$/m, 'the checkout\'s index keeps its bits');
       assert.match(index, /^S skipped\.txt$/m);
     });
+    it(`saves a file whose line endings core.safecrlf=true refuses, holding what git add stores without the check (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      git(dir, ['config', 'core.autocrlf', 'true']);
+      git(dir, ['config', 'core.safecrlf', 'true']);
+      writeFiles(dir, { 'mixed.txt': 'one\r\ntwo\nthree\r\n', 'README.md': 'edited\n', 'work.txt': 'work\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'safecrlf' });
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('README.md'), 'edited\n');
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('mixed.txt'), 'one\ntwo\nthree\n');
+      assert.equal(saved.unsaved, undefined);
+    });
+
+    it(`lists files whose required clean filter fails as unreadable and saves the rest (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', '.gitattributes': '*.sec filter=crypt\n', 'old.sec': 'committed\n' });
+      git(dir, ['config', 'filter.crypt.clean', 'false']);
+      git(dir, ['config', 'filter.crypt.required', 'true']);
+      writeFiles(dir, { 'old.sec': 'edited secret\n', 'new.sec': 'new secret\n', 'README.md': 'edited\n', 'work.txt': 'work\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'filter' });
+      assert.deepEqual(reasons(saved.unsaved), [['new.sec', 'unreadable'], ['old.sec', 'unreadable']]);
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('README.md'), 'edited\n');
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('old.sec'), 'committed\n', 'the index\'s content, never the file\'s unfiltered bytes');
+      assert.equal(files.has('new.sec'), false);
+    });
   }
 
   it('gives the same tree and the same list staging either way', async () => {

@@ -319,7 +319,7 @@ export class Plumbing {
    */
   async addAll(top: string, indexFile: string, exclude: readonly string[] = [], options: GitRunOptions = {}, tracked = false): Promise<StagingProblem[]> {
     const args = ['add', tracked ? '--update' : '--all', '--sparse', '--ignore-errors'];
-    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } };
+    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF } };
     if (exclude.length > 0) {
       args.push('--pathspec-from-file=-', '--pathspec-file-nul');
       run.input = ['.', ...exclude.map((path) => `:(exclude,literal)${path}`)].map((spec) => `${spec}\0`).join('');
@@ -354,7 +354,7 @@ export class Plumbing {
    */
   async addListed(top: string, indexFile: string, paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
     if (paths.length === 0) return;
-    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: Buffer.from(paths.map((path) => `${path}\0`).join(''), 'latin1') };
+    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF }, input: Buffer.from(paths.map((path) => `${path}\0`).join(''), 'latin1') };
     try {
       await this.git.run(['update-index', '--add', '--remove', '-z', '--stdin'], run);
     } catch (error) {
@@ -438,7 +438,7 @@ export class Plumbing {
    */
   async hashFiles(top: string, paths: readonly string[]): Promise<string[]> {
     if (paths.length === 0) return [];
-    const out = await this.run(['hash-object', '-w', '--stdin-paths'], { cwd: top, input: paths.map((path) => `${path}\n`).join('') });
+    const out = await this.run(['hash-object', '-w', '--stdin-paths'], { cwd: top, env: NO_SAFECRLF, input: paths.map((path) => `${path}\n`).join('') });
     return out.split('\n').filter((line) => line.length > 0);
   }
 
@@ -728,6 +728,14 @@ function parseLayout(lines: readonly string[]): RepositoryLayout | null {
 }
 
 /**
+ * The configuration every call that stages the working tree runs with: `core.safecrlf=true`
+ * makes git stop whole on a file whose line endings its conversion would not give back byte for
+ * byte (`fatal: CRLF would be replaced by LF in <path>`), and a save holds that file as git
+ * stores it with the check off; a restore over it names it in `inexact`.
+ */
+const NO_SAFECRLF: Readonly<Record<string, string>> = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.safecrlf', GIT_CONFIG_VALUE_0: 'false' };
+
+/**
  * A path git could not stage, and why: `unreadable` (it could not be opened or read),
  * `vanished` (gone between git listing it and reading it), `not-a-file` (a FIFO, socket or
  * device where git tracks a file) or `embedded-repository` (a repository inside this one with
@@ -760,6 +768,7 @@ export class StagingStopped extends Error {
  * What `git add --ignore-errors` said of the files it could not stage (its messages in the C
  * locale, which the runner sets): each path named, and the one it stopped on, if any;
  * `unexplained` when it said anything else that is an error (then it is not one path's fault).
+ * A clean filter that failed is the path it stopped on, as unreadable.
  * @internal
  */
 export function stagingProblems(stderr: string): { named: StagingProblem[]; stopped: StagingProblem | null; unexplained: boolean } {
@@ -767,6 +776,10 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
   let stopped: StagingProblem | null = null;
   let unexplained = false;
   const why = (cause: string): StagingProblem['reason'] => (/No such file or directory|Not a directory/.test(cause) ? 'vanished' : 'unreadable');
+  // A clean filter that fails (required, or missing) stops git on its file; what came before
+  // that line is the filter's own talk and git's about it, not another failure.
+  const filtered = cleanFilterFailed(stderr);
+  if (filtered !== null) stopped = { path: filtered, reason: 'unreadable' };
   for (const line of stderr.split('\n')) {
     let match = /^error: open\("(.*)"\): (.*)$/.exec(line);
     if (match !== null) {
@@ -792,7 +805,7 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
     // git's summary of a path it named above; any other error is not one path's.
     match = /^error: unable to index file '(.*)'$/.exec(line);
     if (match !== null && named.has(match[1] as string)) continue;
-    if (/^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
+    if (filtered === null && /^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
   }
   return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
 }
@@ -802,10 +815,13 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
  * null when it stopped for anything else: `error: open("<path>"): <cause>` (gone or unreadable),
  * `error: <path>: unsupported file type`, `error: <path>: is a directory - add files inside
  * instead` (a repository without a commit, when `isRepository` says so; else a file replaced by
- * a folder: gone), each followed by `fatal: Unable to process path <path>`.
+ * a folder: gone), each followed by `fatal: Unable to process path <path>`; or `fatal: <path>:
+ * clean filter '<name>' failed` (unreadable).
  * @internal
  */
 export function listedProblem(stderr: string, isRepository: (path: string) => boolean): StagingProblem | null {
+  const filtered = cleanFilterFailed(stderr);
+  if (filtered !== null) return { path: filtered, reason: 'unreadable' };
   const last = /^fatal: Unable to process path (.*)$/m.exec(stderr);
   if (last === null) return null;
   const path = last[1] as string;
@@ -817,6 +833,11 @@ export function listedProblem(stderr: string, isRepository: (path: string) => bo
     }
   }
   return null;
+}
+
+/** The path git stopped on because its clean filter failed (`fatal: <path>: clean filter '<name>' failed`), or null. */
+function cleanFilterFailed(stderr: string): string | null {
+  return /^fatal: (.*): clean filter '[^']*' failed$/m.exec(stderr)?.[1] ?? null;
 }
 
 /**
