@@ -173,6 +173,25 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.equal(files.get('old.sec'), 'committed\n', 'the index\'s content, never the file\'s unfiltered bytes');
       assert.equal(files.has('new.sec'), false);
     });
+
+    it(`lists files git cannot convert from their working-tree-encoding as unreadable and saves the rest (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', '.gitattributes': '*.u16 working-tree-encoding=UTF-16\n' });
+      writeFileSync(join(dir, 'old.u16'), Buffer.from('\ufeffcommitted\n', 'utf16le'));
+      git(dir, ['add', 'old.u16']);
+      git(dir, ['commit', '-qm', 'utf-16']);
+      // An odd number of bytes is no UTF-16: git add dies on it.
+      writeFileSync(join(dir, 'old.u16'), Buffer.from([0xff, 0xfe, 0x41]));
+      writeFileSync(join(dir, 'new.u16'), Buffer.from([0xff, 0xfe, 0x42]));
+      // UTF-16 without a byte order mark: git add dies too.
+      writeFileSync(join(dir, 'no-bom.u16'), Buffer.from([0x43, 0x00]));
+      writeFiles(dir, { 'work.txt': 'work\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'encoding' });
+      assert.deepEqual(reasons(saved.unsaved), [['new.u16', 'unreadable'], ['no-bom.u16', 'unreadable'], ['old.u16', 'unreadable']]);
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('old.u16'), 'committed\n');
+      assert.equal(files.has('new.u16'), false);
+    });
   }
 
   it('gives the same tree and the same list staging either way', async () => {

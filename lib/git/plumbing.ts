@@ -768,7 +768,8 @@ export class StagingStopped extends Error {
  * What `git add --ignore-errors` said of the files it could not stage (its messages in the C
  * locale, which the runner sets): each path named, and the one it stopped on, if any;
  * `unexplained` when it said anything else that is an error (then it is not one path's fault).
- * A clean filter that failed is the path it stopped on, as unreadable.
+ * A file git could not convert (a clean filter that failed, bytes not in its
+ * `working-tree-encoding`) is the path it stopped on, as unreadable.
  * @internal
  */
 export function stagingProblems(stderr: string): { named: StagingProblem[]; stopped: StagingProblem | null; unexplained: boolean } {
@@ -776,9 +777,10 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
   let stopped: StagingProblem | null = null;
   let unexplained = false;
   const why = (cause: string): StagingProblem['reason'] => (/No such file or directory|Not a directory/.test(cause) ? 'vanished' : 'unreadable');
-  // A clean filter that fails (required, or missing) stops git on its file; what came before
-  // that line is the filter's own talk and git's about it, not another failure.
-  const filtered = cleanFilterFailed(stderr);
+  // A clean filter that fails (required, or missing), or bytes not in the file's encoding, stop
+  // git on that file; what came before that line is the filter's own talk and git's about it
+  // (a BOM prohibited or required), not another failure.
+  const filtered = conversionFailed(stderr);
   if (filtered !== null) stopped = { path: filtered, reason: 'unreadable' };
   for (const line of stderr.split('\n')) {
     let match = /^error: open\("(.*)"\): (.*)$/.exec(line);
@@ -815,12 +817,12 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
  * null when it stopped for anything else: `error: open("<path>"): <cause>` (gone or unreadable),
  * `error: <path>: unsupported file type`, `error: <path>: is a directory - add files inside
  * instead` (a repository without a commit, when `isRepository` says so; else a file replaced by
- * a folder: gone), each followed by `fatal: Unable to process path <path>`; or `fatal: <path>:
- * clean filter '<name>' failed` (unreadable).
+ * a folder: gone), each followed by `fatal: Unable to process path <path>`; or a file git could
+ * not convert: a clean filter that failed, bytes not in its `working-tree-encoding` (unreadable).
  * @internal
  */
 export function listedProblem(stderr: string, isRepository: (path: string) => boolean): StagingProblem | null {
-  const filtered = cleanFilterFailed(stderr);
+  const filtered = conversionFailed(stderr);
   if (filtered !== null) return { path: filtered, reason: 'unreadable' };
   const last = /^fatal: Unable to process path (.*)$/m.exec(stderr);
   if (last === null) return null;
@@ -835,9 +837,15 @@ export function listedProblem(stderr: string, isRepository: (path: string) => bo
   return null;
 }
 
-/** The path git stopped on because its clean filter failed (`fatal: <path>: clean filter '<name>' failed`), or null. */
-function cleanFilterFailed(stderr: string): string | null {
-  return /^fatal: (.*): clean filter '[^']*' failed$/m.exec(stderr)?.[1] ?? null;
+/**
+ * The path git stopped on because it could not convert the file into what it stores, or null: a
+ * clean filter failed (`fatal: <path>: clean filter '<name>' failed`), or its bytes are not in its
+ * `working-tree-encoding` (`fatal: failed to encode '<path>' from <encoding> to UTF-8`, or a byte
+ * order mark is missing or where the encoding prohibits one).
+ */
+function conversionFailed(stderr: string): string | null {
+  const match = /^fatal: (?:(.*): clean filter '[^']*' failed|failed to encode '(.*)' from \S+ to UTF-8|BOM is (?:required|prohibited) in '(.*)' if encoded as \S+)$/m.exec(stderr);
+  return match === null ? null : ((match[1] ?? match[2] ?? match[3]) as string);
 }
 
 /**
