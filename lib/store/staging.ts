@@ -158,13 +158,17 @@ async function stageFromLists(plumbing: Plumbing, top: string, indexFile: string
   };
   note(stop);
   const excluded = (): string[] => [...tooLarge.map((entry) => entry.path), ...problems.keys()];
+  // Only the stops on files gone under git count: one on a file git cannot convert (a failing
+  // clean filter) comes once for each such edited file, however many there are.
+  let gone = 0;
   for (let attempt = 1; ; attempt += 1) {
     try {
       for (const problem of await plumbing.addAll(top, indexFile, excluded(), options, true)) problems.set(problem.path, problem.reason);
       break;
     } catch (error) {
       if (!(error instanceof StagingStopped)) throw error;
-      if (attempt >= TRACKED_ATTEMPTS || problems.has(error.path.path)) {
+      if (error.path.reason === 'vanished') gone += 1;
+      if (gone >= TRACKED_ATTEMPTS || problems.has(error.path.path)) {
         throw new WipError('git-failed', `git add failed: ${error.path.path} was ${error.path.reason === 'vanished' ? 'gone' : 'unreadable'} each time git read it, ${attempt} times`, { cause: error });
       }
       note(error);
