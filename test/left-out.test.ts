@@ -4,7 +4,7 @@
 import { BIN, assertValidDocument, git, makeRepo, parseDocument, runCli, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -174,6 +174,24 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.equal(files.get('work.txt'), 'work\n');
       assert.equal(files.get('old.sec'), 'committed\n', 'the index\'s content, never the file\'s unfiltered bytes');
       assert.equal(files.has('new.sec'), false);
+    });
+
+    it(`saves a tree whose unchanged tracked file has a clean filter that fails when git looks at it again (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', '.gitattributes': '*.sec filter=crypt\n', 'same.sec': 'committed\n', 'deep/same.sec': 'deep\n', 'edited.sec': 'before\n' });
+      git(dir, ['config', 'filter.crypt.clean', 'false']);
+      git(dir, ['config', 'filter.crypt.required', 'true']);
+      // An index older than its files, as a clone or checkout written within one second leaves
+      // it: git reads every file again to know it is unchanged, through its filter, whatever the
+      // pathspec leaves out, and git status dies on it as git add does.
+      utimesSync(join(dir, '.git', 'index'), 1_000_000_000, 1_000_000_000);
+      writeFiles(dir, { 'work.txt': 'work\n', 'edited.sec': 'after, longer\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'racy' });
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('same.sec'), 'committed\n');
+      assert.equal(files.get('deep/same.sec'), 'deep\n');
+      assert.equal(files.get('edited.sec'), 'before\n');
+      assert.deepEqual(reasons(saved.unsaved), [['deep/same.sec', 'unreadable'], ['edited.sec', 'unreadable'], ['same.sec', 'unreadable']]);
     });
 
     it(`lists files git cannot convert from their working-tree-encoding as unreadable and saves the rest (${staging} staging)`, async () => {

@@ -366,6 +366,26 @@ export class Plumbing {
   }
 
   /**
+   * Writes the entries of `entries` into `indexFile` anew, with the mode and object it holds for
+   * them and no stat data: git then takes each as changed rather than read its file to know it
+   * is not, as it does for a racily clean entry (one as new as the index) whatever the pathspec
+   * leaves out, and whenever it writes the index.
+   * @throws {@link StagingStopped} naming another racily clean file whose conversion failed as
+   *   git wrote the index, and a `git-failed` {@link WipError} for any other failure
+   */
+  async forgetStat(top: string, indexFile: string, entries: ReadonlyArray<{ path: string; mode: string; oid: string }>, options: GitRunOptions = {}): Promise<void> {
+    const input = entries.map((entry) => `${entry.mode} ${entry.oid} 0\t${entry.path}\0`).join('');
+    try {
+      await this.git.run(['update-index', '-z', '--index-info'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF }, input });
+    } catch (error) {
+      if (!(error instanceof GitCommandError) || error.stopped !== null) throw asWipError(error);
+      const path = conversionFailed(error.stderr);
+      if (path !== null) throw new StagingStopped({ path, reason: 'unreadable' }, []);
+      throw asWipError(error);
+    }
+  }
+
+  /**
    * The untracked files of the working tree, ignored ones left out, as `git add --all` would
    * find them (every file, not folders), by the index `indexFile`. Each path is its bytes, one
    * character a byte (as `latin1` decodes them), so a name that is not UTF-8 can be handed back
@@ -411,11 +431,17 @@ export class Plumbing {
    * v2, NUL-separated, every untracked file listed, renames not followed, a submodule reported
    * only when the commit it is at moved), read without refreshing or writing the index.
    */
-  async status(top: string): Promise<string> {
-    return this.run(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-ahead-behind', '--no-renames', '--ignore-submodules=dirty'], {
-      cwd: top,
-      env: { GIT_OPTIONAL_LOCKS: '0' },
-    });
+  async status(top: string): Promise<string | null> {
+    try {
+      return (await this.git.run(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-ahead-behind', '--no-renames', '--ignore-submodules=dirty'], {
+        cwd: top,
+        env: { GIT_OPTIONAL_LOCKS: '0' },
+      })).stdout;
+    } catch (error) {
+      // A racily clean file git reads again to know it is unchanged, through a clean filter that fails.
+      if (error instanceof GitCommandError && error.stopped === null && conversionFailed(error.stderr) !== null) return null;
+      throw asWipError(error);
+    }
   }
 
   /**

@@ -107,7 +107,7 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
     for (const problem of await plumbing.addAll(top, indexFile, tooLarge.map((entry) => entry.path), options)) problems.set(problem.path, problem.reason);
   } catch (error) {
     if (!(error instanceof StagingStopped)) throw error;
-    listed = await stageFromLists(plumbing, top, indexFile, maxFileSize, { problems, tooLarge, stop: error }, options);
+    listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, stop: error }, options);
   }
   const after = await readIndexEntries(indexFile, objectFormat);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
@@ -150,7 +150,8 @@ async function overTheLimit(top: string, paths: readonly string[], maxFileSize: 
  * that does not grow, so this ends.
  * @returns the untracked paths it asked git to stage (one not in the index after it had vanished)
  */
-async function stageFromLists(plumbing: Plumbing, top: string, indexFile: string, maxFileSize: number, found: { problems: Map<string, StagingProblem['reason']>; tooLarge: LeftOut[]; stop: StagingStopped }, options: GitRunOptions): Promise<string[]> {
+async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, found: { problems: Map<string, StagingProblem['reason']>; tooLarge: LeftOut[]; stop: StagingStopped }, options: GitRunOptions): Promise<string[]> {
+  const { top, objectFormat } = layout;
   const { problems, tooLarge, stop } = found;
   const note = (stopped: StagingStopped): void => {
     for (const problem of stopped.named) problems.set(problem.path, problem.reason);
@@ -161,13 +162,31 @@ async function stageFromLists(plumbing: Plumbing, top: string, indexFile: string
   // Only the stops on files gone under git count: one on a file git cannot convert (a failing
   // clean filter) comes once for each such edited file, however many there are.
   let gone = 0;
+  // Tracked files git reads again whatever the pathspec leaves out: racily clean ones, whose
+  // entries are written anew without stat data, so that the index's content stays unread.
+  const unread = new Map<string, IndexEntry>();
+  let forgotten = 0;
+  let indexed: Map<string, IndexEntry> | null = null;
   for (let attempt = 1; ; attempt += 1) {
     try {
+      if (unread.size > forgotten) {
+        await plumbing.forgetStat(top, indexFile, [...unread.values()], options);
+        forgotten = unread.size;
+      }
       for (const problem of await plumbing.addAll(top, indexFile, excluded(), options, true)) problems.set(problem.path, problem.reason);
       break;
     } catch (error) {
       if (!(error instanceof StagingStopped)) throw error;
       if (error.path.reason === 'vanished') gone += 1;
+      if (problems.has(error.path.path) && !unread.has(error.path.path)) {
+        indexed ??= new Map((await readIndexEntries(indexFile, objectFormat)).filter((entry) => entry.stage === 0).map((entry) => [entry.path, entry]));
+        const entry = indexed.get(error.path.path);
+        // A name that is not UTF-8 is known here only as its decoding: no entry is written for it.
+        if (entry !== undefined && !entry.path.includes('\uFFFD')) {
+          unread.set(entry.path, entry);
+          continue;
+        }
+      }
       if (gone >= TRACKED_ATTEMPTS || problems.has(error.path.path)) {
         throw new WipError('git-failed', `git add failed: ${error.path.path} was ${error.path.reason === 'vanished' ? 'gone' : 'unreadable'} each time git read it, ${attempt} times`, { cause: error });
       }

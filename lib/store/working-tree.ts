@@ -62,6 +62,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     readFile(hashCacheFile, 'utf8').catch(() => ''),
     hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env }),
   ]);
+  if (out === null) return null;
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
   const indexed = new Map<string, IndexEntry>();
