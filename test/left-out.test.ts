@@ -4,7 +4,7 @@
 import { BIN, assertValidDocument, git, makeRepo, parseDocument, runCli, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -315,6 +315,24 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.equal(stopped, true, `${staging}: git add --all ran`);
       assert.equal(listed.snapshot.tree, plain.snapshot.tree, staging);
       assert.deepEqual(reasons(listed.unsaved), [['tmp.swp', 'vanished']], staging);
+    }
+  });
+
+  it('keeps a submodule whose git directory is gone as its gitlink and saves the rest', async () => {
+    for (const staging of STAGINGS) {
+      const sub = makeRepo({ 'lib.txt': 'library\n' });
+      const dir = makeRepo();
+      git(dir, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'vendor/lib']);
+      git(dir, ['commit', '-qm', 'add the submodule']);
+      const subHead = git(join(dir, 'vendor/lib'), ['rev-parse', 'HEAD']).trim();
+      // vendor/lib/.git still names ../../.git/modules/vendor/lib, which is gone: git add dies on it.
+      rmSync(join(dir, '.git', 'modules'), { recursive: true });
+      writeFiles(dir, { 'outer.txt': 'outer work\n', 'README.md': 'edited\n' });
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'orphaned submodule' });
+      assert.equal(git(dir, ['show', `${saved.snapshot.commit}:outer.txt`]), 'outer work\n', staging);
+      assert.equal(git(dir, ['show', `${saved.snapshot.commit}:README.md`]), 'edited\n', staging);
+      assert.equal(git(dir, ['rev-parse', `${saved.snapshot.commit}:vendor/lib`]).trim(), subHead, staging);
+      assert.deepEqual(reasons(saved.unsaved), [['vendor/lib', 'submodule']], staging);
     }
   });
 

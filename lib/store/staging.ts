@@ -9,9 +9,9 @@
 // under the save never fails it. Local edits under assume-unchanged or skip-worktree are taken by
 // clearing those bits in the temporary index first (a skip-worktree file absent from disk, as a
 // sparse checkout leaves it, keeps its bit and the index's content: no deletion).
-import { linkSync, statSync } from 'node:fs';
+import { existsSync, linkSync, statSync } from 'node:fs';
 import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { WipError } from '../errors.js';
 import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
@@ -101,13 +101,16 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
   }
   // New untracked files over the limit are never read: git would hash and store them whole.
   const tooLarge = await overTheLimit(top, untracked, maxFileSize);
+  // git add dies whole on a submodule whose git directory is gone ('fatal: not a git repository:
+  // vendor/lib/../../.git/modules/vendor/lib'): its gitlink stays as the index holds it.
+  const orphaned = await orphanedGitlinks(top, gitlinksOf(before));
   const problems = new Map<string, StagingProblem['reason']>();
   let listed: string[] = [];
   try {
-    for (const problem of await plumbing.addAll(top, indexFile, tooLarge.map((entry) => entry.path), options)) problems.set(problem.path, problem.reason);
+    for (const problem of await plumbing.addAll(top, indexFile, [...orphaned, ...tooLarge.map((entry) => entry.path)], options)) problems.set(problem.path, problem.reason);
   } catch (error) {
     if (!(error instanceof StagingStopped)) throw error;
-    listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, stop: error }, options);
+    listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, orphaned, stop: error }, options);
   }
   const after = await readIndexEntries(indexFile, objectFormat);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
@@ -122,6 +125,20 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, inde
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/**
+ * The gitlinks whose working tree names, in its `.git` file, a git directory that is not there
+ * (a submodule after `.git/modules` was removed, or a checkout moved without it).
+ */
+async function orphanedGitlinks(top: string, gitlinks: readonly Gitlink[]): Promise<string[]> {
+  const orphaned: string[] = [];
+  for (const { path } of gitlinks) {
+    const gitFile = await readFile(join(top, path, '.git'), 'utf8').catch(() => null);
+    const gitDir = gitFile === null ? null : /^gitdir: (.*)$/m.exec(gitFile)?.[1];
+    if (gitDir !== null && gitDir !== undefined && !existsSync(join(resolve(top, path, gitDir), 'HEAD'))) orphaned.push(path);
+  }
+  return orphaned;
 }
 
 /** A path's bytes, one character a byte, as UTF-8 decodes them. */
@@ -150,15 +167,15 @@ async function overTheLimit(top: string, paths: readonly string[], maxFileSize: 
  * that does not grow, so this ends.
  * @returns the untracked paths it asked git to stage (one not in the index after it had vanished)
  */
-async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, found: { problems: Map<string, StagingProblem['reason']>; tooLarge: LeftOut[]; stop: StagingStopped }, options: GitRunOptions): Promise<string[]> {
+async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, found: { problems: Map<string, StagingProblem['reason']>; tooLarge: LeftOut[]; orphaned: readonly string[]; stop: StagingStopped }, options: GitRunOptions): Promise<string[]> {
   const { top, objectFormat } = layout;
-  const { problems, tooLarge, stop } = found;
+  const { problems, tooLarge, orphaned, stop } = found;
   const note = (stopped: StagingStopped): void => {
     for (const problem of stopped.named) problems.set(problem.path, problem.reason);
     problems.set(stopped.path.path, stopped.path.reason);
   };
   note(stop);
-  const excluded = (): string[] => [...tooLarge.map((entry) => entry.path), ...problems.keys()];
+  const excluded = (): string[] => [...orphaned, ...tooLarge.map((entry) => entry.path), ...problems.keys()];
   // Only the stops on files gone under git count: one on a file git cannot convert (a failing
   // clean filter) comes once for each such edited file, however many there are.
   let gone = 0;
