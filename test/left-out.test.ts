@@ -4,7 +4,7 @@
 import { BIN, assertValidDocument, git, makeRepo, parseDocument, runCli, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -213,6 +213,22 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.equal(files.has('new.u16'), false);
     });
   }
+
+  it('lists paths git refuses to hold as invalid-path, and never records them, so the snapshot restores', async () => {
+    for (const staging of STAGINGS) {
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      // Ordinary names on Linux that git refuses (core.protectNTFS): they are .git on other systems.
+      writeFiles(dir, { '.GIT/x': 'x\n', 'sub/git~1/y': 'y\n', 'work.txt': 'work\n' });
+      symlinkSync('README.md', join(dir, '.gitmodules'));
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'invalid' });
+      assert.deepEqual(reasons(saved.unsaved), [['.GIT/x', 'invalid-path'], ['.gitmodules', 'invalid-path'], ['sub/git~1/y', 'invalid-path']], staging);
+      assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
+      writeFiles(dir, { 'work.txt': 'more\n' });
+      await new WipStore({ cwd: dir, staging }).restore({ snapshot: saved.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\n', staging);
+      assert.equal(readFileSync(join(dir, '.GIT/x'), 'utf8'), 'x\n', staging);
+    }
+  });
 
   it('gives the same tree and the same list staging either way', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'file\n', 'au.txt': 'a\n' });

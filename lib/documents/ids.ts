@@ -78,10 +78,11 @@ export function isVerb(word: unknown): word is Verb {
  * snapshot's `unsaved` and the docs follow. `submodule` and `embedded-repository` are gitlinks,
  * kept as the commit they are at, not their files; `unreadable` could not be opened or read;
  * `vanished` was deleted while the save read it; `not-a-file` is a FIFO, socket or device where
- * git tracks a file; `too-large` is a new untracked file over the size limit.
+ * git tracks a file; `too-large` is a new untracked file over the size limit; `invalid-path` is a
+ * path git refuses to hold (a `.git` folder in another case or form, a symlink named `.gitmodules`).
  * @public
  */
-export const UNSAVED_REASONS = ['submodule', 'embedded-repository', 'unreadable', 'vanished', 'not-a-file', 'too-large'] as const;
+export const UNSAVED_REASONS = ['submodule', 'embedded-repository', 'unreadable', 'vanished', 'not-a-file', 'too-large', 'invalid-path'] as const;
 
 /**
  * The flags a checkout's index can set to make git look past a file's local edit: a save takes

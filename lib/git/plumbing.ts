@@ -764,13 +764,13 @@ const NO_SAFECRLF: Readonly<Record<string, string>> = { GIT_CONFIG_COUNT: '1', G
 /**
  * A path git could not stage, and why: `unreadable` (it could not be opened or read),
  * `vanished` (gone between git listing it and reading it), `not-a-file` (a FIFO, socket or
- * device where git tracks a file) or `embedded-repository` (a repository inside this one with
- * no commit yet, which git can keep no gitlink of).
+ * device where git tracks a file), `embedded-repository` (a repository inside this one with
+ * no commit yet, which git can keep no gitlink of) or `invalid-path` (a name git refuses to hold).
  * @internal
  */
 export interface StagingProblem {
   path: string;
-  reason: 'unreadable' | 'vanished' | 'not-a-file' | 'embedded-repository';
+  reason: 'unreadable' | 'vanished' | 'not-a-file' | 'embedded-repository' | 'invalid-path';
 }
 
 /**
@@ -819,6 +819,12 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
       named.set(match[1] as string, 'not-a-file');
       continue;
     }
+    // A name git's verify_path refuses (a .git component in another case or form, a symlink named .gitmodules).
+    match = /^error: invalid path '(.*)'$/.exec(line);
+    if (match !== null) {
+      named.set(match[1] as string, 'invalid-path');
+      continue;
+    }
     // A repository inside this one that has no commit: git keeps nothing there, its files included.
     match = /^error: '(.*)\/' does not have a commit checked out$/.exec(line);
     if (match !== null) {
@@ -831,7 +837,7 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
       continue;
     }
     // git's summary of a path it named above; any other error is not one path's.
-    match = /^error: unable to index file '(.*)'$/.exec(line);
+    match = /^error: unable to (?:index file|add) '(.*)'(?: to index)?$/.exec(line);
     if (match !== null && named.has(match[1] as string)) continue;
     if (filtered === null && /^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
   }

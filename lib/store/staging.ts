@@ -9,7 +9,7 @@
 // under the save never fails it. Local edits under assume-unchanged or skip-worktree are taken by
 // clearing those bits in the temporary index first (a skip-worktree file absent from disk, as a
 // sparse checkout leaves it, keeps its bit and the index's content: no deletion).
-import { existsSync, linkSync, statSync } from 'node:fs';
+import { existsSync, linkSync, lstatSync, statSync } from 'node:fs';
 import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { WipError } from '../errors.js';
@@ -22,6 +22,7 @@ import { temporaryIndexFile } from '../managers/temporaries.js';
 import { compareBytes } from '../order.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import type { BranchCheckout } from './checkout.js';
+import { unwritablePath } from './tree-paths.js';
 
 /**
  * How a save finds the working tree's tree; see {@link WipStoreOptions.staging}.
@@ -218,6 +219,12 @@ async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, inde
   const untracked = [...rawOf.keys()];
   const known = new Set(tooLarge.map((entry) => entry.path));
   tooLarge.push(...(await overTheLimit(top, untracked, maxFileSize)).filter((entry) => !known.has(entry.path) && !problems.has(entry.path)));
+  // update-index passes over a name git refuses to hold, saying only 'Ignoring path'; a symlink
+  // named .gitmodules is looked at to tell it from a file of that name.
+  const symlink = (path: string): boolean => lstatSync(join(top, path), { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  for (const path of untracked) {
+    if (unwritablePath(path, '100644') !== null || (unwritablePath(path, '120000') !== null && symlink(path))) problems.set(path, 'invalid-path');
+  }
   const left = new Set(excluded());
   const listed = untracked.filter((path) => !left.has(path));
   for (;;) {

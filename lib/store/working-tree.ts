@@ -22,6 +22,7 @@ import { HASH_CACHE_FILE, hashCache, hashFingerprint, saveHashCache, statKey } f
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
+import { unwritablePath } from './tree-paths.js';
 
 /** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
 export interface WorkingTree {
@@ -91,6 +92,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     const path = plan.untracked[index] as string;
     if (stats === null) leftOut.push({ path, reason: 'vanished' });
     else if (special(stats)) leftOut.push({ path, reason: 'not-a-file' });
+    // A name git add refuses (.GIT, git~1): a snapshot never holds it, or no restore would take it.
+    else if (unwritablePath(path, '100644') !== null) leftOut.push({ path, reason: 'invalid-path' });
     // An executable's mode hangs on core.fileMode, which status does not print.
     else if (!stats.isFile() || (stats.mode & 0o100n) !== 0n) return null;
     else if (stats.size > BigInt(maxFileSize)) leftOut.push({ path, reason: 'too-large', size: Number(stats.size) });
