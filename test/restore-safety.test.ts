@@ -298,6 +298,28 @@ describe('restore: the undo is exact', () => {
 });
 
 describe('restore: git failing partway', () => {
+  it('a path longer than the system takes from the staging folder puts the working tree back, and the refusal says so', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    // Under PATH_MAX from the top of the working tree, over it from the staging folder in .git.
+    const segment = 'p'.repeat(200);
+    const depth = Math.floor((4095 - dir.length - 30) / 201);
+    const folder = Array.from({ length: depth }, () => segment).join('/');
+    const name = 'f'.repeat(4095 - dir.length - 1 - folder.length - 1 - 20);
+    spawnSync('sh', ['-c', `mkdir -p "${folder}" && cd "${folder}" && echo deep > "${name}"`], { cwd: dir });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'deep' });
+    try {
+      spawnSync('rm', ['-rf', segment], { cwd: dir });
+      writeFiles(dir, { 'work.txt': 'not in the snapshot\n' });
+      const before = treeOf(dir);
+      await assert.rejects(store.restore({ snapshot: saved.snapshot.commit }), (error: any) => error.code === 'git-failed' && /put back as it was/.test(error.message));
+      assert.deepEqual(treeOf(dir), before);
+    } finally {
+      // The test's own clean-up cannot remove paths this long.
+      spawnSync('sh', ['-c', `rm -rf ${segment} .git/chant-wip-*.staging`], { cwd: dir });
+    }
+  });
+
   it('a failing smudge filter leaves the working tree as it was, and the refusal says so', async () => {
     const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '*.bin filter=broken\n' });
     git(dir, ['config', 'filter.broken.clean', 'cat']);

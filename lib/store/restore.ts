@@ -162,7 +162,9 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
         report(onProgress, 'writing', changes.length, changes.length);
       } finally {
-        if (staging !== null) await rm(staging, { recursive: true, force: true });
+        // A staging folder the system cannot remove (a path too long from the git directory)
+        // must not hide what the restore did: a later run removes it as a stale temporary.
+        if (staging !== null) await rm(staging, { recursive: true, force: true }).catch(() => undefined);
       }
       if (signal?.aborted === true) {
         // Past the checkpoint: the working tree goes back as the checkpoint holds it. The
@@ -452,7 +454,7 @@ async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFi
     if (written.length > 0) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid })), layout.objectFormat);
     return staging;
   } catch (error) {
-    await rm(staging, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     const failed = asWipError(error);
     const lfs = /filter lfs failed|git-lfs|Smudge error/i.test(failed.message)
       ? ": a file's Git LFS object is not in this clone and could not be downloaded; fetch the snapshots with their LFS objects (chant workspace wip fetch, or git lfs fetch --all) and restore again"
@@ -517,7 +519,7 @@ async function writeBack(plumbing: Plumbing, layout: RepositoryLayout, current: 
     if (back.length > 0) await plumbing.checkoutPaths(layout.gitDir, scratch, current, staging, back.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat);
     applyOps(layout.top, staging, backwardOps(changes));
   } finally {
-    await rm(staging, { recursive: true, force: true });
+    await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     await rm(scratch, { force: true });
   }
 }
