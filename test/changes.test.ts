@@ -2,25 +2,12 @@ import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { git, makeRepo, refsOf, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, numstat, refsOf, tempDir, writeFiles } from './helpers.js';
 import { isWipError, WipStore } from '../lib/index.js';
 import { validateDocument } from '../lib/documents/index.js';
 import { changesFailureDocument, diffDocument, showDocument } from '../lib/documents/document.js';
 import type { GitRunner } from '../lib/index.js';
 import { SimpleGitRunner } from '../lib/index.js';
-
-/** git's own numstat totals of two commits, independent of the SDK. */
-function numstat(dir: string, from: string, to: string): { files: number; added: number; removed: number } {
-  const lines = git(dir, ['diff', '--numstat', '--no-renames', from, to]).trim().split('\n').filter((line) => line.length > 0);
-  let added = 0;
-  let removed = 0;
-  for (const line of lines) {
-    const [a, r] = line.split('\t');
-    if (a !== '-') added += Number(a);
-    if (r !== '-') removed += Number(r);
-  }
-  return { files: lines.length, added, removed };
-}
 
 /** A runner that counts the git processes of each command. */
 function counting(dir: string): { runner: GitRunner; calls: string[][] } {

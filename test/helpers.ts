@@ -236,3 +236,16 @@ export async function assertRefusal(run: () => unknown, code: WipErrorCode, mess
   if (message) assert.match(caught.message, message);
   return caught.message;
 }
+
+/** git's own numstat totals of two commits, independent of the SDK. */
+export function numstat(dir: string, from: string, to: string): { files: number; added: number; removed: number } {
+  const lines = git(dir, ['diff', '--numstat', '--no-renames', from, to]).trim().split('\n').filter((line) => line.length > 0);
+  let added = 0;
+  let removed = 0;
+  for (const line of lines) {
+    const [a, r] = line.split('\t');
+    if (a !== '-') added += Number(a);
+    if (r !== '-') removed += Number(r);
+  }
+  return { files: lines.length, added, removed };
+}

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, numstat, tempDir, writeFiles } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { SNAPSHOT_MEMO_FILE } from '../lib/managers/snapshot-memo.js';
@@ -64,19 +64,6 @@ function importChain(dir: string, branch: string, count: number): void {
     parts.push(i === 0 ? `from ${head}\n\n` : `from :${i}\nmerge ${head}\n\n`);
   }
   git(dir, ['fast-import', '--quiet', '--force'], { input: parts.join('') });
-}
-
-/** git's own numstat totals of two commits, independent of the SDK. */
-function numstat(dir: string, from: string, to: string): { files: number; added: number; removed: number } {
-  const lines = git(dir, ['diff', '--numstat', '--no-renames', from, to]).trim().split('\n').filter((line) => line.length > 0);
-  let added = 0;
-  let removed = 0;
-  for (const line of lines) {
-    const [a, r] = line.split('\t');
-    if (a !== '-') added += Number(a);
-    if (r !== '-') removed += Number(r);
-  }
-  return { files: lines.length, added, removed };
 }
 
 /** Asserts each snapshot listed carries git's counts against the one before it on its chain (its head for the chain's first). */
