@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { indexHoldsTree, readGitlinks } from '../lib/git/formats/index-file.js';
+import { readFileSync } from 'node:fs';
+import { indexHoldsTree, readGitlinks, readIndexEntries, selectIndexEntries } from '../lib/git/formats/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
 function repoWithGitlinks(): { dir: string; commit: string } {
@@ -39,6 +40,29 @@ describe('reading gitlinks from an index file', () => {
     assert.deepEqual(await readGitlinks(join(dir, 'README.md'), 'sha1'), []);
     assert.deepEqual(await readGitlinks(join(dir, 'missing'), 'sha1'), []);
   });
+});
+
+describe('reading only the entries a save looks at', () => {
+  for (const version of [2, 3, 4]) {
+    it(`keeps exactly the entries asked for, each as the whole read gives it, from an index of version ${version}`, async () => {
+      const { dir } = repoWithGitlinks();
+      writeFiles(dir, { 'intent.txt': 'i\n' });
+      git(dir, ['add', '-N', 'intent.txt']);
+      git(dir, ['update-index', '--skip-worktree', 'z.txt']);
+      git(dir, ['update-index', '--index-version', String(version)]);
+      const indexFile = join(dir, '.git', 'index');
+      const all = await readIndexEntries(indexFile, 'sha1');
+      const wanted = new Set(['a/b.txt', 'intent.txt']);
+      const kept = selectIndexEntries(readFileSync(indexFile), 'sha1', (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path));
+      const plain = (entries: typeof all) => entries.map(({ path, mode, oid, stage, flag, intentToAdd }) => ({ path, mode, oid, stage, flag, intentToAdd }));
+      assert.deepEqual(plain(kept), plain(all.filter((entry) => ['a/b.txt', 'intent.txt', 'z.txt', 'libs/first', 'zz/second'].includes(entry.path))));
+      assert.deepEqual(kept.map((entry) => entry.path), ['a/b.txt', 'intent.txt', 'libs/first', 'z.txt', 'zz/second']);
+      assert.equal(kept.find((entry) => entry.path === 'intent.txt')?.intentToAdd, true);
+      assert.equal(kept.find((entry) => entry.path === 'z.txt')?.flag, 'skip-worktree');
+      assert.ok(all.length > kept.length);
+      assert.deepEqual(selectIndexEntries(null, 'sha1', () => true), []);
+    });
+  }
 });
 
 describe('whether an index holds a tree exactly', () => {

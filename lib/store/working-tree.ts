@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
-import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
+import { gitlinksOf, selectIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
@@ -56,16 +56,18 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
   // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
   // edits are work all the same.
-  const [out, remembered, entries, cacheText, fingerprint] = await Promise.all([
+  const [out, remembered, indexData, cacheText, fingerprint] = await Promise.all([
     plumbing.status(top),
     readFile(memoFile, 'latin1').catch(() => ''),
-    readIndexEntries(layout.indexFile, objectFormat),
+    readFile(layout.indexFile).catch(() => null),
     readFile(hashCacheFile, 'utf8').catch(() => ''),
     hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env }),
   ]);
   if (out === null) return null;
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
+  // Only the entries looked at below are kept: those status names, the flagged and the gitlinks.
+  const entries = selectIndexEntries(indexData, objectFormat, (entry) => entry.flag !== null || entry.mode === '160000' || plan.states.has(entry.path));
   const indexed = new Map<string, IndexEntry>();
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
   const leftOut: LeftOut[] = [];
