@@ -1,7 +1,7 @@
 import { assertValidDocument, git, makeRepo, runBin, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
@@ -203,4 +203,30 @@ describe('odd repositories', () => {
     await assert.rejects(store.restore({}), (error: unknown) => isWipError(error) && error.code === 'wip-none');
     assert.deepEqual((await store.list()).checkout, { branch: 'main', head });
   });
+
+  for (const staging of ['index', 'status'] as const) {
+    it(`saves the whole working tree when the checkout's index is corrupt, never touching it (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'corrupt\n', 'src/a.txt': 'a\n' });
+      writeFiles(dir, { 'src/a.txt': 'edited\n', 'new.txt': 'untracked\n', '.gitignore': 'ignored.log\n', 'ignored.log': 'no\n' });
+      // What git add --all gives from an empty index: the tree the snapshot must hold.
+      const scratch = join(tempDir('chant-wip-corrupt-'), 'index');
+      git(dir, ['add', '--all'], { env: { GIT_INDEX_FILE: scratch } });
+      const expected = git(dir, ['write-tree'], { env: { GIT_INDEX_FILE: scratch } }).trim();
+      const indexFile = join(dir, '.git', 'index');
+      const bytes = readFileSync(indexFile);
+      bytes.write('XXXX', 0, 'latin1');
+      writeFileSync(indexFile, bytes);
+      assert.match(spawnSync('git', ['status'], { cwd: dir, encoding: 'utf8' }).stderr, /index file corrupt/);
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'corrupt index' });
+      assert.equal(saved.snapshot.tree, expected);
+      assert.deepEqual(readFileSync(indexFile), bytes);
+      // The CLI says the same, in a valid document.
+      writeFiles(dir, { 'later.txt': 'later\n' });
+      const cli = await runCli(dir, ['workspace', 'wip', 'save', '--json']);
+      assert.equal(cli.code, 0, cli.stdout);
+      await assertValidDocument(cli.doc);
+      assert.equal(git(dir, ['ls-tree', '--name-only', cli.doc.snapshot.commit, 'later.txt']).trim(), 'later.txt');
+      assert.deepEqual(readFileSync(indexFile), bytes);
+    });
+  }
 });

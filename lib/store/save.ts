@@ -21,7 +21,7 @@ import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { prune } from './prune.js';
 import { recordSnapshot } from './record.js';
-import { gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
+import { corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
 
 /**
@@ -88,7 +88,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const { created, snapshot, leftOut, flagged } = await locked(context, layout, async (): Promise<{ created: boolean; snapshot: SaveResult['snapshot']; leftOut: LeftOut[]; flagged: FlaggedPath[] }> => {
     checkNotAborted(signal);
     report(onProgress, 'staging', 0, 1);
-    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, maxFileSize, context.env ?? process.env).catch(stopped) : null;
+    // A corrupt index fails git status: the save then stages into an empty index (stageWorkingTree).
+    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, maxFileSize, context.env ?? process.env).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);

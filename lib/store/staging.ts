@@ -12,7 +12,7 @@
 import { existsSync, linkSync, lstatSync, statSync } from 'node:fs';
 import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { WipError } from '../errors.js';
+import { isWipError, WipError } from '../errors.js';
 import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import { StagingStopped } from '../git/plumbing.js';
@@ -75,11 +75,30 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
     }
   }
   try {
-    return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, indexFile, maxFileSize, options)) };
+    try {
+      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, indexFile, maxFileSize, options)) };
+    } catch (error) {
+      if (!corruptIndex(error)) throw error;
+      // The checkout's index is corrupt, and git refuses every read of it: the work is staged
+      // into an empty index instead (every file hashed, as git add does on a fresh clone), and
+      // the checkout's index is neither read nor touched.
+      await rm(indexFile, { force: true });
+      return { indexFile, ...(await stageIntoIndex(plumbing, { ...checkout.layout, indexFile }, indexFile, maxFileSize, options)) };
+    }
   } catch (error) {
     await rm(indexFile, { force: true });
     throw error;
   }
+}
+
+/**
+ * Whether git failed because the checkout's index is corrupt (a bad signature, version or
+ * checksum, a truncated file, an extension it must understand and does not): git then refuses
+ * every command that reads it, status and add included.
+ * @param error - what a git call threw
+ */
+export function corruptIndex(error: unknown): boolean {
+  return isWipError(error, 'git-failed') && /index file corrupt|index file smaller than expected/.test(error.message);
 }
 
 /** How many times `git add --update` runs again without a tracked file that vanished under it. */
