@@ -141,14 +141,21 @@ describe('git failing', () => {
     }
   });
 
-  it('answers git-failed with git\'s last line for a corrupt index, and leaves the index as it was', async () => {
+  it('saves past a corrupt index and leaves it as it was; a restore answers git-failed with git\'s last line', async () => {
     const dir = makeRepo();
     writeFiles(dir, { 'a.txt': 'a\n' });
     await runCli(dir, ['workspace', 'wip', 'save']);
-    writeFileSync(join(dir, '.git', 'index'), randomBytes(512));
+    const corrupt = randomBytes(512);
+    writeFileSync(join(dir, '.git', 'index'), corrupt);
     const lastLine = gitAddLastLine(dir);
     assert.match(lastLine, /index file corrupt/);
-    await failsWithGit(dir, ['workspace', 'wip', 'save'], lastLine);
+    // The save is there to keep the work, which a corrupt index does not touch: it stages into an empty index.
+    writeFiles(dir, { 'a.txt': 'after\n' });
+    const saved = await runCli(dir, ['workspace', 'wip', 'save']);
+    assert.equal(saved.code, 0, saved.stdout);
+    assert.equal(git(dir, ['cat-file', 'blob', `${saved.doc.snapshot.commit}:a.txt`]), 'after\n');
+    assert.deepEqual(readFileSync(join(dir, '.git', 'index')), corrupt);
+    // A restore cannot read what the index holds, so it changes nothing.
     await failsWithGit(dir, ['workspace', 'wip', 'restore'], lastLine);
   });
 
