@@ -234,7 +234,7 @@ export async function readIndexEntries(indexFile: string, objectFormat: string):
  * The entries of an index file's bytes that `keep` takes, in index order. A save from status
  * looks at the few entries status names, the flagged ones and the gitlinks: a large index
  * (100,000 entries) is walked without an object kept for each of the others: a CLI save of
- * 100,000 files peaked at 166 MiB resident keeping them all, 68 MiB without (npm run bench).
+ * 100,000 files peaked at 101 MB resident keeping them all, 68 MB without (/usr/bin/time).
  * @param data - the index file's bytes, or null when it is missing
  * @param objectFormat - `sha1` or `sha256`
  * @param keep - whether an entry is wanted, from its path, mode, stage and flag
