@@ -76,14 +76,14 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
   }
   try {
     try {
-      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, indexFile, maxFileSize, options)) };
+      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.layout.indexFile, indexFile, maxFileSize, options)) };
     } catch (error) {
       if (!corruptIndex(error)) throw error;
       // The checkout's index is corrupt, and git refuses every read of it: the work is staged
       // into an empty index instead (every file hashed, as git add does on a fresh clone), and
       // the checkout's index is neither read nor touched.
       await rm(indexFile, { force: true });
-      return { indexFile, ...(await stageIntoIndex(plumbing, { ...checkout.layout, indexFile }, indexFile, maxFileSize, options)) };
+      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, null, indexFile, maxFileSize, options)) };
     }
   } catch (error) {
     await rm(indexFile, { force: true });
@@ -104,10 +104,11 @@ export function corruptIndex(error: unknown): boolean {
 /** How many times `git add --update` runs again without a tracked file that vanished under it. */
 const TRACKED_ATTEMPTS = 16;
 
-async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
+/** Stages into `indexFile`; the flagged entries and gitlinks are those of `checkoutIndex` (none when null: it is not read). */
+async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, checkoutIndex: string | null, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
   const { top, objectFormat } = layout;
   // What the index says and which files are untracked are read while each other runs.
-  const [before, untracked] = await Promise.all([readIndexEntries(layout.indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
+  const [before, untracked] = await Promise.all([checkoutIndex === null ? [] : readIndexEntries(checkoutIndex, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
   const flaggedOnDisk: IndexEntry[] = [];
   for (const entry of before) {
     if (entry.flag === null || entry.stage !== 0) continue;
