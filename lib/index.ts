@@ -45,9 +45,8 @@ export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFail
 export type { Checkpoint, WriteAction, WriteFailure, WipWriteDocument } from './documents/wip-write.js';
 export type {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
-  SecretFinding, HeldBack,
+  SecretFinding, HeldBack, ReplicateDeclaration,
 } from './documents/replication.js';
-export type { ReplicateDeclaration } from './documents/replicate.js';
 export type { RetainDeclaration } from './documents/retain.js';
 // generated exports: begin (npm run verbs: each verb's options, result and document types)
 export type { DiffDocument, DiffResult, PlanDocument, RestorePlan, ShowDocument, ShowResult } from './documents/changes.js';

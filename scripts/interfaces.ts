@@ -15,8 +15,9 @@ const MODULES = ['snapshot', 'changes', 'wip-read', 'wip-write', 'replication', 
 /**
  * Documents (a header, then a result) and failures stay `Static`: they are what the CLI prints,
  * not what a method returns. The policy document is a result's field, and a `Policy`'s JSON.
+ * Declarations (the `replicate` block) are what an author writes, not what chant prints.
  */
-const KEEP_STATIC = /^(?!PolicyDocument$).*(Document|Failure|Success)$/;
+const KEEP_STATIC = /^(?!PolicyDocument$).*(Document|Failure|Success|Declaration)$/;
 
 type Schema = Record<string, unknown> & { description?: string };
 

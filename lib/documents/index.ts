@@ -10,14 +10,13 @@ export {
 } from './changes.js';
 export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
 export {
-  SaveResult, Checkpoint, RestoreResult, PushOutcome, FetchResult, WriteAction,
+  SaveResult, Checkpoint, RestoreResult, WriteAction,
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument, WRITE_VERBS, WRITE_DOCUMENTS,
 } from './wip-write.js';
 export {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,
-  SecretFinding, HeldBack,
+  SecretFinding, HeldBack, PushOutcome, FetchResult, ReplicateDeclaration,
 } from './replication.js';
-export { ReplicateDeclaration } from './replicate.js';
 export { RetainDeclaration } from './retain.js';
 export { WorkspaceDeclaration } from './workspace-declaration.js';
 export { BranchStorage, StorageResult, RetentionRules, BranchPrune, PruneResult, StorageDocument, PruneDocument, StorageFailure, WipStorageDocument, STORAGE_VERBS, STORAGE_DOCUMENTS, StorageAction } from './storage.js';

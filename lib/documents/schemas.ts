@@ -1,7 +1,7 @@
 import type { TSchema } from 'typebox';
 import { REPLICATE_DECLARATION_ID, WIP_CHANGES_ID, WIP_READ_ID, WIP_STORAGE_ID, WIP_WRITE_ID, WORKSPACE_DECLARATION_ID } from './ids.js';
 import { CHANGES_DOCUMENTS, ChangesFailure } from './changes.js';
-import { ReplicateDeclaration } from './replicate.js';
+import { ReplicateDeclaration } from './replication.js';
 import { PolicyDocument, PushResult, RefPush, ReplicationState } from './replication.js';
 import { Snapshot } from './snapshot.js';
 import { WorkspaceDeclaration } from './workspace-declaration.js';

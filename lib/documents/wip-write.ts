@@ -3,7 +3,11 @@ import type { Static, TSchema, TUnion } from 'typebox';
 import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_WRITE_ID, WriteErrorCode } from './common.js';
 import type { VerbEntry } from './common.js';
 import { FLAGGED_REASONS, WRITE_ACTIONS } from './ids.js';
-import { FetchRef, FetchRefFailure, PolicyDocument, PushResult, SecretFinding } from './replication.js';
+import { FetchResult, PushOutcome, PushResult, SecretFinding } from './replication.js';
+
+// The push's and the fetch's results live beside the other replication documents (a second
+// remote changes them there); the rows below take them from here.
+export { FetchResult, PushOutcome };
 import { Snapshot, UnsavedReason } from './snapshot.js';
 import { BranchPrune } from './storage.js';
 
@@ -238,71 +242,6 @@ export interface RestoreResult {
     /** Why the checkpoint does not hold its bytes, for people. */
     reason: string;
   }[];
-}
-
-/**
- * What a push returns.
- * @public
- */
-export const PushOutcome = Type.Object({ policy: PolicyDocument, replication: PushResult });
-/**
- * What `Replicator.push` (chant-wip) returns, as a TypeScript type.
- * @public
- */
-export interface PushOutcome {
-  /**
-   * The replicate policy the declaration in the working tree states (box.replicate), with every
-   * default filled in.
-   */
-  policy: PolicyDocument;
-  /**
-   * What one push did. Each ref the remote doesn't hold as it is locally is pushed under its own
-   * name, never forced; a pre-push hook is not run.
-   */
-  replication: PushResult;
-}
-
-/**
- * What a fetch returns.
- * @public
- */
-export const FetchResult = Type.Object({
-  policy: PolicyDocument,
-  refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
-  failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
-  failedRefs: Type.Optional(
-    Type.Array(FetchRefFailure, {
-      description:
-        'Refs the remote holds that could not be written locally, each with the reason, sorted by ref; they are not in refs. The other refs were brought all the same. Absent or empty when there were none.',
-    }),
-  ),
-});
-/**
- * What `Replicator.fetch` (chant-wip) returns, as a TypeScript type.
- * @public
- */
-export interface FetchResult {
-  /**
-   * The replicate policy the declaration in the working tree states (box.replicate), with every
-   * default filled in.
-   */
-  policy: PolicyDocument;
-  /**
-   * Each ref the remote holds of the policy's, sorted by ref, and what the fetch did with the local
-   * ref.
-   */
-  refs: FetchRef[];
-  /**
-   * Why the remote could not be fetched from, or null. refs then lists what earlier fetches
-   * brought.
-   */
-  failed: string | null;
-  /**
-   * Refs the remote holds that could not be written locally, each with the reason, sorted by ref;
-   * they are not in refs. The other refs were brought all the same. Absent or empty when there were
-   * none.
-   */
-  failedRefs?: FetchRefFailure[];
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ReplicateDeclaration } from './replicate.js';
+import { ReplicateDeclaration } from './replication.js';
 import { RetainDeclaration } from './retain.js';
 
 

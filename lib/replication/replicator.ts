@@ -1,5 +1,6 @@
-import type { FetchOutcome, FetchRef, FetchRefFailure, HeldBack, PolicyDocument, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger } from '../documents/replication.js';
-import type { FetchResult, PushOutcome } from '../documents/wip-write.js';
+import type {
+  FetchOutcome, FetchRef, FetchRefFailure, FetchResult, HeldBack, PolicyDocument, PushOutcome, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger,
+} from '../documents/replication.js';
 import { asWipError, cancelledError, checkNotAborted, WipError } from '../errors.js';
 import { Events, parseGitProgress, report as reportProgress } from '../events.js';
 import type { ProgressListener } from '../events.js';
@@ -723,6 +724,26 @@ export class Replicator {
     for (const ref of stagingRefs) writes.push({ ref, next: null });
     return { refs, writes, later, staging: stagingRefs, staged: [...new Set(stagedTips.values())] };
   }
+}
+
+/**
+ * What the remote a policy names was last recorded to hold of the local refs under `prefix`, read
+ * from its replicas: nothing is asked of the remote, and no proof is checked (a prune's marker
+ * names what was recorded). The replicas of each ref come as a list, so a caller writes what every
+ * remote holds and never names one.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param policy - the policy
+ * @param prefix - the local refs' prefix, such as `refs/chant/wip/`
+ * @returns the recorded commits by local refname; a ref with none recorded is absent
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function recordedReplicas(git: GitRunner, cwd: string, policy: Policy, prefix: string): Promise<Map<string, string[]>> {
+  const replicas = replicaPrefix(policy.remote);
+  const recorded = new Map<string, string[]>();
+  for (const tip of await readRefTips(git, cwd, [replicaRef(policy.remote, prefix)])) recorded.set(`refs/${tip.ref.slice(replicas.length)}`, [tip.commit]);
+  return recorded;
 }
 
 /**

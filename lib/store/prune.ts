@@ -5,9 +5,9 @@
 import type { BranchPrune, PruneResult, RetentionRules } from '../documents/storage.js';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
-import { moveRefs, readRefTips } from '../git/remote.js';
+import { moveRefs } from '../git/remote.js';
 import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
-import { replicaRef } from '../replication/ref-classes.js';
+import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
 import { loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
@@ -120,9 +120,7 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
   const work = async (): Promise<PruneResult> => {
     const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
     const now = context.clock();
-    const replicas = policy === null
-      ? new Map<string, string>()
-      : new Map((await readRefTips(context.git, context.cwd, [replicaRef(policy.remote, 'refs/chant/wip/')])).map((tip) => [tip.ref, tip.commit]));
+    const replicas = policy === null ? new Map<string, string[]>() : await recordedReplicas(context.git, context.cwd, policy, 'refs/chant/wip/');
     const results: BranchPrune[] = [];
     const rewrites: Array<{ ref: string; next: string; expected: string }> = [];
     const bodies: Buffer[] = [];
@@ -138,12 +136,14 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
         results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: null, kept: kept.length, dropped });
         continue;
       }
-      const replica = policy === null ? null : replicas.get(replicaRef(policy.remote, entry.ref)) ?? null;
+      const recorded = replicas.get(entry.ref) ?? [];
       const raws = await readRawCommits(context.git, context.cwd, kept.map((snapshot) => snapshot.commit).reverse());
       let below: string | null = null;
       raws.forEach((raw, index) => {
         const head = raw.parents.at(-1) as string;
-        const marker = index === 0 ? `${PRUNED_TRAILER}: ${entry.tip}\n${PRUNED_REMOTE_TRAILER}: ${replica ?? 'none'}\n` : '';
+        // One remote trailer for each replica recorded (a prune's marker names what every remote held), none when there is none.
+        const remotes = (recorded.length === 0 ? ['none'] : recorded).map((replica) => `${PRUNED_REMOTE_TRAILER}: ${replica}\n`).join('');
+        const marker = index === 0 ? `${PRUNED_TRAILER}: ${entry.tip}\n${remotes}` : '';
         const message = marker === '' ? raw.message : `${raw.message.replace(/\n*$/, '\n')}${marker}`;
         const bytes = commitBytes({ tree: raw.tree, parents: below === null ? [head] : [below, head], rest: raw.rest, message });
         bodies.push(bytes);
