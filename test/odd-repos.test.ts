@@ -228,5 +228,46 @@ describe('odd repositories', () => {
       assert.equal(git(dir, ['ls-tree', '--name-only', cli.doc.snapshot.commit, 'later.txt']).trim(), 'later.txt');
       assert.deepEqual(readFileSync(indexFile), bytes);
     });
+
+    it(`holds the local edits of flagged files whose entries a split index keeps in its shared index (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'split\n', 'src/a.txt': 'a\n', 'src/b.txt': 'b\n', 'sub/c.txt': 'c\n' });
+      git(dir, ['update-index', '--assume-unchanged', 'src/a.txt']);
+      git(dir, ['update-index', '--skip-worktree', 'sub/c.txt']);
+      // Flagged and not edited: nothing to list.
+      git(dir, ['update-index', '--assume-unchanged', 'README.md']);
+      // Every entry goes to the shared index; the index file itself holds none of them. Under
+      // core.splitIndex, git splits every index it writes, the save's temporary ones included.
+      git(dir, ['update-index', '--split-index']);
+      git(dir, ['config', 'core.splitIndex', 'true']);
+      git(dir, ['config', 'splitIndex.maxPercentChange', '0']);
+      writeFiles(dir, { 'src/a.txt': 'local edit under assume-unchanged\n', 'sub/c.txt': 'local edit under skip-worktree\n', 'src/b.txt': 'edited\n', 'new.txt': 'untracked\n' });
+      writeFiles(dir, { 'new2.txt': 'untracked\n' });
+      git(dir, ['add', 'new2.txt']);
+      const indexFile = join(dir, '.git', 'index');
+      const bytes = readFileSync(indexFile);
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'split index' });
+      const holds = (path: string) => git(dir, ['show', `${saved.snapshot.commit}:${path}`]);
+      assert.equal(holds('src/a.txt'), 'local edit under assume-unchanged\n');
+      assert.equal(holds('sub/c.txt'), 'local edit under skip-worktree\n');
+      assert.equal(holds('src/b.txt'), 'edited\n');
+      assert.equal(holds('new.txt'), 'untracked\n');
+      assert.equal(holds('new2.txt'), 'untracked\n');
+      assert.deepEqual(saved.flagged?.map((entry) => [entry.path, entry.reason]), [['src/a.txt', 'assume-unchanged'], ['sub/c.txt', 'skip-worktree']]);
+      assert.deepEqual(readFileSync(indexFile), bytes, 'the checkout\'s index is not written');
+      assert.match(git(dir, ['ls-files', '-v', 'src/a.txt', 'sub/c.txt']), /^h src\/a\.txt\nS sub\/c\.txt\n$/);
+    });
+
+    it(`saves the whole working tree when a split index's shared index is gone (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'split\n', 'src/a.txt': 'a\n' });
+      git(dir, ['update-index', '--split-index']);
+      writeFiles(dir, { 'src/a.txt': 'edited\n', 'new.txt': 'untracked\n' });
+      const scratch = join(tempDir('chant-wip-split-'), 'index');
+      git(dir, ['add', '--all'], { env: { GIT_INDEX_FILE: scratch } });
+      const expected = git(dir, ['write-tree'], { env: { GIT_INDEX_FILE: scratch } }).trim();
+      for (const name of readdirSync(join(dir, '.git'))) if (name.startsWith('sharedindex.')) rmSync(join(dir, '.git', name));
+      assert.match(spawnSync('git', ['status'], { cwd: dir, encoding: 'utf8' }).stderr, /sharedindex\.[0-9a-f]+: index file open failed/);
+      const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'shared index gone' });
+      assert.equal(saved.snapshot.tree, expected);
+    });
   }
 });

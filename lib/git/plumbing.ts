@@ -410,6 +410,15 @@ export class Plumbing {
   }
 
   /**
+   * Rewrites a split index (see `isSplitIndex`) as a whole one, its shared index's entries merged
+   * in, so that reading the file gives every entry. Only `indexFile` is written (by git's lock
+   * and rename): the shared index and the checkout's own index are left as they are.
+   */
+  async unsplitIndex(top: string, indexFile: string, options: GitRunOptions = {}): Promise<void> {
+    await this.run(['update-index', '--no-split-index'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+  }
+
+  /**
    * The type and size of each object, read in one git call.
    * @returns oid -> `{type, size}`, or null for an object the repository does not have
    */

@@ -13,7 +13,7 @@ import { existsSync, linkSync, lstatSync, statSync } from 'node:fs';
 import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
-import { gitlinksOf, readIndexEntries } from '../git/formats/index-file.js';
+import { gitlinksOf, isSplitIndex, readIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import { StagingStopped } from '../git/plumbing.js';
 import type { Plumbing, RepositoryLayout, StagingProblem } from '../git/plumbing.js';
@@ -93,22 +93,28 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
 
 /**
  * Whether git failed because the checkout's index is corrupt (a bad signature, version or
- * checksum, a truncated file, an extension it must understand and does not): git then refuses
- * every command that reads it, status and add included.
+ * checksum, a truncated file, an extension it must understand and does not, a split index whose
+ * shared index is gone or not the one it names): git then refuses every command that reads it,
+ * status and add included.
  * @param error - what a git call threw
  */
 export function corruptIndex(error: unknown): boolean {
-  return isWipError(error, 'git-failed') && /index file corrupt|index file smaller than expected/.test(error.message);
+  return isWipError(error, 'git-failed') && /index file corrupt|index file smaller than expected|sharedindex\.[0-9a-f]+: index file open failed|broken index, expect/.test(error.message);
 }
 
 /** How many times `git add --update` runs again without a tracked file that vanished under it. */
 const TRACKED_ATTEMPTS = 16;
 
-/** Stages into `indexFile`; the flagged entries and gitlinks are those of `checkoutIndex` (none when null: it is not read). */
+/**
+ * Stages into `indexFile`; the flagged entries and gitlinks are those of `checkoutIndex`, read
+ * from `indexFile`, its copy (none when null: the staging starts from an empty index).
+ */
 async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, checkoutIndex: string | null, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
   const { top, objectFormat } = layout;
+  // A split index is made whole first, so that its entries are all of them.
+  if (checkoutIndex !== null) await unsplit(plumbing, top, indexFile, objectFormat, options);
   // What the index says and which files are untracked are read while each other runs.
-  const [before, untracked] = await Promise.all([checkoutIndex === null ? [] : readIndexEntries(checkoutIndex, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
+  const [before, untracked] = await Promise.all([checkoutIndex === null ? [] : readIndexEntries(indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
   const flaggedOnDisk: IndexEntry[] = [];
   for (const entry of before) {
     if (entry.flag === null || entry.stage !== 0) continue;
@@ -133,6 +139,8 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     if (!(error instanceof StagingStopped)) throw error;
     listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, orphaned, stop: error }, options);
   }
+  // git splits what it writes again under core.splitIndex.
+  await unsplit(plumbing, top, indexFile, objectFormat, options);
   const after = await readIndexEntries(indexFile, objectFormat);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
   // A listed file that update-index found gone is no entry and no error.
@@ -146,6 +154,17 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/**
+ * Makes a temporary index whole when it is split (see {@link isSplitIndex}): the shared index's
+ * entries (every entry, once git has written a new shared index) are not in the file itself, and
+ * what a save reads of an index (the flagged entries, the gitlinks, what was staged) would miss
+ * them. No process when the index is whole, as it is unless `core.splitIndex` or
+ * `update-index --split-index` made the checkout's split.
+ */
+async function unsplit(plumbing: Plumbing, top: string, indexFile: string, objectFormat: string, options: GitRunOptions): Promise<void> {
+  if (isSplitIndex(await readFile(indexFile).catch(() => null), objectFormat)) await plumbing.unsplitIndex(top, indexFile, options);
 }
 
 /**
@@ -217,7 +236,7 @@ async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, inde
       if (!(error instanceof StagingStopped)) throw error;
       if (error.path.reason === 'vanished') gone += 1;
       if (problems.has(error.path.path) && !unread.has(error.path.path)) {
-        indexed ??= new Map((await readIndexEntries(indexFile, objectFormat)).filter((entry) => entry.stage === 0).map((entry) => [entry.path, entry]));
+        indexed ??= new Map((await unsplit(plumbing, top, indexFile, objectFormat, options).then(() => readIndexEntries(indexFile, objectFormat))).filter((entry) => entry.stage === 0).map((entry) => [entry.path, entry]));
         const entry = indexed.get(error.path.path);
         // A name that is not UTF-8 is known here only as its decoding: no entry is written for it.
         if (entry !== undefined && !entry.path.includes('\uFFFD')) {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
-import { gitlinksOf, selectIndexEntries } from '../git/formats/index-file.js';
+import { gitlinksOf, isSplitIndex, selectIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
@@ -67,6 +67,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   if (out === null) return null;
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
+  // A split index holds some of its entries in a shared index: the staging through a temporary index reads them whole.
+  if (isSplitIndex(indexData, objectFormat)) return null;
   // Only the entries looked at below are kept: those status names, the flagged and the gitlinks.
   const entries = selectIndexEntries(indexData, objectFormat, (entry) => entry.flag !== null || entry.mode === '160000' || plan.states.has(entry.path));
   const indexed = new Map<string, IndexEntry>();

@@ -201,6 +201,28 @@ export async function readUnmergedPaths(indexFile: string, objectFormat: string)
 }
 
 /**
+ * Whether an index is split (`git update-index --split-index`, `core.splitIndex`): its `link`
+ * extension names a shared index holding the entries this file does not, so its own entries are
+ * not all of the index's.
+ * @param data - the index file's bytes, or null when it is missing
+ * @param objectFormat - `sha1` or `sha256`
+ * @returns true when it has a `link` extension; false for a whole index or bytes that are not one
+ * @internal
+ */
+export function isSplitIndex(data: Buffer | null, objectFormat: string): boolean {
+  if (data === null) return false;
+  const hashBytes = objectHash(objectFormat).bytes;
+  let offset = walkEntries(data, hashBytes, false, () => true);
+  if (offset < 0) return false;
+  // Extensions: a 4-byte signature and a 4-byte size, then that many bytes; the checksum ends the file.
+  while (offset + 8 <= data.length - hashBytes) {
+    if (data.toString('latin1', offset, offset + 4) === 'link') return true;
+    offset += 8 + data.readUInt32BE(offset + 4);
+  }
+  return false;
+}
+
+/**
  * One entry of an index, as a save needs it.
  * @internal
  */
