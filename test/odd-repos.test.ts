@@ -245,7 +245,11 @@ describe('odd repositories', () => {
       git(dir, ['add', 'new2.txt']);
       const indexFile = join(dir, '.git', 'index');
       const bytes = readFileSync(indexFile);
+      const shared = () => readdirSync(join(dir, '.git')).filter((name) => name.startsWith('sharedindex.')).sort();
+      const sharedBefore = shared();
       const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'split index' });
+      // The save's temporary indexes are written whole: no shared index of theirs is left behind.
+      assert.deepEqual(shared(), sharedBefore);
       const holds = (path: string) => git(dir, ['show', `${saved.snapshot.commit}:${path}`]);
       assert.equal(holds('src/a.txt'), 'local edit under assume-unchanged\n');
       assert.equal(holds('sub/c.txt'), 'local edit under skip-worktree\n');

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { writeFileSync, chmodSync, existsSync, readdirSync } from 'node:fs';
+import { writeFileSync, chmodSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, tempDir, writeFiles } from './helpers.js';
@@ -261,5 +261,76 @@ describe('wip save and racy git', () => {
     const saved = await new WipStore({ cwd: dir }).save({});
     assert.equal(git(dir, ['cat-file', '-p', `${saved.snapshot.commit}:README.md`]), 'changed\n');
     assert.equal(read(join(dir, 'README.md'), 'utf8'), 'changed\n');
+  });
+});
+
+describe('the wip tip a save reads', () => {
+  /** The git subcommands a store's calls run, in order. */
+  function counting(dir: string): { runner: GitRunner; calls: string[] } {
+    const inner = new SimpleGitRunner(dir);
+    const calls: string[] = [];
+    return { calls, runner: { run: (args, options) => { calls.push(args[0] as string); return inner.run(args, options); } } };
+  }
+
+  it('reads the tip a save left from its loose ref and loose commit, and what git reads otherwise: packed, replaced', async () => {
+    const dir = makeRepo();
+    const { runner: fresh, calls: freshCalls } = counting(dir);
+    // No ref yet, neither loose nor packed: no tip, read without a process.
+    writeFiles(dir, { 'a.txt': 'zero\n' });
+    await new WipStore({ cwd: dir, git: fresh, staging: 'index', policy: null }).save({});
+    assert.ok(!freshCalls.includes('for-each-ref'), freshCalls.join(' '));
+    git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+    const { runner, calls } = counting(dir);
+    const store = new WipStore({ cwd: dir, git: runner, staging: 'index', policy: null });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const first = await store.save({ label: 'turn:1 "quoted" ünïcode', by: 'github:alex' });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    calls.length = 0;
+    const second = await store.save({ label: 'turn:2' });
+    assert.ok(!calls.includes('for-each-ref'), calls.join(' '));
+    assert.equal(git(dir, ['rev-parse', `${second.snapshot.commit}^1`]).trim(), first.snapshot.commit);
+    // The same snapshot again is the tip already: found from the loose tip, nothing written.
+    calls.length = 0;
+    assert.equal((await store.save({ label: 'turn:2' })).created, false);
+    assert.ok(!calls.includes('for-each-ref'), calls.join(' '));
+    // Packed, the ref has no loose file: its line in packed-refs names it.
+    git(dir, ['pack-refs', '--all']);
+    assert.equal(existsSync(join(dir, '.git', 'refs', 'chant', 'wip', 'main')), false);
+    calls.length = 0;
+    assert.equal((await store.save({ label: 'turn:2' })).created, false);
+    assert.ok(!calls.includes('for-each-ref'), calls.join(' '));
+    // Its commit packed too: git reads it, and the chain goes on from it.
+    git(dir, ['gc', '--quiet']);
+    calls.length = 0;
+    assert.equal((await store.save({ label: 'turn:2' })).created, false);
+    assert.ok(calls.includes('for-each-ref'), calls.join(' '));
+    writeFiles(dir, { 'a.txt': 'three\n' });
+    const third = await store.save({ label: 'turn:3' });
+    assert.equal(git(dir, ['rev-parse', `${third.snapshot.commit}^1`]).trim(), second.snapshot.commit);
+    // With a replace ref, what git reads of a commit may not be its object: git reads the tip.
+    const blob = (text: string) => git(dir, ['hash-object', '-w', '--stdin'], { input: text }).trim();
+    git(dir, ['replace', blob('unused one\n'), blob('unused two\n')]);
+    writeFiles(dir, { 'a.txt': 'four\n' });
+    calls.length = 0;
+    const fourth = await store.save({ label: 'turn:4' });
+    assert.ok(calls.includes('for-each-ref'), calls.join(' '));
+    assert.equal(git(dir, ['rev-parse', `${fourth.snapshot.commit}^1`]).trim(), third.snapshot.commit);
+  });
+
+  it('finds the packed tip of a branch whose name is not ASCII, and restores from it', async () => {
+    const dir = makeRepo();
+    git(dir, ['checkout', '-q', '-b', 'fé/ünï']);
+    const { runner, calls } = counting(dir);
+    const store = new WipStore({ cwd: dir, git: runner, staging: 'index', policy: null });
+    writeFiles(dir, { 'a.txt': 'saved\n' });
+    const saved = await store.save({ label: 'before packing' });
+    git(dir, ['pack-refs', '--all']);
+    assert.equal(existsSync(join(dir, '.git', 'refs', 'chant', 'wip', 'fé', 'ünï')), false);
+    writeFiles(dir, { 'a.txt': 'lost?\n' });
+    calls.length = 0;
+    const restored = await store.restore({});
+    assert.equal(restored.snapshot.commit, saved.snapshot.commit);
+    assert.ok(!calls.includes('for-each-ref'), calls.join(' '));
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'saved\n');
   });
 });

@@ -82,6 +82,22 @@ const COMMIT_FIELDS = '%(refname)%00%(objectname)%00%(tree)%00%(parent)%00%(comm
 const LOG_FIELDS = '%H%x00%T%x00%P%x00%ct%x00%B%x00';
 
 /**
+ * The environment of a git call on a temporary index (never the checkout's own): the file,
+ * `core.splitIndex` off, so that git writes it whole, and the call's own `settings`. Under `core.splitIndex=true` git would
+ * split every temporary index it writes and leave a new full-size `sharedindex.<id>` in the git
+ * directory each time, for two weeks (`splitIndex.sharedIndexExpire`).
+ */
+function temporaryIndex(indexFile: string, ...settings: Array<readonly [string, string]>): Record<string, string> {
+  const pairs = [['core.splitIndex', 'false'] as const, ...settings];
+  const env: Record<string, string> = { GIT_INDEX_FILE: indexFile, GIT_CONFIG_COUNT: String(pairs.length) };
+  pairs.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
+
+/**
  * Intent-named git plumbing for one checkout: the only code that speaks git's language.
  * Everything is NUL-separated where a value could hold a newline, and `--end-of-options`
  * stands before anything a user typed.
@@ -319,7 +335,7 @@ export class Plumbing {
    */
   async addAll(top: string, indexFile: string, exclude: readonly string[] = [], options: GitRunOptions = {}, tracked = false): Promise<StagingProblem[]> {
     const args = ['add', tracked ? '--update' : '--all', '--sparse', '--ignore-errors'];
-    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF } };
+    const run: GitRunOptions = { ...options, cwd: top, env: temporaryIndex(indexFile, ['core.safecrlf', 'false']) };
     if (exclude.length > 0) {
       args.push('--pathspec-from-file=-', '--pathspec-file-nul');
       run.input = ['.', ...exclude.map((path) => `:(exclude,literal)${path}`)].map((spec) => `${spec}\0`).join('');
@@ -354,7 +370,7 @@ export class Plumbing {
    */
   async addListed(top: string, indexFile: string, paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
     if (paths.length === 0) return;
-    const run: GitRunOptions = { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF }, input: Buffer.from(paths.map((path) => `${path}\0`).join(''), 'latin1') };
+    const run: GitRunOptions = { ...options, cwd: top, env: temporaryIndex(indexFile, ['core.safecrlf', 'false']), input: Buffer.from(paths.map((path) => `${path}\0`).join(''), 'latin1') };
     try {
       await this.git.run(['update-index', '--add', '--remove', '-z', '--stdin'], run);
     } catch (error) {
@@ -376,7 +392,7 @@ export class Plumbing {
   async forgetStat(top: string, indexFile: string, entries: ReadonlyArray<{ path: string; mode: string; oid: string }>, options: GitRunOptions = {}): Promise<void> {
     const input = entries.map((entry) => `${entry.mode} ${entry.oid} 0\t${entry.path}\0`).join('');
     try {
-      await this.git.run(['update-index', '-z', '--index-info'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile, ...NO_SAFECRLF }, input });
+      await this.git.run(['update-index', '-z', '--index-info'], { ...options, cwd: top, env: temporaryIndex(indexFile, ['core.safecrlf', 'false']), input });
     } catch (error) {
       if (!(error instanceof GitCommandError) || error.stopped !== null) throw asWipError(error);
       const path = conversionFailed(error.stderr);
@@ -393,7 +409,7 @@ export class Plumbing {
    */
   async untrackedFiles(top: string, indexFile: string, options: GitRunOptions = {}): Promise<string[]> {
     const chunks: Buffer[] = [];
-    const stdout = await this.run(['ls-files', '-z', '--others', '--exclude-standard'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, onStdout: (chunk) => chunks.push(chunk) });
+    const stdout = await this.run(['ls-files', '-z', '--others', '--exclude-standard'], { ...options, cwd: top, env: temporaryIndex(indexFile), onStdout: (chunk) => chunks.push(chunk) });
     // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
     const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
     return out.split('\0').filter((path) => path.length > 0);
@@ -406,7 +422,7 @@ export class Plumbing {
   async clearFlag(top: string, indexFile: string, flag: 'assume-unchanged' | 'skip-worktree', paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
     if (paths.length === 0) return;
     // update-index applies only the last flag option to paths read from stdin: one flag a call.
-    await this.run(['update-index', `--no-${flag}`, '-z', '--stdin'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile }, input: paths.map((path) => `${path}\0`).join('') });
+    await this.run(['update-index', `--no-${flag}`, '-z', '--stdin'], { ...options, cwd: top, env: temporaryIndex(indexFile), input: paths.map((path) => `${path}\0`).join('') });
   }
 
   /**
@@ -415,7 +431,7 @@ export class Plumbing {
    * and rename): the shared index and the checkout's own index are left as they are.
    */
   async unsplitIndex(top: string, indexFile: string, options: GitRunOptions = {}): Promise<void> {
-    await this.run(['update-index', '--no-split-index'], { ...options, cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['update-index', '--no-split-index'], { ...options, cwd: top, env: temporaryIndex(indexFile) });
   }
 
   /**
@@ -554,7 +570,7 @@ export class Plumbing {
 
   /** Writes the tree `indexFile` holds. */
   async writeTree(indexFile: string): Promise<string> {
-    return (await this.run(['write-tree'], { env: { GIT_INDEX_FILE: indexFile } })).trim();
+    return (await this.run(['write-tree'], { env: temporaryIndex(indexFile) })).trim();
   }
 
   /**
@@ -652,7 +668,7 @@ export class Plumbing {
    */
   async switchTree(top: string, indexFile: string, from: string, to: string): Promise<void> {
     // Never into a submodule, whatever submodule.recurse says: its working tree is in no snapshot.
-    await this.run(['read-tree', '-m', '-u', '--no-sparse-checkout', '--no-recurse-submodules', from, to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['read-tree', '-m', '-u', '--no-sparse-checkout', '--no-recurse-submodules', from, to], { cwd: top, env: temporaryIndex(indexFile) });
   }
 
   /**
@@ -662,8 +678,8 @@ export class Plumbing {
    * removes what only `to` holds, and leaves every other path alone.
    */
   async switchTreeBack(top: string, indexFile: string, from: string, to: string): Promise<void> {
-    await this.run(['read-tree', '--no-sparse-checkout', to], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
-    await this.run(['read-tree', '--reset', '-u', '--no-sparse-checkout', '--no-recurse-submodules', to, from], { cwd: top, env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['read-tree', '--no-sparse-checkout', to], { cwd: top, env: temporaryIndex(indexFile) });
+    await this.run(['read-tree', '--reset', '-u', '--no-sparse-checkout', '--no-recurse-submodules', to, from], { cwd: top, env: temporaryIndex(indexFile) });
   }
 
   /**
@@ -673,9 +689,9 @@ export class Plumbing {
    * git reads them from, then the index.
    */
   async checkoutInto(gitDir: string, indexFile: string, tree: string, staging: string, raws: readonly string[]): Promise<void> {
-    await this.run(['read-tree', tree], { env: { GIT_INDEX_FILE: indexFile } });
+    await this.run(['read-tree', tree], { env: temporaryIndex(indexFile) });
     const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw}\0`, 'latin1')));
-    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
+    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, ...temporaryIndex(indexFile) } });
   }
 
   /**
@@ -710,7 +726,7 @@ export class Plumbing {
     }
     writeIndexFile(indexFile, indexFileOf([...entries, ...attributes], objectFormat));
     const input = Buffer.concat(entries.map((entry) => Buffer.from(`${entry.raw}\0`, 'latin1')));
-    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, GIT_INDEX_FILE: indexFile } });
+    await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, ...temporaryIndex(indexFile) } });
   }
 
   /** Objects read whole by names given as byte strings (one character a byte), as {@link Plumbing.readObjects}. */
@@ -732,7 +748,7 @@ export class Plumbing {
    * the checkout's index file.
    */
   async indexTree(scratch: string): Promise<string> {
-    return (await this.run(['write-tree'], { env: { GIT_INDEX_FILE: scratch } })).trim();
+    return (await this.run(['write-tree'], { env: temporaryIndex(scratch) })).trim();
   }
 
   /**

@@ -1,7 +1,7 @@
 // The checkout as a write finds it: the branch HEAD is on, its commit, and the tip of its wip
 // ref; and the snapshot a restore puts back.
 import type { Snapshot } from '../documents/snapshot.js';
-import { readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
 import { parseCommit } from '../git/formats/commit.js';
@@ -21,7 +21,7 @@ export interface BranchCheckout {
 }
 
 /** What {@link Plumbing.checkout} read, as far as a write needs it. */
-type Opened = { layout: RepositoryLayout; headRef: string | null; head: string | null };
+type Opened = { layout: RepositoryLayout; headRef: string | null; head: string | null; replaced?: boolean };
 
 /**
  * The checkout around the working directory, as git finds it from there. chant never hands
@@ -55,13 +55,61 @@ export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonl
 /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
 export async function checkoutOf(plumbing: Plumbing, opened: Opened): Promise<BranchCheckout> {
   const checkout = branchOf(opened);
-  checkout.tip = await readTip(plumbing, checkout.ref);
+  checkout.tip = await readTip(plumbing, checkout.ref, opened.replaced === false ? checkout.layout : null);
   return checkout;
 }
 
-/** The tip of a wip ref, read in full, or null when the ref does not exist. */
-export async function readTip(plumbing: Plumbing, ref: string): Promise<RefRecord | null> {
+/**
+ * The tip of a wip ref, read in full, or null when the ref does not exist. Given the layout of a
+ * repository with no replace refs, a tip that is a loose ref naming a loose commit (what a save
+ * leaves), or no ref at all, is read without a process; anything else is read by git.
+ */
+export async function readTip(plumbing: Plumbing, ref: string, layout: RepositoryLayout | null = null): Promise<RefRecord | null> {
+  const known = layout === null ? undefined : tipFromFiles(layout, ref);
+  if (known !== undefined) return known;
   return (await plumbing.readRefs([ref])).find((record) => record.ref === ref) ?? null;
+}
+
+/**
+ * A wip ref's tip from the ref files and the commit's loose object, checked against its id: its
+ * loose ref file (which wins over packed-refs in git too), else its line in packed-refs, else
+ * null when neither names it. Undefined when the answer is git's to give: a reftable repository,
+ * a shallow one or one with grafts, a symbolic ref, a commit that is not loose. A stale read is
+ * no harm, since every write of the ref is a compare-and-swap on the tip read. Saves one git
+ * process (for-each-ref) of a save or a restore: about 10 ms of the 50 to 60 ms a save of 1,000
+ * files costs.
+ */
+function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord | null | undefined {
+  // A reftable repository keeps no ref files; grafts and a shallow boundary change the parents git reads.
+  if (['reftable', 'shallow', join('info', 'grafts')].some((name) => existsSync(join(layout.commonDir, name)))) return undefined;
+  const hexLength = objectHash(layout.objectFormat).bytes * 2;
+  let oid: string;
+  const loose = readIfThere(join(layout.commonDir, ref));
+  if (loose === undefined) return undefined;
+  if (loose !== null) {
+    oid = loose.endsWith('\n') ? loose.slice(0, -1) : loose;
+  } else {
+    const packed = readIfThere(join(layout.commonDir, 'packed-refs'));
+    if (packed === undefined) return undefined;
+    if (packed === null) return null;
+    // packed-refs is read one character a byte: the name is looked for as its UTF-8 bytes.
+    const line = packed.indexOf(Buffer.from(` ${ref}\n`, 'utf8').toString('latin1'));
+    if (line < 0) return null;
+    oid = packed.slice(packed.lastIndexOf('\n', line) + 1, line);
+  }
+  if (oid.length !== hexLength || !/^[0-9a-f]+$/.test(oid)) return undefined;
+  const content = readCheckedLoose(layout.objectsDir, oid, 'commit', layout.objectFormat);
+  return content === null ? undefined : { ref, ...parseCommit(oid, content.toString('utf8')) };
+}
+
+/** A file's text (one character a byte); null when it does not exist; undefined when it cannot be read. */
+function readIfThere(path: string): string | null | undefined {
+  try {
+    return readFileSync(path, 'latin1');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? null : undefined;
+  }
 }
 
 /** The checked-out branch and its commit, its wip tip not read yet; `wip-no-branch` as {@link checkoutOf}. */

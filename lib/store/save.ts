@@ -101,7 +101,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       return { ...recorded, leftOut, flagged: fast.flagged };
     }
     // The tip is read while git stages the working tree: it is only needed after.
-    const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref), stageWorkingTree(work.plumbing, checkout, maxFileSize)]);
+    const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref, opened.replaced ? null : layout), stageWorkingTree(work.plumbing, checkout, maxFileSize)]);
     if (staged.status === 'rejected') stopped(staged.reason);
     const { indexFile, leftOut, flagged } = (staged as PromiseFulfilledResult<Awaited<ReturnType<typeof stageWorkingTree>>>).value;
     try {
