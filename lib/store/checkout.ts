@@ -82,7 +82,6 @@ export async function readTip(plumbing: Plumbing, ref: string, layout: Repositor
 function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord | null | undefined {
   // A reftable repository keeps no ref files; grafts and a shallow boundary change the parents git reads.
   if (['reftable', 'shallow', join('info', 'grafts')].some((name) => existsSync(join(layout.commonDir, name)))) return undefined;
-  const hexLength = objectHash(layout.objectFormat).bytes * 2;
   let oid: string;
   const loose = readIfThere(join(layout.commonDir, ref));
   if (loose === undefined) return undefined;
@@ -97,9 +96,8 @@ function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord | null |
     if (line < 0) return null;
     oid = packed.slice(packed.lastIndexOf('\n', line) + 1, line);
   }
-  if (oid.length !== hexLength || !/^[0-9a-f]+$/.test(oid)) return undefined;
-  const content = readCheckedLoose(layout.objectsDir, oid, 'commit', layout.objectFormat);
-  return content === null ? undefined : { ref, ...parseCommit(oid, content.toString('utf8')) };
+  const commit = looseCommit(layout, oid, false);
+  return commit === null ? undefined : { ref, ...commit };
 }
 
 /** A file's text (one character a byte); null when it does not exist; undefined when it cannot be read. */
