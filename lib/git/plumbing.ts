@@ -83,9 +83,10 @@ const LOG_FIELDS = '%H%x00%T%x00%P%x00%ct%x00%B%x00';
 
 /**
  * The environment of a git call on a temporary index (never the checkout's own): the file,
- * `core.splitIndex` off, so that git writes it whole, and the call's own `settings`. Under `core.splitIndex=true` git would
- * split every temporary index it writes and leave a new full-size `sharedindex.<id>` in the git
- * directory each time, for two weeks (`splitIndex.sharedIndexExpire`).
+ * `core.splitIndex` off, so that git writes it whole, and the call's own `settings`. Under
+ * `core.splitIndex=true` git would split every temporary index it writes and leave a new
+ * full-size `sharedindex.<id>` in the git directory each time, for two weeks
+ * (`splitIndex.sharedIndexExpire`).
  */
 function temporaryIndex(indexFile: string, ...settings: Array<readonly [string, string]>): Record<string, string> {
   const pairs = [['core.splitIndex', 'false'] as const, ...settings];

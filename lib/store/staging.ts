@@ -139,8 +139,6 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     if (!(error instanceof StagingStopped)) throw error;
     listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, orphaned, stop: error }, options);
   }
-  // git splits what it writes again under core.splitIndex.
-  await unsplit(plumbing, top, indexFile, objectFormat, options);
   const after = await readIndexEntries(indexFile, objectFormat);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
   // A listed file that update-index found gone is no entry and no error.
@@ -157,11 +155,11 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
 }
 
 /**
- * Makes a temporary index whole when it is split (see {@link isSplitIndex}): the shared index's
- * entries (every entry, once git has written a new shared index) are not in the file itself, and
- * what a save reads of an index (the flagged entries, the gitlinks, what was staged) would miss
- * them. No process when the index is whole, as it is unless `core.splitIndex` or
- * `update-index --split-index` made the checkout's split.
+ * Makes the copy of a split checkout index whole (see {@link isSplitIndex}): the shared index's
+ * entries are not in the file itself, and what a save reads of an index (the flagged entries, the
+ * gitlinks) would miss them. No process when the index is whole, as it is unless `core.splitIndex`
+ * or `update-index --split-index` made the checkout's split. Needed once, before the copy is
+ * first read: every later write of it runs with `core.splitIndex` off and writes it whole.
  */
 async function unsplit(plumbing: Plumbing, top: string, indexFile: string, objectFormat: string, options: GitRunOptions): Promise<void> {
   if (isSplitIndex(await readFile(indexFile).catch(() => null), objectFormat)) await plumbing.unsplitIndex(top, indexFile, options);
@@ -236,7 +234,7 @@ async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, inde
       if (!(error instanceof StagingStopped)) throw error;
       if (error.path.reason === 'vanished') gone += 1;
       if (problems.has(error.path.path) && !unread.has(error.path.path)) {
-        indexed ??= new Map((await unsplit(plumbing, top, indexFile, objectFormat, options).then(() => readIndexEntries(indexFile, objectFormat))).filter((entry) => entry.stage === 0).map((entry) => [entry.path, entry]));
+        indexed ??= new Map((await readIndexEntries(indexFile, objectFormat)).filter((entry) => entry.stage === 0).map((entry) => [entry.path, entry]));
         const entry = indexed.get(error.path.path);
         // A name that is not UTF-8 is known here only as its decoding: no entry is written for it.
         if (entry !== undefined && !entry.path.includes('\uFFFD')) {
