@@ -42,8 +42,10 @@ export interface GitRunOptions {
   onStderr?: (line: string) => void;
   /**
    * Receives standard output as it arrives, chunk by chunk, while git still runs: a caller that
-   * parses a long output can do so alongside git instead of after it. The resolved `stdout`
-   * holds it all as well.
+   * parses a long output can do so alongside git instead of after it. The output is then not
+   * kept a second time: this package's runner resolves `stdout` empty. A runner that does not
+   * stream resolves it with the whole output instead, so a caller takes the chunks when any came,
+   * else `stdout`.
    */
   onStdout?: (chunk: Buffer) => void;
   /**
@@ -452,8 +454,10 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
     };
     child.stdout?.on('data', (chunk: Buffer) => {
       outputSeen = true;
-      out.push(chunk);
+      // Streamed output is the caller's: kept and decoded here too, a save's 1.6 MB of trees
+      // from cat-file cost 31 ms more (a CPU profile of a CLI save of 40,000 files in wide folders).
       if (options.onStdout !== undefined) options.onStdout(chunk);
+      else out.push(chunk);
     });
     child.stderr?.on('data', (chunk: Buffer) => {
       outputSeen = true;
