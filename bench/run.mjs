@@ -431,7 +431,7 @@ function rows(size, esGitBinding = ES_GIT_BINDING) {
     measure: () => sideBySide({ runs: size.runs, warmup: size.warmup, a: () => chant(ROOT, ['--version']).ms, b: () => nodeFloor() }),
   });
   list.push({
-    name: 'git processes spawned by one save with no policy', target: 6, kind: 'count',
+    name: 'git processes spawned by one save with no policy', target: 5, kind: 'count',
     measure: () => {
       // Both ways a save can stage, each forced: the row holds the larger. A save before them
       // (uncounted) lets git tell its identity once, as every save after the first finds it.

@@ -1,6 +1,7 @@
 import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { appendFileSync, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
@@ -181,8 +182,30 @@ describe('the working tree built from git status', () => {
     assert.equal(tree, stagedTree(dir));
     assert.deepEqual(git(dir, ['ls-tree', '--name-only', tree as string]).split('\n').filter(Boolean), ['edit', 'keep']);
     assert.equal(git(dir, ['rev-parse', `${tree}:keep`]), git(dir, ['rev-parse', 'HEAD:keep']), 'an untouched folder is the same tree object');
-    // hash-object starts as soon as the hash cache has said which files it knows; cat-file beside it.
-    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object', 'cat-file', 'unpack-objects']);
+    // hash-object starts as soon as the hash cache has said which files it knows; cat-file beside
+    // it. The new trees are written as loose objects, without a process.
+    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object', 'cat-file']);
+    assert.equal(git(dir, ['cat-file', '-t', `${tree}:edit`]).trim(), 'tree');
+  });
+
+  it('writes the trees as loose objects git reads, and through unpack-objects where one cannot be written', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    const runner = new SimpleGitRunner(dir);
+    const calls: string[] = [];
+    const plumbing = new Plumbing({ run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) }, dir);
+    const objects = git(dir, ['rev-parse', '--path-format=absolute', '--git-path', 'objects']).trim();
+    const body = (name: string): Buffer => Buffer.concat([Buffer.from(`100644 ${name}\0`, 'latin1'), Buffer.from(git(dir, ['rev-parse', 'HEAD:a.txt']).trim(), 'hex')]);
+    const idOf = (tree: Buffer): string => createHash('sha1').update(`tree ${tree.length}\0`).update(tree).digest('hex');
+    await plumbing.writeTrees([body('one.txt'), body('two.txt')], 'sha1', objects);
+    assert.deepEqual(calls, [], 'no process');
+    assert.equal(git(dir, ['ls-tree', '--name-only', idOf(body('two.txt'))]).trim(), 'two.txt');
+    // An objects folder that cannot take them (here a file where the folder should be): git writes them.
+    const blocked = join(tempDir(), 'not-a-folder');
+    writeFileSync(blocked, '');
+    await plumbing.writeTrees([body('three.txt')], 'sha1', blocked);
+    assert.deepEqual(calls, ['unpack-objects']);
+    assert.equal(git(dir, ['ls-tree', '--name-only', idOf(body('three.txt'))]).trim(), 'three.txt');
+    git(dir, ['fsck', '--strict', '--no-dangling']);
   });
 
   it('is HEAD\'s tree itself when nothing differs, with no tree written', async () => {

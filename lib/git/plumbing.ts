@@ -7,7 +7,7 @@ import { parseBatch } from './formats/batch.js';
 import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
-import { looseObject, readLoose } from './formats/loose.js';
+import { looseObject, looseObjectAsync, readLoose } from './formats/loose.js';
 import { indexFileOf } from './formats/index-file.js';
 import type { NewIndexEntry } from './formats/index-file.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
@@ -504,47 +504,14 @@ export class Plumbing {
   }
 
   /**
-   * Writes an object as a loose object without a process, as git's own write does: a
-   * `tmp_obj_` file of mode 0444 in its fan-out folder, then linked into place (renamed where
-   * the file system has no links), so the object is whole or absent. A fan-out folder it makes
-   * takes the objects folder's mode when that is group-shared (set-group-id), as git's
-   * `core.sharedRepository` makes them. Nothing is written when the object is there loose already.
+   * Writes an object as a loose object without a process, as git's own write does (see
+   * {@link placeLooseObject}); nothing is written when it is there loose already.
    * @returns the object's id
    * @throws the file system's error when the object cannot be written
    */
   writeLooseObject(objectsDir: string, type: string, content: Buffer, objectFormat: string): string {
     const { oid, file } = looseObject(type, content, objectFormat);
-    const folder = join(objectsDir, oid.slice(0, 2));
-    const path = join(folder, oid.slice(2));
-    if (existsSync(path)) return oid;
-    try {
-      mkdirSync(folder);
-      const shared = statSync(objectsDir).mode;
-      if ((shared & 0o2000) !== 0) chmodSync(folder, shared & 0o7777);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
-    const fd = openSync(temporary, 'wx', 0o444);
-    try {
-      try {
-        for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
-      } finally {
-        closeSync(fd);
-      }
-      try {
-        linkSync(temporary, path);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code !== 'EEXIST') renameSync(temporary, path);
-      }
-    } finally {
-      try {
-        unlinkSync(temporary);
-      } catch {
-        // Renamed into place.
-      }
-    }
+    placeLooseObject(objectsDir, oid, file);
     return oid;
   }
 
@@ -560,12 +527,25 @@ export class Plumbing {
   }
 
   /**
-   * Writes tree objects, given whole, in one git call: a pack of them, undeltified, that
-   * `unpack-objects` stores as loose objects, as if they had been written one by one. git checks
-   * the pack's checksum; the ids are the caller's own, computed from the same bytes.
+   * Writes tree objects, given whole, as loose objects without a process (see
+   * {@link Plumbing.writeLooseObject}), compressed side by side on the thread pool. Where one
+   * cannot be written, git writes them all in one call: a pack of them, undeltified, that
+   * `unpack-objects` stores as loose objects, checking the pack's checksum; the ids are the
+   * caller's own, computed from the same bytes. A process less a save: 10 to 15 ms of a spawn
+   * from Node with a save's memory, where compressing 8 trees of 200 KB takes 25 ms of one
+   * core at git's level 1 (40,000 files in 8 wide folders).
    */
-  async writeTrees(bodies: readonly Buffer[], objectFormat: string): Promise<void> {
+  async writeTrees(bodies: readonly Buffer[], objectFormat: string, objectsDir?: string): Promise<void> {
     if (bodies.length === 0) return;
+    if (objectsDir !== undefined) {
+      try {
+        const objects = await Promise.all(bodies.map((body) => looseObjectAsync('tree', body, objectFormat)));
+        for (const { oid, file } of objects) placeLooseObject(objectsDir, oid, file);
+        return;
+      } catch {
+        // git writes them, or says why it cannot.
+      }
+    }
     await this.run(['unpack-objects', '-q'], { input: packOf(bodies, OBJ_TREE, objectFormat) });
   }
 
@@ -920,5 +900,47 @@ function writeIndexFile(file: string, content: Buffer): void {
   } catch (error) {
     rmSync(lock, { force: true });
     throw error;
+  }
+}
+
+/**
+ * Puts a loose object's file in place as git's own write does: a `tmp_obj_` file of mode 0444 in
+ * its fan-out folder, then linked into place (renamed where the file system has no links), so
+ * the object is whole or absent. A fan-out folder it makes takes the objects folder's mode when
+ * that is group-shared (set-group-id), as git's `core.sharedRepository` makes them. Nothing is
+ * written when the object is there loose already.
+ * @throws the file system's error when the object cannot be written
+ */
+function placeLooseObject(objectsDir: string, oid: string, file: Buffer): void {
+  const folder = join(objectsDir, oid.slice(0, 2));
+  const path = join(folder, oid.slice(2));
+  if (existsSync(path)) return;
+  try {
+    mkdirSync(folder);
+    const shared = statSync(objectsDir).mode;
+    if ((shared & 0o2000) !== 0) chmodSync(folder, shared & 0o7777);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
+  const fd = openSync(temporary, 'wx', 0o444);
+  try {
+    try {
+      for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') renameSync(temporary, path);
+    }
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed into place.
+    }
   }
 }

@@ -2,8 +2,8 @@
 // file into a temporary index: HEAD's tree, with each path status names set to what the index
 // or the working tree holds for it. git still reads every file (status) and writes every blob
 // (hash-object, through the same clean filters as `git add`). chant rewrites only the folders
-// on the way to a changed path, copying what did not change byte for byte, and hands them to
-// git as one pack. What this cannot decide the way `git add --all` would (submodules that moved,
+// on the way to a changed path, copying what did not change byte for byte, and writes them as
+// loose objects itself. What this cannot decide the way `git add --all` would (submodules that moved,
 // conflicts, symlinks and executables it would have to classify, names it cannot pass through a
 // line) makes it answer null: the caller then stages through a temporary index.
 import { lstatSync } from 'node:fs';
@@ -166,7 +166,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A tree an earlier save wrote is on disk already: only the others are handed to git. The
   // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
+  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat, objectsDir), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const tipCommit = tipObject as GitObject | null;
   const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));

@@ -1,7 +1,8 @@
 // git's loose objects, made and read byte for byte: a header (`<type> <size>` and a NUL), the
 // content, the two deflated together; the id is the hash of the inflated bytes.
 import { createHash } from 'node:crypto';
-import { constants, deflateSync, inflateSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { constants, deflate, deflateSync, inflateSync } from 'node:zlib';
 import { objectHash } from './object-format.js';
 
 /** An object's id, and the bytes of its loose file. */
@@ -12,8 +13,27 @@ export interface LooseObject {
 
 /** The loose file of an object, compressed as git's default `core.looseCompression` does (level 1). */
 export function looseObject(type: string, content: Buffer, objectFormat: string): LooseObject {
-  const raw = Buffer.concat([Buffer.from(`${type} ${content.length}\0`, 'latin1'), content]);
-  return { oid: createHash(objectHash(objectFormat).algorithm).update(raw).digest('hex'), file: deflateSync(raw, { level: 1 }) };
+  const raw = withHeader(type, content);
+  return { oid: objectIdOf(raw, objectFormat), file: deflateSync(raw, { level: 1 }) };
+}
+
+const deflating = promisify(deflate);
+
+/**
+ * {@link looseObject}, compressed on libuv's thread pool: a save's folder trees (8 of 200 KB in
+ * wide folders: 25 ms of deflate) are compressed side by side, off the main thread.
+ */
+export async function looseObjectAsync(type: string, content: Buffer, objectFormat: string): Promise<LooseObject> {
+  const raw = withHeader(type, content);
+  return { oid: objectIdOf(raw, objectFormat), file: await deflating(raw, { level: 1 }) };
+}
+
+function withHeader(type: string, content: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${type} ${content.length}\0`, 'latin1'), content]);
+}
+
+function objectIdOf(raw: Buffer, objectFormat: string): string {
+  return createHash(objectHash(objectFormat).algorithm).update(raw).digest('hex');
 }
 
 /** A loose file's type and content; null when it is not one (a bad header or a size that does not match). */
