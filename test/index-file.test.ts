@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { readFileSync } from 'node:fs';
-import { indexHoldsTree, readGitlinks, readIndexEntries, selectIndexEntries } from '../lib/git/formats/index-file.js';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { indexHoldsTree, readGitlinks, readIndexEntries, scanIndex, selectIndexEntries } from '../lib/git/formats/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
 function repoWithGitlinks(): { dir: string; commit: string } {
@@ -63,6 +63,67 @@ describe('reading only the entries a save looks at', () => {
       assert.deepEqual(selectIndexEntries(null, 'sha1', () => true), []);
     });
   }
+});
+
+describe('the index walked while status runs, its entries then found by path', () => {
+  const plain = (entries: ReturnType<typeof selectIndexEntries>) => entries.map(({ path, mode, oid, stage, flag, intentToAdd }) => ({ path, mode, oid, stage, flag, intentToAdd }));
+  const asked = (data: Buffer, wanted: readonly string[]) => plain(selectIndexEntries(data, 'sha1', (entry) => entry.flag !== null || entry.mode === '160000' || wanted.includes(entry.path)));
+
+  /** An index with gitlinks, a long path, flags, an intent-to-add entry, a conflict's three stages and non-ASCII names. */
+  function busyIndex(version: number): { dir: string; data: Buffer; paths: string[] } {
+    const { dir } = repoWithGitlinks();
+    writeFiles(dir, { 'intent.txt': 'i\n', 'é/ü.txt': 'u\n', 'a/b/c.txt': 'c\n', 'a-b.txt': 'ab\n', 'a.txt': 'a\n' });
+    git(dir, ['add', 'é/ü.txt', 'a/b/c.txt', 'a-b.txt', 'a.txt']);
+    git(dir, ['add', '-N', 'intent.txt']);
+    git(dir, ['update-index', '--skip-worktree', 'z.txt']);
+    git(dir, ['update-index', '--assume-unchanged', 'a/b.txt']);
+    const blob = git(dir, ['rev-parse', ':a.txt']).trim();
+    git(dir, ['update-index', '--index-info'], { input: `0 ${'0'.repeat(40)}\ta-b.txt\n100644 ${blob} 1\ta-b.txt\n100644 ${blob} 2\ta-b.txt\n100644 ${blob} 3\ta-b.txt\n` });
+    git(dir, ['update-index', '--index-version', String(version)]);
+    const data = readFileSync(join(dir, '.git', 'index'));
+    return { dir, data, paths: plain(selectIndexEntries(data, 'sha1', () => true)).map((entry) => entry.path) };
+  }
+
+  for (const version of [2, 3, 4]) {
+    it(`finds what the whole read keeps for the same paths, in index order, in version ${version}`, () => {
+      const { data, paths } = busyIndex(version);
+      const scan = scanIndex(data, 'sha1');
+      assert.equal(scan.split, false);
+      assert.ok(paths.some((path) => path.length > 4095), 'a name longer than its 12-bit length');
+      for (const wanted of [[], ['a-b.txt'], ['a.txt', 'é/ü.txt', 'not/there', 'a'], [...paths].reverse(), ['a/b/c.txt', 'intent.txt', 'zz', '']]) {
+        assert.deepEqual(plain(scan.select(wanted)), asked(data, wanted), `asked for ${wanted.join(', ')}`);
+      }
+      assert.deepEqual(plain(scan.select(['a-b.txt'])).filter((entry) => entry.path === 'a-b.txt').map((entry) => entry.stage), [1, 2, 3]);
+    });
+  }
+
+  it('reads an index out of git\'s order whole, and finds the same', () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
+    const data = readFileSync(join(dir, '.git', 'index'));
+    // Three entries of the same size: the first two swapped.
+    const size = (data.length - 12 - 20) >= 3 * 72 ? 72 : 0;
+    assert.equal(size, 72);
+    const swapped = Buffer.concat([data.subarray(0, 12), data.subarray(12 + size, 12 + 2 * size), data.subarray(12, 12 + size), data.subarray(12 + 2 * size)]);
+    assert.deepEqual(plain(selectIndexEntries(swapped, 'sha1', () => true)).map((entry) => entry.path), ['b.txt', 'a.txt', 'c.txt']);
+    for (const wanted of [['a.txt'], ['b.txt', 'c.txt']]) assert.deepEqual(plain(scanIndex(swapped, 'sha1').select(wanted)), asked(swapped, wanted));
+  });
+
+  it('says a split index is split, and a missing or broken one holds nothing', () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b/c.txt': 'c\n' });
+    git(dir, ['update-index', '--split-index']);
+    writeFiles(dir, { 'a.txt': 'changed\n' });
+    git(dir, ['add', 'a.txt']);
+    assert.equal(scanIndex(readFileSync(join(dir, '.git', 'index')), 'sha1').split, true);
+    git(dir, ['update-index', '--no-split-index']);
+    assert.equal(scanIndex(readFileSync(join(dir, '.git', 'index')), 'sha1').split, false);
+    assert.deepEqual(scanIndex(null, 'sha1').select(['a.txt']), []);
+    const broken = Buffer.from(readFileSync(join(dir, '.git', 'index')));
+    // A count the bytes cannot hold: read as the whole read reads it, as far as the entries go.
+    broken.writeUInt32BE(0xffffffff, 8);
+    assert.deepEqual(plain(scanIndex(broken, 'sha1').select(['a.txt'])), asked(broken, ['a.txt']));
+    writeFileSync(join(dir, 'not-an-index'), 'DIRC');
+    assert.deepEqual(scanIndex(readFileSync(join(dir, 'not-an-index')), 'sha1').select(['a.txt']), []);
+  });
 });
 
 describe('whether an index holds a tree exactly', () => {
