@@ -44,11 +44,11 @@ describe('the bench', () => {
   });
 
   for (const [staging, expected, calls] of [
-    ['status', 5, 'rev-parse, status, hash-object, cat-file, update-ref'],
+    ['status', 4, 'rev-parse, status, hash-object, update-ref'],
     // The wip tip a save left is a loose ref naming a loose commit: read without a process.
     ['index', 5, 'rev-parse, ls-files (files over the size limit), add, write-tree, update-ref'],
   ] as const) {
-    it(`holds the git processes of a save with no policy to 5, the trees and the commit written without one (${staging} staging: ${expected}); the first save, which asks git for its identity through commit-tree, to one more`, async () => {
+    it(`holds the git processes of a save with no policy to 5, the trees and the commit written and HEAD's trees read without one (${staging} staging: ${expected}); the first save, which asks git for its identity through commit-tree, to one more`, async () => {
       const dir = makeRepo();
       // The identity memo trusts a configuration file only once it has not changed for a moment.
       await new Promise((resolve) => setTimeout(resolve, 250));

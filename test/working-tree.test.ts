@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { inflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Plumbing } from '../lib/git/plumbing.js';
@@ -23,8 +23,8 @@ const RUNS = Number(process.env.CHANT_WORKTREE_RUNS ?? 120);
 
 async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir), racyMarginNs?: bigint): Promise<string | null> {
   const plumbing = new Plumbing(git_, dir);
-  const { layout, head } = await plumbing.checkout();
-  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', DEFAULT_MAX_FILE_SIZE, process.env, racyMarginNs);
+  const { layout, head, replaced } = await plumbing.checkout();
+  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, ...(racyMarginNs === undefined ? {} : { racyMarginNs }) });
   return built?.tree ?? null;
 }
 
@@ -182,9 +182,9 @@ describe('the working tree built from git status', () => {
     assert.equal(tree, stagedTree(dir));
     assert.deepEqual(git(dir, ['ls-tree', '--name-only', tree as string]).split('\n').filter(Boolean), ['edit', 'keep']);
     assert.equal(git(dir, ['rev-parse', `${tree}:keep`]), git(dir, ['rev-parse', 'HEAD:keep']), 'an untouched folder is the same tree object');
-    // hash-object starts as soon as the hash cache has said which files it knows; cat-file beside
-    // it. The new trees are written as loose objects, without a process.
-    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object', 'cat-file']);
+    // HEAD's trees and the tip are read from their loose files, and the new trees written as
+    // loose objects: no process but status and the hashing.
+    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object']);
     assert.equal(git(dir, ['cat-file', '-t', `${tree}:edit`]).trim(), 'tree');
   });
 
@@ -214,7 +214,7 @@ describe('the working tree built from git status', () => {
     const runner = new SimpleGitRunner(dir);
     const tree = await byStatus(dir, { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) });
     assert.equal(tree, git(dir, ['rev-parse', 'HEAD^{tree}']).trim());
-    assert.deepEqual(calls, ['rev-parse', 'status', 'cat-file']);
+    assert.deepEqual(calls, ['rev-parse', 'status']);
   });
 
   it('hands back to git add what it cannot decide: a conflict, a moved submodule, an untracked executable, a symlink, an embedded repository', async () => {
@@ -306,7 +306,7 @@ describe('the working tree built from git status', () => {
     const again = await store.save({ label: 'from status' });
     assert.equal(again.created, false);
     assert.deepEqual(again.snapshot, snapshot);
-    assert.deepEqual(calls, ['rev-parse', 'status', 'hash-object', 'cat-file'], 'no tree, commit or ref is written');
+    assert.deepEqual(calls, ['rev-parse', 'status', 'hash-object'], 'no tree, commit or ref is written');
   });
 });
 
@@ -314,6 +314,8 @@ describe('a save from status with changes in many folders', () => {
   it('reads HEAD\'s trees after the memo, only those to build, and the tip even when none is', async () => {
     const files = Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`d${i % 20}/e${i % 100}/file-${i}.txt`, `${i}\n`]));
     const dir = makeRepo(files);
+    // HEAD's trees packed, as a clone has them: git reads them.
+    git(dir, ['gc', '-q']);
     const calls: string[][] = [];
     const runner = new SimpleGitRunner(dir);
     const store = new WipStore({ cwd: dir, policy: null, staging: 'status', git: { run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) } });
@@ -331,8 +333,50 @@ describe('a save from status with changes in many folders', () => {
     calls.length = 0;
     const third = await store.save({ label: 'one more' });
     assert.equal(third.created, false);
-    assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status', 'hash-object', 'cat-file']);
-    assert.deepEqual(catFileNames(), ['refs/chant/wip/main'], 'nothing to build: the tip alone');
+    assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status', 'hash-object']);
+    assert.deepEqual(catFileNames(), [], 'nothing to build, and the tip a loose ref naming a loose commit: read from its files');
+  });
+
+  it('reads HEAD\'s trees and the tip from their loose files, checked, and through git where a replace ref could stand for one', async () => {
+    const dir = makeRepo({ 'a/b/c.txt': 'c\n', 'a/d.txt': 'd\n', 'é/f.txt': 'f\n', 'g.txt': 'g\n' });
+    const calls: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status', git: { run: (args, options) => (calls.push([...args]), runner.run(args, options)) } });
+    const commands = (): string[] => calls.map((call) => call[0] as string);
+    // Folders HEAD holds, a folder it holds as a file, a new folder, a non-ASCII one.
+    writeFiles(dir, { 'a/b/c.txt': 'c2\n', 'é/f.txt': 'f2\n', 'g.txt': null, 'new/h.txt': 'h\n' });
+    git(dir, ['rm', '-q', '--cached', 'g.txt']);
+    writeFiles(dir, { 'g.txt/inside.txt': 'now a folder\n' });
+    const first = await store.save({ label: 'loose' });
+    assert.equal(first.snapshot.tree, stagedTree(dir));
+    assert.ok(!commands().includes('cat-file'), commands().join(' '));
+    calls.length = 0;
+    writeFiles(dir, { 'a/d.txt': 'd2\n' });
+    const second = await store.save({ label: 'loose again' });
+    assert.equal(second.snapshot.tree, stagedTree(dir));
+    assert.equal(git(dir, ['rev-parse', `${second.snapshot.commit}^1`]).trim(), first.snapshot.commit, 'the tip read from its files is the chain\'s');
+    assert.ok(!commands().includes('cat-file'), commands().join(' '));
+    // A loose file that does not hash to its id (HEAD's tree of a/b here) is not taken: git reads the object.
+    const objects = join(dir, '.git', 'objects');
+    const sub = git(dir, ['rev-parse', 'HEAD:a/b']).trim();
+    git(dir, ['repack', '-q', '-a']);
+    const forged = Buffer.from('100644 x\0' + 'f'.repeat(20), 'latin1');
+    mkdirSync(join(objects, sub.slice(0, 2)), { recursive: true });
+    writeFileSync(join(objects, sub.slice(0, 2), sub.slice(2)), deflateSync(Buffer.concat([Buffer.from(`tree ${forged.length}\0`), forged])));
+    calls.length = 0;
+    writeFiles(dir, { 'a/b/c.txt': 'c3\n' });
+    const third = await store.save({ label: 'forged' });
+    assert.equal(third.snapshot.tree, stagedTree(dir));
+    assert.ok(commands().includes('cat-file'), commands().join(' '));
+    // With a replace ref, git follows it where a file read would not: git reads them all.
+    rmSync(join(objects, sub.slice(0, 2), sub.slice(2)));
+    const [one, other] = ['one\n', 'other\n'].map((input) => git(dir, ['hash-object', '-w', '--stdin'], { input }).trim());
+    git(dir, ['replace', one as string, other as string]);
+    calls.length = 0;
+    writeFiles(dir, { 'a/b/c.txt': 'c4\n' });
+    const fourth = await store.save({ label: 'replaced' });
+    assert.equal(fourth.snapshot.tree, stagedTree(dir));
+    assert.ok(commands().includes('cat-file'), commands().join(' '));
   });
 });
 

@@ -5,7 +5,9 @@
 // is only a miss, and the caller asks git for what is missing.
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import type { GitObject } from './formats/batch.js';
 import { objectId, readLoose, readLooseHeader } from './formats/loose.js';
+import { treeEntry } from './formats/tree.js';
 
 /**
  * The objects folder of the checkout `cwd` is in, without a process: `GIT_OBJECT_DIRECTORY`, else
@@ -115,6 +117,52 @@ export function readLooseInfo(dir: string, oids: readonly string[]): Map<string,
     }
     const info = readLooseHeader(buffer.subarray(0, read));
     if (info !== null) found.set(oid, info);
+  }
+  return found;
+}
+
+/**
+ * The trees of `folders` (paths from the top, `''` for it) in the commit `commit`, each read from
+ * its loose file and checked against its id, as `git cat-file --batch` would print `<commit>:<folder>`:
+ * null for a folder the commit does not hold, or holds as something other than a tree (nothing a
+ * save builds on). Null for the whole read when an object on the way is not there loose (packed,
+ * or not read whole): the caller asks git. A save's trees and its HEAD after a commit are loose;
+ * reading them here spares the save a cat-file process. Replace refs, which git would follow,
+ * are the caller's to rule out.
+ * @internal
+ */
+export function readLooseFolderTrees(dir: string, commit: string, folders: readonly string[], objectFormat: string): Array<GitObject | null> | null {
+  if (folders.length === 0) return [];
+  const commitContent = readCheckedLoose(dir, commit, 'commit', objectFormat);
+  const root = commitContent === null ? null : /^tree ([0-9a-f]+)\n/.exec(commitContent.toString('latin1', 0, 100))?.[1];
+  if (root === undefined || root === null) return null;
+  const trees = new Map<string, GitObject | null>();
+  const treeAt = (folder: string): GitObject | null | undefined => {
+    const known = trees.get(folder);
+    if (known !== undefined || trees.has(folder)) return known;
+    let oid: string | null = root;
+    if (folder !== '') {
+      const slash = folder.lastIndexOf('/');
+      const parent = treeAt(slash < 0 ? '' : folder.slice(0, slash));
+      if (parent === undefined) return undefined;
+      // Entry names are looked for as their UTF-8 bytes, one character a byte.
+      const entry = parent === null ? null : treeEntry(parent.content, Buffer.from(folder.slice(slash + 1), 'utf8').toString('latin1'), objectFormat);
+      oid = entry === null || entry.mode !== '40000' ? null : entry.oid;
+    }
+    let tree: GitObject | null = null;
+    if (oid !== null) {
+      const content = readCheckedLoose(dir, oid, 'tree', objectFormat);
+      if (content === null) return undefined;
+      tree = { oid, type: 'tree', content };
+    }
+    trees.set(folder, tree);
+    return tree;
+  };
+  const found: Array<GitObject | null> = [];
+  for (const folder of folders) {
+    const tree = treeAt(folder);
+    if (tree === undefined) return null;
+    found.push(tree);
   }
   return found;
 }

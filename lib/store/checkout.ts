@@ -78,8 +78,9 @@ export async function readTip(plumbing: Plumbing, ref: string, layout: Repositor
  * no harm, since every write of the ref is a compare-and-swap on the tip read. Saves one git
  * process (for-each-ref) of a save or a restore: about 10 ms of the 50 to 60 ms a save of 1,000
  * files costs.
+ * @internal
  */
-function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord | null | undefined {
+export function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord | null | undefined {
   // A reftable repository keeps no ref files; grafts and a shallow boundary change the parents git reads.
   if (['reftable', 'shallow', join('info', 'grafts')].some((name) => existsSync(join(layout.commonDir, name)))) return undefined;
   let oid: string;

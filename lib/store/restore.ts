@@ -280,7 +280,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
  */
 async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, byStatus: { env: NodeJS.ProcessEnv } | null, stopped: (error: unknown) => never): Promise<Prepared> {
   const layout = opened.layout;
-  const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, maxFileSize, byStatus.env).catch(stopped);
+  const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: byStatus.env, replaced: opened.replaced }).catch(stopped);
   const { indexFile, leftOut } = fast !== null
     ? { indexFile: null, leftOut: sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]) }
     : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
-import { gitlinksOf, isSplitIndex, selectIndexEntries } from '../git/formats/index-file.js';
+import { gitlinksOf, scanIndex } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
@@ -23,6 +23,8 @@ import { HASH_CACHE_FILE, hashCache, hashFingerprint, saveHashCache, statKey } f
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
+import { readLooseFolderTrees } from '../git/loose-objects.js';
+import { tipFromFiles } from './checkout.js';
 import { unwritablePath } from './tree-paths.js';
 
 /** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
@@ -37,6 +39,21 @@ export interface WorkingTree {
   flagged: FlaggedPath[];
 }
 
+/** How {@link workingTreeByStatus} reads the working tree. */
+export interface StatusReading {
+  /** The size over which a new untracked file is left out. */
+  maxFileSize: number;
+  /** The environment git runs in (what the hash cache is keyed by). */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Whether the repository has replace refs (`git rev-parse` said so when the checkout was
+   * opened), which git would follow: objects are then read through git alone. Unknown counts as yes.
+   */
+  replaced?: boolean;
+  /** The hash cache's racy margin, for tests. */
+  racyMarginNs?: bigint;
+}
+
 /**
  * The tree of the working tree (ignored files left out), built from `git status`, with the tip
  * of `tipRef` read alongside; null when git's own staging must decide instead.
@@ -44,12 +61,11 @@ export interface WorkingTree {
  * @param layout - where the checkout's git data lives
  * @param head - the commit HEAD named when the write began
  * @param tipRef - the wip ref whose tip to read
- * @param maxFileSize - the size over which a new untracked file is left out
- * @param env - the environment git runs in (what the hash cache is keyed by)
- * @param racyMarginNs - the hash cache's racy margin, for tests
+ * @param reading - the size limit, the environment, and whether replace refs are there
  * @internal
  */
-export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, maxFileSize: number, env: NodeJS.ProcessEnv = process.env, racyMarginNs?: bigint): Promise<WorkingTree | null> {
+export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, reading: StatusReading): Promise<WorkingTree | null> {
+  const { maxFileSize, env = process.env, replaced = true, racyMarginNs } = reading;
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
   const hashCacheFile = join(layout.gitDir, HASH_CACHE_FILE);
@@ -57,10 +73,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
   // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
   // edits are work all the same.
-  const [out, remembered, indexData, cacheText, fingerprint] = await Promise.all([
+  // Status runs with optional locks off, so it never rewrites the index: the index is walked
+  // while it runs, and its entries are looked up by path once status has named them.
+  const [out, remembered, index, cacheText, fingerprint] = await Promise.all([
     plumbing.status(top),
     readFile(memoFile, 'latin1').catch(() => ''),
-    readFile(layout.indexFile).catch(() => null),
+    readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)),
     readFile(hashCacheFile, 'utf8').catch(() => ''),
     hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env }),
   ]);
@@ -68,9 +86,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
   // A split index holds some of its entries in a shared index: the staging through a temporary index reads them whole.
-  if (isSplitIndex(indexData, objectFormat)) return null;
+  if (index.split) return null;
   // Only the entries looked at below are kept: those status names, the flagged and the gitlinks.
-  const entries = selectIndexEntries(indexData, objectFormat, (entry) => entry.flag !== null || entry.mode === '160000' || plan.states.has(entry.path));
+  const entries = index.select(plan.states.keys());
   const indexed = new Map<string, IndexEntry>();
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
   const leftOut: LeftOut[] = [];
@@ -134,7 +152,19 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
-  const early: Promise<Array<GitObject | null> | null | undefined> = folders.length <= PREFETCH_FOLDERS ? plumbing.readObjects([tipRef, ...folders.map(treeName)]) : Promise.resolve(undefined);
+  // The tip and HEAD's trees are read from their loose files where they are (a save's own
+  // writes, and HEAD after a commit, are), checked against their ids, without a process; the
+  // cat-file reads them otherwise, or where replace refs could stand for them.
+  const tipKnown = replaced ? undefined : tipFromFiles(layout, tipRef);
+  const readBases = async (needed: readonly string[]): Promise<{ tip: RefRecord | null; trees: Array<GitObject | null> } | null> => {
+    const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat);
+    if (local !== null) return { tip: tipKnown as RefRecord | null, trees: local };
+    const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]);
+    if (objects === null) return null;
+    const tipObject = objects[0] ?? null;
+    return { tip: tipObject?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipObject.oid, tipObject.content.toString('utf8')) } : null, trees: objects.slice(1) };
+  };
+  const early = folders.length <= PREFETCH_FOLDERS ? readBases(folders) : Promise.resolve(undefined);
   const [hashed, prefetched] = await Promise.all([hashing, early]);
   if (hashed === null || hashed.length !== toHash.length || prefetched === null) return null;
   const leaves = new Map<string, Entry | null>();
@@ -144,31 +174,29 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   toHash.forEach((path, index) => leaves.set(path, { mode: (plan.states.get(path) as { mode: string }).mode, oid: hashed[index] as string }));
   const memo = treeMemo(remembered, (oid) => plumbing.hasLooseObject(objectsDir, oid));
-  let tipObject: GitObject | null | undefined = prefetched === undefined ? undefined : (prefetched[0] ?? null);
-  const headTrees = prefetched === undefined ? null : new Map(folders.map((folder, index) => [folder, prefetched[index + 1] ?? null]));
+  let tip: RefRecord | null | undefined = prefetched?.tip;
+  const headTrees = prefetched === undefined ? null : new Map(folders.map((folder, index) => [folder, prefetched.trees[index] ?? null]));
   const built = await buildTrees({
     folders, leaves, head, objectFormat, memo,
     read: async (needed) => {
       if (headTrees !== null) return needed.map((folder) => headTrees.get(folder) ?? null);
-      const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]);
-      if (objects === null) return null;
-      tipObject = objects[0] ?? null;
-      return objects.slice(1);
+      const bases = await readBases(needed);
+      if (bases === null) return null;
+      tip = bases.tip;
+      return bases.trees;
     },
   });
   if (built === null) return null;
-  if (tipObject === undefined) {
-    // Nothing to build, and nothing read yet: the cat-file reads the tip alone.
-    const objects = await plumbing.readObjects([tipRef]);
-    if (objects === null) return null;
-    tipObject = objects[0] ?? null;
+  if (tip === undefined) {
+    // Nothing to build, and nothing read yet: the tip alone.
+    const bases = await readBases([]);
+    if (bases === null) return null;
+    tip = bases.tip;
   }
   // A tree an earlier save wrote is on disk already: only the others are handed to git. The
   // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
   await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat, objectsDir), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
-  const tipCommit = tipObject as GitObject | null;
-  const tip = tipCommit?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipCommit.oid, tipCommit.content.toString('utf8')) } : null;
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
