@@ -2,7 +2,7 @@
 // process: what it reads is checked against each id, whatever folder it guessed, and git is asked
 // for the rest (packed objects, a guess that does not hold).
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
@@ -11,7 +11,9 @@ import { looseObjectsDir, readLooseBlobs, readLooseInfo } from '../lib/git/loose
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { readBlobs } from '../lib/git/storage.js';
-import { git, makeRepo, tempDir } from './helpers.js';
+import { looseTarget, syncsLooseObjects } from '../lib/git/loose-target.js';
+import { WipStore } from '../lib/store/wip-store.js';
+import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 
 function recording(cwd: string): { git: GitRunner; calls: string[][] } {
   const inner = new SimpleGitRunner(cwd);
@@ -88,4 +90,48 @@ test('the type and size of loose objects are read from their headers as cat-file
   }
   assert.equal(found.has(packed), false, 'a packed object is left to git');
   assert.equal(found.has(missing), false);
+});
+
+test('a save\'s trees and commit in a group-shared repository get the modes git gives its own objects there', async () => {
+  const before = process.umask(0o077);
+  try {
+    const dir = tempDir();
+    git(dir, ['init', '-q', '-b', 'main', '--shared=group']);
+    writeFiles(dir, { 'd/e/a.txt': 'a\n' });
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-qm', 'first']);
+    const objects = join(dir, '.git', 'objects');
+    assert.notEqual(statSync(objects).mode & 0o2000, 0, 'git made the objects folder set-group-id');
+    writeFiles(dir, { 'd/e/a.txt': 'changed\n' });
+    const { snapshot } = await new WipStore({ cwd: dir, policy: null, staging: 'status' }).save({ label: 'shared' });
+    const modeOf = (oid: string): number => statSync(join(objects, oid.slice(0, 2), oid.slice(2))).mode & 0o7777;
+    const gits = modeOf(git(dir, ['hash-object', '-w', '--stdin'], { input: 'written by git\n' }).trim());
+    assert.equal(gits & 0o040, 0o040, 'git gives the group read');
+    for (const oid of [snapshot.commit, snapshot.tree, git(dir, ['rev-parse', `${snapshot.tree}:d`]).trim(), git(dir, ['rev-parse', `${snapshot.tree}:d/e`]).trim()]) {
+      assert.equal(modeOf(oid), gits, `${oid}: the mode of git's own object`);
+    }
+    git(dir, ['fsck', '--strict', '--no-dangling']);
+  } finally {
+    process.umask(before);
+  }
+});
+
+test('loose objects are synced to disk where git\'s configuration may ask git to sync them', () => {
+  const dir = makeRepo();
+  const home = tempDir();
+  const layout = { commonDir: join(dir, '.git'), gitDir: join(dir, '.git'), objectsDir: join(dir, '.git', 'objects') };
+  const ambient = { HOME: home, PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1' };
+  assert.equal(syncsLooseObjects(layout, ambient), false, 'git\'s default syncs no loose object');
+  assert.equal(looseTarget(layout, ambient).fsync, false);
+  git(dir, ['config', 'core.fsync', 'loose-object']);
+  assert.equal(syncsLooseObjects(layout, ambient), true);
+  git(dir, ['config', '--unset', 'core.fsync']);
+  writeFileSync(join(home, '.gitconfig'), '[core]\n\tfsyncObjectFiles = true\n');
+  assert.equal(syncsLooseObjects(layout, ambient), true, 'the global configuration');
+  writeFileSync(join(home, '.gitconfig'), '[include]\n\tpath = other\n');
+  assert.equal(syncsLooseObjects(layout, ambient), true, 'a file it does not read may say so');
+  writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = n\n');
+  assert.equal(syncsLooseObjects(layout, ambient), false);
+  assert.equal(syncsLooseObjects(layout, { ...ambient, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.fsync', GIT_CONFIG_VALUE_0: 'all' }), true, 'configuration given in the environment');
+  assert.equal(looseTarget(layout, ambient).shared, 0, 'not shared');
 });

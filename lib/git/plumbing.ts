@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -15,6 +15,7 @@ import { treeEntry } from './formats/tree.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
 import { withoutIndex } from './no-index.js';
+import type { LooseTarget } from './loose-target.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -509,9 +510,9 @@ export class Plumbing {
    * @returns the object's id
    * @throws the file system's error when the object cannot be written
    */
-  writeLooseObject(objectsDir: string, type: string, content: Buffer, objectFormat: string): string {
+  writeLooseObject(target: LooseTarget, type: string, content: Buffer, objectFormat: string): string {
     const { oid, file } = looseObject(type, content, objectFormat);
-    placeLooseObject(objectsDir, oid, file);
+    placeLooseObject(target, oid, file);
     return oid;
   }
 
@@ -535,12 +536,12 @@ export class Plumbing {
    * from Node with a save's memory, where compressing 8 trees of 200 KB takes 25 ms of one
    * core at git's level 1 (40,000 files in 8 wide folders).
    */
-  async writeTrees(bodies: readonly Buffer[], objectFormat: string, objectsDir?: string): Promise<void> {
+  async writeTrees(bodies: readonly Buffer[], objectFormat: string, target?: LooseTarget): Promise<void> {
     if (bodies.length === 0) return;
-    if (objectsDir !== undefined) {
+    if (target !== undefined) {
       try {
         const objects = await Promise.all(bodies.map((body) => looseObjectAsync('tree', body, objectFormat)));
-        for (const { oid, file } of objects) placeLooseObject(objectsDir, oid, file);
+        for (const { oid, file } of objects) placeLooseObject(target, oid, file);
         return;
       } catch {
         // git writes them, or says why it cannot.
@@ -905,20 +906,21 @@ function writeIndexFile(file: string, content: Buffer): void {
 
 /**
  * Puts a loose object's file in place as git's own write does: a `tmp_obj_` file of mode 0444 in
- * its fan-out folder, then linked into place (renamed where the file system has no links), so
- * the object is whole or absent. A fan-out folder it makes takes the objects folder's mode when
- * that is group-shared (set-group-id), as git's `core.sharedRepository` makes them. Nothing is
- * written when the object is there loose already.
+ * its fan-out folder, synced to disk first where git's configuration may ask git to (see
+ * {@link LooseTarget}), then linked into place (renamed where the file system has no links), so
+ * the object is whole or absent. In a group-shared objects folder (set-group-id, as git's
+ * `core.sharedRepository` makes it) a fan-out folder it makes takes the folder's mode, and the
+ * file the read bits the folder grants, as git's own writes there do. Nothing is written when
+ * the object is there loose already.
  * @throws the file system's error when the object cannot be written
  */
-function placeLooseObject(objectsDir: string, oid: string, file: Buffer): void {
-  const folder = join(objectsDir, oid.slice(0, 2));
+function placeLooseObject(target: LooseTarget, oid: string, file: Buffer): void {
+  const folder = join(target.objectsDir, oid.slice(0, 2));
   const path = join(folder, oid.slice(2));
   if (existsSync(path)) return;
   try {
     mkdirSync(folder);
-    const shared = statSync(objectsDir).mode;
-    if ((shared & 0o2000) !== 0) chmodSync(folder, shared & 0o7777);
+    if (target.shared !== 0) chmodSync(folder, target.shared);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
@@ -926,7 +928,10 @@ function placeLooseObject(objectsDir: string, oid: string, file: Buffer): void {
   const fd = openSync(temporary, 'wx', 0o444);
   try {
     try {
+      // The umask takes its share of 0444 first; sharing adds the group's (and others') read bits back.
+      if (target.shared !== 0) fchmodSync(fd, (fstatSync(fd).mode & 0o777) | (target.shared & 0o444));
       for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
+      if (target.fsync) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

@@ -3,6 +3,8 @@ import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import { commitContent, commitIdents, keptAsUtf8 } from '../git/formats/commit.js';
 import { objectId } from '../git/formats/loose.js';
+import { looseTarget } from '../git/loose-target.js';
+import type { LooseTarget } from '../git/loose-target.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { identityInputs, readIdentityMemo, saveIdentityMemo } from '../managers/identity-memo.js';
 import type { Idents } from '../managers/identity-memo.js';
@@ -81,12 +83,14 @@ async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: s
 function commitWriter(plumbing: Plumbing, layout: RepositoryLayout): (tree: string, parents: readonly string[], message: string, seconds: number) => Promise<string> {
   const inputs = identityInputs(layout);
   let idents: Idents | null = inputs === null ? null : readIdentityMemo(layout.gitDir, inputs);
+  let target: LooseTarget | null = null;
   return async (tree, parents, message, seconds) => {
     const bytes = Buffer.from(message, 'utf8');
     const kept = keptAsUtf8(bytes);
     if (idents !== null && kept) {
       try {
-        return plumbing.writeLooseObject(layout.objectsDir, 'commit', commitContent({ tree, parents, ...idents, seconds, message: bytes }), layout.objectFormat);
+        target ??= looseTarget(layout);
+        return plumbing.writeLooseObject(target, 'commit', commitContent({ tree, parents, ...idents, seconds, message: bytes }), layout.objectFormat);
       } catch {
         // git writes it, or says why it cannot.
       }

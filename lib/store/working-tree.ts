@@ -24,6 +24,7 @@ import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
 import { readLooseFolderTrees } from '../git/loose-objects.js';
+import { looseTarget } from '../git/loose-target.js';
 import { tipFromFiles } from './checkout.js';
 import { unwritablePath } from './tree-paths.js';
 
@@ -47,7 +48,7 @@ export interface StatusReading {
   env?: NodeJS.ProcessEnv;
   /**
    * Whether the repository has replace refs (`git rev-parse` said so when the checkout was
-   * opened), which git would follow: objects are then read through git alone. Unknown counts as yes.
+   * opened): the tree is then git add's to build (null). Unknown counts as yes.
    */
   replaced?: boolean;
   /** The hash cache's racy margin, for tests. */
@@ -66,6 +67,9 @@ export interface StatusReading {
  */
 export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, reading: StatusReading): Promise<WorkingTree | null> {
   const { maxFileSize, env = process.env, replaced = true, racyMarginNs } = reading;
+  // With replace refs, what git reads of HEAD's trees (and what status compares the index with)
+  // can be another tree than HEAD holds: the tree is git add's to build, which never reads them.
+  if (replaced) return null;
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
   const hashCacheFile = join(layout.gitDir, HASH_CACHE_FILE);
@@ -154,8 +158,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   });
   // The tip and HEAD's trees are read from their loose files where they are (a save's own
   // writes, and HEAD after a commit, are), checked against their ids, without a process; the
-  // cat-file reads them otherwise, or where replace refs could stand for them.
-  const tipKnown = replaced ? undefined : tipFromFiles(layout, tipRef);
+  // cat-file reads them otherwise.
+  const tipKnown = tipFromFiles(layout, tipRef);
   const readBases = async (needed: readonly string[]): Promise<{ tip: RefRecord | null; trees: Array<GitObject | null> } | null> => {
     const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat);
     if (local !== null) return { tip: tipKnown as RefRecord | null, trees: local };
@@ -196,7 +200,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A tree an earlier save wrote is on disk already: only the others are handed to git. The
   // memo is written alongside; it names a tree only while the tree is on disk.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat, objectsDir), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
+  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat, looseTarget(layout, env)), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
