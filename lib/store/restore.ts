@@ -284,8 +284,13 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   const { indexFile, leftOut } = fast !== null
     ? { indexFile: null, leftOut: sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]) }
     : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
-  // The checkout's index is read while git writes or diffs the tree (indexHoldsTree never rejects).
+  // The checkout's index is read while git writes or diffs the tree (indexHoldsTree never
+  // rejects), and the tree it holds, when that is not HEAD's, is written alongside: both after
+  // the working tree was read, as before, one git process less waited for in turn.
   const holding = opened.headTree === null ? Promise.resolve(false) : indexHoldsTree(layout.indexFile, layout.objectFormat, opened.headTree);
+  const indexing = holding.then((holds) => (holds ? opened.headTree : indexTree(plumbing, layout)));
+  // Awaited below, or settled before a failure is thrown, so that no git process outlives the call.
+  indexing.catch(() => undefined);
   try {
     const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
     // git reads the checkout's index before it diffs two trees only for .gitmodules' ignore
@@ -296,11 +301,12 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const all = await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     const indexHoldsHead = await holding;
-    const indexed = indexHoldsHead ? opened.headTree : await indexTree(plumbing, layout).catch(stopped);
+    const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
     return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint };
   } catch (error) {
+    await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });
     throw error;
   }
