@@ -3,9 +3,10 @@
 // or the working tree holds for it. git still reads every file (status) and writes every blob
 // (hash-object, through the same clean filters as `git add`). chant rewrites only the folders
 // on the way to a changed path, copying what did not change byte for byte, and writes them as
-// loose objects itself. What this cannot decide the way `git add --all` would (submodules that moved,
-// conflicts, symlinks and executables it would have to classify, names it cannot pass through a
-// line) makes it answer null: the caller then stages through a temporary index.
+// loose objects itself. What this cannot decide the way `git add --all` would (submodules that
+// moved, conflicts, symlinks and executables it would have to classify, names it cannot pass
+// through a line, replace refs) makes it answer null: the caller then stages through a
+// temporary index.
 import { lstatSync } from 'node:fs';
 import type { BigIntStats, Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
