@@ -208,6 +208,21 @@ describe('the working tree built from git status', () => {
     git(dir, ['fsck', '--strict', '--no-dangling']);
   });
 
+  it('finds each changed name in a wide folder whose names sort around a folder\'s slash', async () => {
+    const names = ['a', 'a-b', 'a.b', 'a0', 'a b', 'ab', 'b', 'é', 'z'];
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i += 1) files[`w/f${String(i).padStart(3, '0')}.txt`] = `${i}\n`;
+    for (const name of names) files[`w/${name}`] = `${name}\n`;
+    files['w/c/inside.txt'] = 'inside\n';
+    const dir = makeRepo(files);
+    // Every kind of change, to files and folders whose names sort beside each other.
+    writeFiles(dir, { 'w/a': null, 'w/a0': null, 'w/a.b': null, 'w/f299.txt': null });
+    rmSync(join(dir, 'w', 'c'), { recursive: true });
+    writeFiles(dir, { 'w/a/x.txt': 'a is a folder now\n', 'w/a-b': 'changed\n', 'w/a0/y.txt': 'new folder\n', 'w/ab': 'changed\n', 'w/c': 'c is a file now\n', 'w/é': 'changed\n', 'w/f150.txt': 'changed\n', 'w/f300.txt': 'new\n' });
+    const tree = await byStatus(dir);
+    assert.equal(tree, stagedTree(dir));
+  });
+
   it('is HEAD\'s tree itself when nothing differs, with no tree written', async () => {
     const dir = makeRepo({ 'a/b.txt': 'b\n' });
     const calls: string[] = [];

@@ -89,19 +89,13 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
     const content = tree === null ? EMPTY : tree.content;
     const records = scanTree(content, hashBytes);
     if (records === null) return null;
-    // Where in HEAD's tree each name this folder changes is: a few names, so each entry is
-    // held against each by length, then byte by byte.
-    const looked = [...changes.keys(), ...children.map(([child]) => child)].map((name) => Buffer.from(name, 'latin1'));
+    // Where in HEAD's tree each name this folder changes is, by binary search (scanTree found the
+    // entries in git's order): holding every entry against every name cost 338 ms of a save with
+    // about 40 changes in each of 8 folders of 5,000 files.
     const found = new Map<string, number>();
-    for (let i = 0; i < records.count; i += 1) {
-      const start = records.nameStart[i] as number;
-      const length = (records.nameEnd[i] as number) - start;
-      for (const bytes of looked) {
-        if (bytes.length !== length) continue;
-        let k = 0;
-        while (k < length && bytes[k] === content[start + k]) k += 1;
-        if (k === length) found.set(bytes.toString('latin1'), i);
-      }
+    for (const name of [...changes.keys(), ...children.map(([child]) => child)]) {
+      const at = findEntry(content, records, Buffer.from(name, 'latin1'));
+      if (at >= 0) found.set(name, at);
     }
     const baseIsTree = (name: string): boolean | undefined => (found.has(name) ? records.tree[found.get(name) as number] === 1 : undefined);
     for (const [name, oid] of children) {
@@ -258,6 +252,24 @@ function scanTree(content: Buffer, hashBytes: number): TreeScan | null {
     scan.count += 1;
   }
   return scan;
+}
+
+/**
+ * The index of the entry named `name` (a file or a folder) among a tree's scanned entries, or -1.
+ * git orders a folder as its name and a slash, so the name is looked for once in each role.
+ */
+function findEntry(content: Buffer, records: TreeScan, name: Buffer): number {
+  for (const asTree of [false, true]) {
+    let low = 0;
+    let high = records.count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareKeys(content, records.nameStart[middle] as number, records.nameEnd[middle] as number, records.tree[middle] === 1, name, 0, name.length, asTree) < 0) low = middle + 1;
+      else high = middle;
+    }
+    if (low < records.count && (records.tree[low] === 1) === asTree && compareKeys(content, records.nameStart[low] as number, records.nameEnd[low] as number, asTree, name, 0, name.length, asTree) === 0) return low;
+  }
+  return -1;
 }
 
 /** A name a checkout can hold: not empty, `.`, `..` or `.git` in any case. */
