@@ -2,8 +2,7 @@
 // with the permissions git's `core.sharedRepository` gives, and synced to disk when the
 // configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
 import { readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { configFiles } from './config-files.js';
 import { gitEnvironment } from './runner.js';
 
 /**
@@ -55,16 +54,7 @@ export function syncsLooseObjects(layout: { commonDir: string; gitDir: string },
   for (const [name, value] of Object.entries(env)) {
     if (name.startsWith('GIT_CONFIG') && MAY_SYNC.test(value)) return true;
   }
-  const home = env.HOME ?? homedir();
-  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
-  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(?:|0|false|no|off)$/i.test(env.GIT_CONFIG_NOSYSTEM);
-  const files = [
-    join(layout.commonDir, 'config'),
-    join(layout.gitDir, 'config.worktree'),
-    env.GIT_CONFIG_GLOBAL ?? join(home, '.gitconfig'),
-    join(xdg, 'git', 'config'),
-    ...(noSystem ? [] : [env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig']),
-  ];
+  const files = configFiles(layout, env);
   for (const file of files) {
     let text: string;
     try {

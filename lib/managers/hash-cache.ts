@@ -11,8 +11,8 @@
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { configFiles, xdgConfigHome } from '../git/config-files.js';
 import { replaceCacheFile } from './cache-file.js';
 
 /** The cache file, in the worktree's git directory. */
@@ -108,16 +108,8 @@ export interface HashSources {
  */
 export async function hashFingerprint(sources: HashSources): Promise<string | null> {
   const { env } = sources;
-  const home = env.HOME ?? homedir();
-  const xdg = env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(home, '.config');
-  const noSystem = env.GIT_CONFIG_NOSYSTEM !== undefined && !/^(?:|0|false|no|off)$/i.test(env.GIT_CONFIG_NOSYSTEM);
-  const configs = [
-    join(sources.commonDir, 'config'),
-    join(sources.gitDir, 'config.worktree'),
-    env.GIT_CONFIG_GLOBAL ?? join(home, '.gitconfig'),
-    join(xdg, 'git', 'config'),
-    ...(noSystem ? [] : [env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig']),
-  ];
+  const xdg = xdgConfigHome(env);
+  const configs = configFiles(sources, env);
   const attributes = [join(sources.commonDir, 'info', 'attributes'), join(xdg, 'git', 'attributes'), '/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
   const hash = createHash('sha256');
   hash.update(`${sources.objectFormat}\0${sources.head}\0`);
