@@ -198,10 +198,13 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (bases === null) return null;
     tip = bases.tip;
   }
-  // A tree an earlier save wrote is on disk already: only the others are handed to git. The
-  // memo is written alongside; it names a tree only while the tree is on disk.
+  // A tree an earlier save wrote is on disk already: only the others are written. The memo is
+  // written alongside; it names a tree only while the tree is on disk. How they are written
+  // (modes, syncing) is read from git's configuration, in the environment git runs with, only
+  // when there is one to write.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  await Promise.all([plumbing.writeTrees(missing.map((write) => write.body), objectFormat, looseTarget(layout, env)), saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
+  const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, looseTarget(layout));
+  await Promise.all([writing, saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
