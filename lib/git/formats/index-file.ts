@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { objectHash } from './object-format.js';
+import { compareKeys } from './tree.js';
 
 /** The type nibble of a gitlink's mode (0o160000), as the mode's third byte holds it. */
 const GITLINK_TYPE = 0o160000 >> 8;
@@ -310,7 +311,7 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
     nameEnds[index] = entry.nameEnd;
     const stage = (entry.flags >> 12) & 3;
     if (index > 0 && ordered) {
-      const order = compareNames(data, nameStarts[index - 1] as number, nameEnds[index - 1] as number, data, entry.nameStart, entry.nameEnd);
+      const order = compareKeys(data, nameStarts[index - 1] as number, nameEnds[index - 1] as number, false, data, entry.nameStart, entry.nameEnd, false);
       // The same name twice only as a conflict's stages, each higher than the last.
       if (order > 0 || (order === 0 && stage <= previousStage)) ordered = false;
     }
@@ -332,10 +333,10 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
         let high = count;
         while (low < high) {
           const middle = (low + high) >>> 1;
-          if (compareNames(data, nameStarts[middle] as number, nameEnds[middle] as number, name, 0, name.length) < 0) low = middle + 1;
+          if (compareKeys(data, nameStarts[middle] as number, nameEnds[middle] as number, false, name, 0, name.length, false) < 0) low = middle + 1;
           else high = middle;
         }
-        for (let at = low; at < count && compareNames(data, nameStarts[at] as number, nameEnds[at] as number, name, 0, name.length) === 0; at += 1) taken.add(at);
+        for (let at = low; at < count && compareKeys(data, nameStarts[at] as number, nameEnds[at] as number, false, name, 0, name.length, false) === 0; at += 1) taken.add(at);
       }
       return [...taken].sort((a, b) => a - b).map((at) => {
         const start = starts[at] as number;
@@ -344,18 +345,6 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
       });
     },
   };
-}
-
-/** Two names as bytes, as git orders index entries: byte by byte, then the shorter first. */
-function compareNames(a: Buffer, aStart: number, aEnd: number, b: Buffer, bStart: number, bEnd: number): number {
-  const aLength = aEnd - aStart;
-  const bLength = bEnd - bStart;
-  const common = aLength < bLength ? aLength : bLength;
-  for (let k = 0; k < common; k += 1) {
-    const difference = (a[aStart + k] as number) - (b[bStart + k] as number);
-    if (difference !== 0) return difference;
-  }
-  return aLength - bLength;
 }
 
 /** Whether the extensions from `offset` (just past the entries) hold a `link` one. */

@@ -281,8 +281,12 @@ function checkoutName(content: Buffer, start: number, end: number): boolean {
   return name !== '.' && name !== '..' && name.toLowerCase() !== '.git';
 }
 
-/** git's order of tree entries, on names as bytes: a folder sorts as its name and a slash. */
-function compareKeys(a: Buffer, aStart: number, aEnd: number, aTree: boolean, b: Buffer, bStart: number, bEnd: number, bTree: boolean): number {
+/**
+ * git's order of tree entries, on names as bytes: a folder sorts as its name and a slash. With
+ * neither a folder, it is the index's order of names (byte by byte, the shorter first).
+ * @internal
+ */
+export function compareKeys(a: Buffer, aStart: number, aEnd: number, aTree: boolean, b: Buffer, bStart: number, bEnd: number, bTree: boolean): number {
   const aLength = aEnd - aStart;
   const bLength = bEnd - bStart;
   const common = Math.min(aLength, bLength);
