@@ -133,7 +133,7 @@ describe('what changed', () => {
     await assert.rejects(store.show({ snapshot: saved.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
   });
 
-  it('diffs two commits with two git processes side by side (one reads both commits, one diffs them), and refuses an unknown side, a folder outside git and a cancel each with its own code', async () => {
+  it('diffs two snapshots named by their ids with one git process (their loose commits read in-process), other names with two side by side, and refuses an unknown side, a folder outside git and a cancel each with its own code', async () => {
     const dir = makeRepo();
     writeFiles(dir, { 'a.txt': 'one\n' });
     const { runner, calls } = counting(dir);
@@ -145,13 +145,39 @@ describe('what changed', () => {
     const diffed = await store.diff({ from: one.commit, to: two.commit });
     assert.deepEqual(diffed.paths.map((path) => [path.change, path.path, path.added, path.removed]), [['modified', 'a.txt', 1, 0], ['added', 'b.txt', 1, 0]]);
     assert.deepEqual([diffed.from.snapshot?.commit, diffed.to.snapshot?.commit], [one.commit, two.commit]);
+    assert.deepEqual(calls.map((args) => args[0]), ['diff-tree']);
+    calls.length = 0;
+    const named = await store.diff({ from: one.commit.slice(0, 12), to: 'refs/chant/wip/main' });
+    assert.deepEqual(named.paths, diffed.paths);
+    assert.deepEqual([named.from.snapshot?.commit, named.to.snapshot?.commit], [one.commit, two.commit]);
     assert.deepEqual(calls.map((args) => args[0]).sort(), ['cat-file', 'diff-tree']);
+    // A packed commit is read by git.
+    git(dir, ['gc', '-q']);
+    calls.length = 0;
+    assert.deepEqual((await store.diff({ from: one.commit, to: two.commit })).paths, diffed.paths);
+    assert.deepEqual(calls.map((args) => args[0]).sort(), ['cat-file', 'diff-tree']);
+    await assert.rejects(store.diff({ from: '0'.repeat(40), to: two.commit }), (error) => isWipError(error, 'wip-snapshot-unknown') && /0{40}/.test(error.message));
     await assert.rejects(store.diff({ from: one.commit, to: 'no-such-thing' }), (error) => isWipError(error, 'wip-snapshot-unknown') && /no-such-thing/.test(error.message));
     const outside = new WipStore({ cwd: tempDir(), policy: null });
     await assert.rejects(outside.diff({ from: 'HEAD~1', to: 'HEAD' }), (error) => isWipError(error, 'not-a-git-repository'));
     const controller = new AbortController();
     controller.abort(new Error('the panel closed'));
     await assert.rejects(store.diff({ from: one.commit, to: two.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+  });
+
+  it('diffs two snapshots as git sees them when a replace ref stands for one: both are then read by git', async () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const one = (await store.save()).snapshot;
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const two = (await store.save()).snapshot;
+    assert.equal((await store.diff({ from: one.commit, to: two.commit })).files, 1);
+    git(dir, ['replace', two.commit, one.commit]);
+    const replaced = await store.diff({ from: one.commit, to: two.commit });
+    assert.deepEqual([replaced.files, replaced.to.tree], [0, one.tree]);
+    git(dir, ['pack-refs', '--all']);
+    assert.deepEqual((await store.diff({ from: one.commit, to: two.commit })).to.tree, one.tree);
   });
 
   it('counts lines with the working tree\'s attributes as git diff does, and reads both sides in one process whatever their names and labels', async () => {

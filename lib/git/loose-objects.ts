@@ -3,7 +3,7 @@
 // are loose). The folder is found as git finds its git directory; whatever is read is checked
 // against its id, so a wrong guess (a folder of another repository, a file that does not read)
 // is only a miss, and the caller asks git for what is missing.
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { GitObject } from './formats/batch.js';
 import { objectId, readLoose, readLooseHeader } from './formats/loose.js';
@@ -20,12 +20,59 @@ import { treeEntry } from './formats/tree.js';
  */
 export function looseObjectsDir(cwd: string, env: NodeJS.ProcessEnv = process.env): string | null {
   if (env.GIT_OBJECT_DIRECTORY) return resolve(cwd, env.GIT_OBJECT_DIRECTORY);
-  if (env.GIT_DIR) return join(commonDir(resolve(cwd, env.GIT_DIR)), 'objects');
+  const common = looseCommonDir(cwd, env);
+  return common === null ? null : join(common, 'objects');
+}
+
+/** The common git directory of the checkout `cwd` is in, found as {@link looseObjectsDir} finds its objects. */
+function looseCommonDir(cwd: string, env: NodeJS.ProcessEnv): string | null {
+  if (env.GIT_DIR) return commonDir(resolve(cwd, env.GIT_DIR));
   for (let folder = resolve(cwd); ; folder = dirname(folder)) {
-    const dotGit = join(folder, '.git');
-    const gitDir = gitDirAt(dotGit);
-    if (gitDir !== null) return join(commonDir(gitDir), 'objects');
+    const gitDir = gitDirAt(join(folder, '.git'));
+    if (gitDir !== null) return commonDir(gitDir);
     if (dirname(folder) === folder) return null;
+  }
+}
+
+/**
+ * The commits `names` name, when each is a full object id of a commit there loose: read without
+ * a process and checked against its id, as `git cat-file --batch` prints `<name>^{commit}` in
+ * the checkout `cwd` is in (git runs with no `GIT_DIR`: lib/git/runner.ts). Null, for the caller
+ * to ask git, when any name is something else (a ref, a short id, a tag), when a commit is not
+ * loose, and when git might read another commit for an id: the repository has replace refs, or
+ * keeps its refs where they cannot be looked at (reftable).
+ * @param cwd - a folder inside the checkout
+ * @param names - what a user named
+ * @returns each commit's content, in the order asked, or null
+ * @internal
+ */
+export function readLooseCommits(cwd: string, names: readonly string[]): Buffer[] | null {
+  if (!names.every((name) => FULL_ID.test(name))) return null;
+  const common = looseCommonDir(cwd, {});
+  if (common === null || mayReplace(common)) return null;
+  const found: Buffer[] = [];
+  for (const name of names) {
+    const content = readCheckedLoose(join(common, 'objects'), name, 'commit', name.length === 64 ? 'sha256' : 'sha1');
+    if (content === null) return null;
+    found.push(content);
+  }
+  return found;
+}
+
+const FULL_ID = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
+
+/** Whether git might follow a replace ref here: any entry under `refs/replace`, a packed one, or refs git keeps in a reftable. */
+function mayReplace(common: string): boolean {
+  if (existsSync(join(common, 'reftable'))) return true;
+  try {
+    if (readdirSync(join(common, 'refs', 'replace')).length > 0) return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return true;
+  }
+  try {
+    return readFileSync(join(common, 'packed-refs'), 'latin1').includes(' refs/replace/');
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
   }
 }
 

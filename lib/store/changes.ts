@@ -8,7 +8,9 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { countChanges, diffWithCounts, listTree } from '../git/diff.js';
 import type { CountedChange, Totals } from '../git/diff.js';
+import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
+import { readLooseCommits } from '../git/loose-objects.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import { compareBytes } from '../order.js';
 import { readSnapshot } from '../snapshot/format.js';
@@ -114,6 +116,13 @@ async function againstWorkingTree(context: StoreContext, fromName: string, signa
  */
 async function betweenCommits(plumbing: Plumbing, fromName: string, toName: string, signal: AbortSignal | undefined): Promise<{ from: DiffSide; to: DiffSide; changes: CountedChange[] }> {
   checkNotAborted(signal);
+  // Two snapshots named by their ids (what a timeline holds) are read from their loose files:
+  // the diff is then the call's one process.
+  const loose = readLooseCommits(plumbing.cwd, [fromName, toName]);
+  if (loose !== null) {
+    const [from, to] = [fromName, toName].map((name, i) => sideOf(name, parseCommit(name, (loose[i] as Buffer).toString('utf8'))));
+    return { from: from as DiffSide, to: to as DiffSide, changes: await diffWithCounts(plumbing, fromName, toName, signal) };
+  }
   const [changes, sides] = await Promise.allSettled([
     diffWithCounts(plumbing, `${fromName}^{commit}`, `${toName}^{commit}`, signal),
     plumbing.readNamedCommits([fromName, toName]).then(([from, to]) => [sideOf(fromName, from ?? null), sideOf(toName, to ?? null)] as const),
