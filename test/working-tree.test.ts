@@ -489,18 +489,27 @@ describe('choosing how a save stages', () => {
     return { store, calls };
   };
 
-  it('stages a small index through a temporary copy, a large one from status, and either when told', async () => {
+  it('stages from status by default at every size, through a temporary copy of the index when told, and hands back to the index what status cannot decide', async () => {
     const small = makeRepo({ 'a.txt': 'a\n' });
     writeFiles(small, { 'a.txt': 'changed\n' });
     const auto = countedStore(small);
-    await auto.store.save({ label: 'auto' });
-    assert.ok(auto.calls.includes('add') && !auto.calls.includes('status'), auto.calls.join(' '));
-    const told = countedStore(small, { env: { CHANT_WIP_STAGING: 'status' } });
+    const first = await auto.store.save({ label: 'auto' });
+    assert.ok(auto.calls.includes('status') && !auto.calls.includes('add'), auto.calls.join(' '));
+    assert.equal(first.snapshot.tree, stagedTree(small));
+    const told = countedStore(small, { env: { CHANT_WIP_STAGING: 'index' } });
     writeFiles(small, { 'a.txt': 'again\n' });
-    await told.store.save({ label: 'told by the environment' });
-    assert.ok(told.calls.includes('status') && !told.calls.includes('add'), told.calls.join(' '));
+    const byIndex = await told.store.save({ label: 'told by the environment' });
+    assert.ok(told.calls.includes('add') && !told.calls.includes('status'), told.calls.join(' '));
+    assert.equal(byIndex.snapshot.tree, stagedTree(small));
+    // An untracked executable: status cannot tell its mode, so the save is handed to the index.
+    writeFiles(small, { 'tool.sh': '#!/bin/sh\n' });
+    chmodSync(join(small, 'tool.sh'), 0o755);
+    const handed = countedStore(small);
+    const third = await handed.store.save({ label: 'handed back' });
+    assert.ok(handed.calls.includes('status') && handed.calls.includes('add'), handed.calls.join(' '));
+    assert.equal(third.snapshot.tree, stagedTree(small));
 
-    // 25,000 entries make an index of more than 2 MiB; their files need not exist.
+    // 25,000 entries make an index of more than 2 MiB (the size from which auto once took status); their files need not exist.
     const large = makeRepo({ 'a.txt': 'a\n' });
     const blob = git(large, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();
     git(large, ['update-index', '--index-info'], { input: Array.from({ length: 25_000 }, (_, i) => `100644 ${blob}\tbulk/d${i % 50}/f${i}.txt\n`).join('') });

@@ -129,7 +129,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     // Built from git status where a save would, when the folder writer moves the files (the
     // only way that needs no index of the working tree): no index of it is written at all, and
     // the index file is only a name for the index of the few paths checked out.
-    const byStatus = folderWriterAvailable() && viaStatus(context.staging, layout) ? { env: context.env ?? process.env } : null;
+    const byStatus = folderWriterAvailable() && viaStatus(context.staging) ? { env: context.env ?? process.env } : null;
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
@@ -236,7 +236,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
     const operation = settled(refuseOperationInProgress(layout));
     // Built from git status as a save builds it, where the save would: the same tree, so the
     // same fingerprint as the restore's, at about a save's cost.
-    const byStatus = viaStatus(context.staging, layout) ? { env: context.env ?? process.env } : null;
+    const byStatus = viaStatus(context.staging) ? { env: context.env ?? process.env } : null;
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     try {
       const { changes, targetIndex, leftOut } = prepared;

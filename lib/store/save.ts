@@ -89,7 +89,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     checkNotAborted(signal);
     report(onProgress, 'staging', 0, 1);
     // A corrupt index fails git status: the save then stages into an empty index (stageWorkingTree).
-    const fast = viaStatus(context.staging, layout) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
+    const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);

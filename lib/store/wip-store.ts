@@ -73,9 +73,8 @@ export interface WipStoreOptions {
   /**
    * How a save finds the working tree's tree: `status` builds it from `git status` and HEAD's
    * trees, `index` stages everything into a temporary copy of the index (`git add --all`), and
-   * `auto` (the default) takes `status` for an index of 2 MiB or more (about 20,000 files),
-   * where writing a copy of the index twice costs more than the processes `status` adds. Both
-   * give the same tree; `status` hands back to `index` what it cannot decide. Read from
+   * `auto` (the default) is `status`, which runs fewer git processes at every size. Both give
+   * the same tree; `status` hands back to `index` what it cannot decide. Read from
    * `CHANT_WIP_STAGING` when absent.
    */
   staging?: StagingMode;
