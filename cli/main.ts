@@ -9,16 +9,41 @@ import { cliDefinition, commandClasses } from './registry.js';
 
 const READ_PATH = 'workspace wip';
 
-/** The clipanion CLI of chant-wip. */
-export function buildCli(): Cli<ChantContext> {
+/** The clipanion CLI of chant-wip: every command, or only those given. */
+export function buildCli(commands: ReadonlyArray<ReturnType<typeof commandClasses>[number]> = commandClasses()): Cli<ChantContext> {
   const cli = new Cli<ChantContext>({ binaryLabel: 'chant-wip', binaryName: 'chant', binaryVersion: VERSION, enableColors: false });
-  for (const command of commandClasses()) cli.register(command);
-  cli.register(Builtins.VersionCommand);
+  for (const command of commands) cli.register(command);
+  if (commands.length > 1) cli.register(Builtins.VersionCommand);
   return cli;
 }
 
+/**
+ * The command `argv` runs, parsed first by a CLI of the one command its words name: clipanion
+ * builds its parser over every command it holds on each run, which took 13 to 16 ms of a CLI
+ * save's start against 3 to 5 for one command. A line that the one command parses is parsed to
+ * the same by every command (`test/cli-parse.test.ts` holds the two to it on every command line
+ * of the CLI's tests and docs); a line it refuses (or parses as clipanion's own help), or that
+ * names no command, is parsed by the whole CLI, so a usage error reads as it always has.
+ */
+export function parseCommand(argv: readonly string[], context: ChantContext, path: readonly string[]): { cli: Cli<ChantContext>; command: ReturnType<Cli<ChantContext>['process']> } {
+  const words = path.join(' ');
+  const named = commandClasses().filter((command) => command.paths?.some((each) => each.join(' ') === words));
+  if (named.length === 1) {
+    const narrow = buildCli(named);
+    try {
+      const command = narrow.process([...argv], context);
+      // Not clipanion's own help, which it gives for some lines it cannot parse.
+      if (command instanceof (named[0] as (typeof named)[number])) return { cli: narrow, command };
+    } catch {
+      // Parsed again below by every command, for the error the whole CLI gives.
+    }
+  }
+  const cli = buildCli();
+  return { cli, command: cli.process([...argv], context) };
+}
+
 /** How a command line reads before it is parsed: the command it names and what is left over. */
-interface Reading {
+export interface Reading {
   /** The longest path of known words (`['workspace', 'wip']`). */
   path: string[];
   /** The first word that does not continue the path and is not an option's value. */
@@ -29,7 +54,7 @@ interface Reading {
   json: boolean;
 }
 
-function read(argv: readonly string[], definition: CliDefinition): Reading {
+export function read(argv: readonly string[], definition: CliDefinition): Reading {
   const valueOptions = new Set(definition.commands.flatMap((command) => command.options.filter((option) => option.value !== null).map((option) => option.name)));
   const reading: Reading = { path: [], stray: null, options: [], help: false, json: false };
   for (let index = 0; index < argv.length; index += 1) {
@@ -105,16 +130,15 @@ export async function main(argv: readonly string[], context: ChantContext): Prom
       printDocument(context, failureDocument(reading, new WipError('not-a-git-repository', 'the folder chant was run in no longer exists (it was deleted or moved away); run it from inside a checkout')));
       return 1;
     }
-    const cli = buildCli();
-    let command;
+    let parsed;
     try {
-      command = cli.process([...argv], context);
+      parsed = parseCommand(argv, context, reading.path);
     } catch (error) {
       const parserMessage = ((error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).find((line) => line.length > 0) ?? 'unknown usage').replace(/\.$/, '');
       printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${diagnose(reading, definition, parserMessage)}; see chant --help`)));
       return 1;
     }
-    return await cli.run(command, context);
+    return await parsed.cli.run(parsed.command, context);
   } catch (error) {
     printDocument(context, failureDocument(reading, refusalOf(error)));
     return 1;
