@@ -110,7 +110,7 @@ function dataFiles(tag: string): Record<string, string> {
 
 describe('a restore or save killed with SIGKILL', () => {
   // The checkpoint's tree built from git status (the default) and through a temporary index.
-  for (const [staging, expectedCalls] of [['auto', 9], ['index', 11]] as const) {
+  for (const [staging, expectedCalls] of [['auto', 7], ['index', 9]] as const) {
   it(`leaves the pre-restore checkpoint on the ref before the first file is touched, at every git call and mid-checkout, and restoring it gives the tree back (staging ${staging})`, async (t) => {
     const dir = makeRepo({ 'README.md': 'x\n', 'tracked.txt': 'tracked\n' });
     const kill = killer();
@@ -174,7 +174,8 @@ describe('a restore or save killed with SIGKILL', () => {
     // The index is staged, so the checkpoint records it too (write-tree of the index, and a
     // commit of it that chant writes itself, as it writes the checkpoint's, once the store's
     // saves have told it git's identity); the files are written into a staging folder
-    // (hash-object of what is there, cat-file of the target's blobs, checkout-index) and moved.
+    // (checkout-index, the target's trees for their .gitattributes read from their loose files,
+    // and the files it overwrites hashed as they are on disk, both without a process) and moved.
     // From status, the checkpoint's tree is status and hash-object (none here: the hash cache
     // knows every changed file from the run before); through a temporary index, ls-files, add
     // and write-tree. The target commit, named by its full id, and the

@@ -3,7 +3,9 @@ import { chmodSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
+import { Plumbing } from '../lib/git/plumbing.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
 import { WipStore } from '../lib/store/wip-store.js';
 import { isWipError } from '../lib/errors.js';
 
@@ -106,6 +108,45 @@ describe('wip restore', () => {
     await store.restore({ snapshot: saved.snapshot.commit });
     assert.equal(calls.includes('read-tree --reset'), true, 'an index with something staged is reset');
     assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'nothing is staged');
+  });
+
+  it('reads the snapshot\'s trees and hashes the files it overwrites without a process, and asks git where a replace ref or a special file could change the answer', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '*.crlf eol=crlf\n', 'deep/a.txt': 'a\n', 'deep/x.crlf': 'one\ntwo\n' });
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const counted: GitRunner = { run: (args, options) => (calls.push(args.slice(0, 2).join(' ')), runner.run(args, options)) };
+    const store = new WipStore({ cwd: dir, git: counted });
+    writeFiles(dir, { 'deep/a.txt': 'saved\n', 'deep/x.crlf': 'saved\nlines\n', 'deep/sub/new.txt': 'new\n' });
+    const saved = await store.save({});
+    const work = { 'deep/a.txt': 'work\n', 'deep/x.crlf': 'work\r\n', 'deep/sub/new.txt': null };
+    writeFiles(dir, work);
+    calls.length = 0;
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(calls.filter((call) => call.startsWith('cat-file') || call === 'hash-object --no-filters'), [], calls.join(' '));
+    assert.equal(readFileSync(join(dir, 'deep', 'x.crlf'), 'utf8'), 'saved\r\nlines\r\n', 'the tree\'s .gitattributes, read without git, applies');
+    assert.equal(readFileSync(join(dir, 'deep', 'sub', 'new.txt'), 'utf8'), 'new\n');
+    // The overwritten x.crlf held CRLF bytes, which git stores as LF: the restore says so, as git's own hash did.
+    assert.deepEqual(restored.inexact?.map((entry) => entry.path), ['deep/x.crlf']);
+
+    // A path lstat does not call a file is hashed by git, which follows a symlink: the same ids either way.
+    const plumbing = new Plumbing(counted, dir);
+    symlinkSync('x.crlf', join(dir, 'deep', 'link'));
+    const raw = (path: string) => git(dir, ['hash-object', '--no-filters', path]).trim();
+    calls.length = 0;
+    assert.deepEqual(await plumbing.hashRaw(dir, ['deep/a.txt', 'deep/x.crlf'], 'sha1'), [raw('deep/a.txt'), raw('deep/x.crlf')]);
+    assert.deepEqual(calls, []);
+    assert.deepEqual(await plumbing.hashRaw(dir, ['deep/a.txt', 'deep/link'], 'sha1'), [raw('deep/a.txt'), raw('deep/link')]);
+    assert.deepEqual(calls, ['hash-object --no-filters']);
+    rmSync(join(dir, 'deep', 'link'));
+
+    // With a replace ref git may read other objects than the ids name: git reads the trees.
+    const blob = (text: string) => git(dir, ['hash-object', '-w', '--stdin'], { input: text }).trim();
+    git(dir, ['replace', blob('unused one\n'), blob('unused two\n')]);
+    writeFiles(dir, work);
+    calls.length = 0;
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.ok(calls.includes('cat-file --batch'), calls.join(' '));
+    assert.equal(readFileSync(join(dir, 'deep', 'x.crlf'), 'utf8'), 'saved\r\nlines\r\n');
   });
 
   it('takes a pre-restore checkpoint first, and restoring it undoes the restore', async () => {

@@ -183,6 +183,19 @@ export function readLooseFolderTrees(dir: string, commit: string, folders: reado
   const commitContent = readCheckedLoose(dir, commit, 'commit', objectFormat);
   const root = commitContent === null ? null : /^tree ([0-9a-f]+)\n/.exec(commitContent.toString('latin1', 0, 100))?.[1];
   if (root === undefined || root === null) return null;
+  return readLooseTreeFolders(dir, root, folders, objectFormat);
+}
+
+/**
+ * The trees of `folders` (paths from the top, `''` for it) under the tree `root`, as
+ * {@link readLooseFolderTrees} reads them under a commit, and as `git cat-file --batch` prints
+ * `<root>:<folder>`. Null for the whole read when an object on the way is not there loose.
+ * Replace refs are the caller's to rule out.
+ * @param raw - whether the folders are byte strings (one character a byte), not text (whose names are looked for as their UTF-8 bytes)
+ * @internal
+ */
+export function readLooseTreeFolders(dir: string, root: string, folders: readonly string[], objectFormat: string, raw = false): Array<GitObject | null> | null {
+  if (folders.length === 0) return [];
   const trees = new Map<string, GitObject | null>();
   const treeAt = (folder: string): GitObject | null | undefined => {
     const known = trees.get(folder);
@@ -192,8 +205,9 @@ export function readLooseFolderTrees(dir: string, commit: string, folders: reado
       const slash = folder.lastIndexOf('/');
       const parent = treeAt(slash < 0 ? '' : folder.slice(0, slash));
       if (parent === undefined) return undefined;
-      // Entry names are looked for as their UTF-8 bytes, one character a byte.
-      const entry = parent === null ? null : treeEntry(parent.content, Buffer.from(folder.slice(slash + 1), 'utf8').toString('latin1'), objectFormat);
+      // Entry names are looked for as their bytes, one character a byte.
+      const name = folder.slice(slash + 1);
+      const entry = parent === null ? null : treeEntry(parent.content, raw ? name : Buffer.from(name, 'utf8').toString('latin1'), objectFormat);
       oid = entry === null || entry.mode !== '40000' ? null : entry.oid;
     }
     let tree: GitObject | null = null;

@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
@@ -7,13 +7,14 @@ import { parseBatch } from './formats/batch.js';
 import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
-import { looseObject, looseObjectAsync, readLoose } from './formats/loose.js';
+import { looseObject, looseObjectAsync, objectId, readLoose } from './formats/loose.js';
 import { indexFileOf } from './formats/index-file.js';
 import type { NewIndexEntry } from './formats/index-file.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
 import { treeEntry } from './formats/tree.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
+import { readLooseTreeFolders } from './loose-objects.js';
 import { withoutIndex } from './no-index.js';
 import type { LooseTarget } from './loose-target.js';
 import { GitCommandError } from './runner.js';
@@ -682,17 +683,20 @@ export class Plumbing {
    * end-of-line conversion, modes, symlinks), through `indexFile`, which is replaced (never written in place) by one holding
    * them and the `.gitattributes` files `tree` has in every folder on their way, and nothing
    * else: no index of the whole tree is written. The attributes are the tree's own, as
-   * {@link Plumbing.checkoutInto} reads them. A folder git cannot be asked for by name (one
-   * holding a newline), or a runner that cannot hand over tree objects, makes it fall back to
-   * {@link Plumbing.checkoutInto}.
+   * {@link Plumbing.checkoutInto} reads them. The trees are read from their loose files in
+   * `objectsDir` when it is given (null where a replace ref may stand for one) and they are all
+   * there; else by git. A folder git cannot be asked for by name (one holding a newline), or a
+   * runner that cannot hand over tree objects, makes it fall back to {@link Plumbing.checkoutInto}.
    */
-  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string): Promise<void> {
+  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null): Promise<void> {
     const folders = new Set<string>(['']);
     for (const entry of entries) {
       for (let slash = entry.raw.indexOf('/'); slash >= 0; slash = entry.raw.indexOf('/', slash + 1)) folders.add(entry.raw.slice(0, slash));
     }
     const list = [...folders];
-    const trees = list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? tree : `${tree}:${folder}`)));
+    // The trees of a snapshot chant wrote are loose: read without a process where they are.
+    const loose = objectsDir === null ? null : readLooseTreeFolders(objectsDir, tree, list, objectFormat, true);
+    const trees = loose ?? (list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? tree : `${tree}:${folder}`))));
     if (trees === null) {
       await this.checkoutInto(gitDir, indexFile, tree, staging, entries.map((entry) => entry.raw));
       return;
@@ -736,10 +740,14 @@ export class Plumbing {
   /**
    * The ids the files at `raws` (byte strings, paths from `top`) have as they are on disk, no
    * filter or end-of-line conversion applied, written nowhere. Paths holding a newline are left
-   * out (hash-object reads one path a line): their entry is null.
+   * out (hash-object reads one path a line): their entry is null. Given the object format, a
+   * few regular files are hashed here, as `hash-object --no-filters` hashes them, without the
+   * process (a restore asks this of the files it overwrites).
    */
-  async hashRaw(top: string, raws: readonly string[]): Promise<string[]> {
+  async hashRaw(top: string, raws: readonly string[], objectFormat: string | null = null): Promise<string[]> {
     if (raws.length === 0) return [];
+    const known = objectFormat === null ? null : rawIdsInProcess(top, raws, objectFormat);
+    if (known !== null) return known;
     // git reads one path a line, unquoting a line that begins with a double quote and dropping
     // a carriage return at its end: such paths go quoted.
     const lines = raws.map((raw) => {
@@ -748,6 +756,31 @@ export class Plumbing {
     });
     const out = await this.run(['hash-object', '--no-filters', '--stdin-paths'], { cwd: top, input: Buffer.concat(lines) });
     return out.split('\n').filter((line) => line.length > 0);
+  }
+}
+
+/** Up to this many bytes in all, {@link Plumbing.hashRaw} reads the files itself. */
+const RAW_IN_PROCESS_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The raw blob ids of the files at `raws` (byte strings from `top`), computed here, or null for
+ * git to compute when one is not a regular file (as lstat sees it: git would follow a symlink,
+ * or fail on a folder or a missing path), cannot be read whole, or the files hold more than
+ * {@link RAW_IN_PROCESS_BYTES}.
+ */
+function rawIdsInProcess(top: string, raws: readonly string[], objectFormat: string): string[] | null {
+  const paths = raws.map((raw) => Buffer.concat([Buffer.from(`${top}/`, 'utf8'), Buffer.from(raw, 'latin1')]));
+  let total = 0;
+  for (const path of paths) {
+    const stats = lstatSync(path, { throwIfNoEntry: false });
+    if (stats === undefined || !stats.isFile()) return null;
+    total += stats.size;
+    if (total > RAW_IN_PROCESS_BYTES) return null;
+  }
+  try {
+    return paths.map((path) => objectId('blob', readFileSync(path), objectFormat));
+  } catch {
+    return null;
   }
 }
 

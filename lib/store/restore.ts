@@ -147,11 +147,11 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       await indexNotLocked(layout);
-      const inexact = await inexactFiles(work.plumbing, layout.top, changes).catch(stopped);
+      const inexact = await inexactFiles(work.plumbing, layout.top, changes, layout.objectFormat).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
       // restore with nothing written at all, and so does a cancel until the checkpoint.
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes).catch(stopped) : null;
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
         checkNotAborted(signal);
@@ -408,10 +408,10 @@ async function indexTree(plumbing: Plumbing, layout: RepositoryLayout): Promise<
  * holds: git's attributes (end-of-line conversion, a clean filter) store other bytes than the
  * file has, so restoring the checkpoint writes what git's checkout makes of them.
  */
-async function inexactFiles(plumbing: Plumbing, top: string, changes: readonly TreeChange[]): Promise<Array<{ path: string; reason: string }>> {
+async function inexactFiles(plumbing: Plumbing, top: string, changes: readonly TreeChange[], objectFormat: string): Promise<Array<{ path: string; reason: string }>> {
   const files = changes.filter((change) => change.oldMode === '100644' || change.oldMode === '100755');
   if (files.length === 0) return [];
-  const raws = await plumbing.hashRaw(top, files.map((change) => change.raw));
+  const raws = await plumbing.hashRaw(top, files.map((change) => change.raw), objectFormat);
   const inexact: Array<{ path: string; reason: string }> = [];
   for (const [index, change] of files.entries()) {
     const raw = raws[index];
@@ -452,12 +452,12 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
  * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
  * restore here, with nothing written.
  */
-async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[]): Promise<string> {
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean): Promise<string> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
-    if (written.length > 0) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid })), layout.objectFormat);
+    if (written.length > 0) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid })), layout.objectFormat, replaced ? null : layout.objectsDir);
     return staging;
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
