@@ -560,3 +560,67 @@ function adler32Reference(data: Uint8Array): number {
   return (b * 65536 + a) >>> 0;
 }
 
+
+describe('what only git add can decide', () => {
+  const counted = (dir: string) => {
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const store = new WipStore({ cwd: dir, policy: null, git: { run: (args, opts) => (calls.push(args[0] as string), runner.run(args, opts)) } });
+    return { store, calls };
+  };
+
+  for (const flag of ['--skip-worktree', '--assume-unchanged']) {
+    it(`keeps the local edit of a file under ${flag} whose index already differs from HEAD`, async () => {
+      const dir = makeRepo({ f: 'one\n', g: 'x\n' });
+      writeFiles(dir, { f: 'two\n' });
+      git(dir, ['add', 'f']);
+      git(dir, ['update-index', flag, 'f']);
+      writeFiles(dir, { f: 'three\n' });
+      const { store, calls } = counted(dir);
+      const saved = await store.save({ label: 'flagged' });
+      assert.ok(calls.includes('add'), calls.join(' '));
+      // Not git add's tree, which keeps the index's f: a save takes the edit under the flag, and says so.
+      assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:f`]), 'three\n');
+      assert.deepEqual(saved.flagged?.map((entry) => entry.path), ['f']);
+    });
+  }
+
+  it('keeps the CRLFs git add keeps where line endings convert automatically and the index holds a CR, and builds from status where it holds none', async () => {
+    for (const setting of ['attributes', 'autocrlf'] as const) {
+      const dir = makeRepo({ 'f.txt': 'a\r\nb\r\n', 'plain.txt': 'a\nb\n', g: 'x\n' });
+      if (setting === 'attributes') {
+        writeFiles(dir, { '.gitattributes': '* text=auto\n' });
+        git(dir, ['add', '.gitattributes']);
+        git(dir, ['commit', '-qm', 'attributes']);
+      } else {
+        git(dir, ['config', 'core.autocrlf', 'true']);
+      }
+      writeFiles(dir, { 'f.txt': 'a\r\nb\r\nc\r\n' });
+      const first = counted(dir);
+      const crlf = await first.store.save({ label: 'crlf' });
+      assert.ok(first.calls.includes('add'), `${setting}: ${first.calls.join(' ')}`);
+      assert.equal(crlf.snapshot.tree, stagedTree(dir), setting);
+      assert.equal(git(dir, ['cat-file', 'blob', `${crlf.snapshot.commit}:f.txt`]), 'a\r\nb\r\nc\r\n', setting);
+      // A file whose blob has no CR is converted by git add and by hash-object alike.
+      git(dir, ['checkout', '--', 'f.txt']);
+      writeFiles(dir, { 'plain.txt': 'a\r\nb\r\nc\r\n' });
+      const second = counted(dir);
+      const converted = await second.store.save({ label: 'converted' });
+      assert.ok(second.calls.includes('status') && !second.calls.includes('add'), `${setting}: ${second.calls.join(' ')}`);
+      assert.equal(converted.snapshot.tree, stagedTree(dir), setting);
+    }
+  });
+
+  it('reads a .gitattributes under a flag or gone from the working tree as git add does: from the index', async () => {
+    for (const how of ['skip-worktree', 'deleted'] as const) {
+      const dir = makeRepo({ 'd/.gitattributes': '*.txt text\n', 'd/f.txt': 'a\n', g: 'x\n' });
+      if (how === 'skip-worktree') git(dir, ['update-index', '--skip-worktree', 'd/.gitattributes']);
+      rmSync(join(dir, 'd', '.gitattributes'));
+      writeFiles(dir, { 'd/f.txt': 'a\r\nb\r\n' });
+      const { store, calls } = counted(dir);
+      const saved = await store.save({ label: how });
+      assert.ok(calls.includes('add'), `${how}: ${calls.join(' ')}`);
+      assert.equal(saved.snapshot.tree, stagedTree(dir), how);
+    }
+  });
+});

@@ -5,8 +5,9 @@
 // on the way to a changed path, copying what did not change byte for byte, and writes them as
 // loose objects itself. What this cannot decide the way `git add --all` would (submodules that
 // moved, conflicts, symlinks and executables it would have to classify, names it cannot pass
-// through a line, replace refs) makes it answer null: the caller then stages through a
-// temporary index.
+// through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
+// git add would read from the index, a CRLF file git add keeps as it is because its blob in the
+// index has a CR) makes it answer null: the caller then stages through a temporary index.
 import { lstatSync } from 'node:fs';
 import type { BigIntStats, Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -26,6 +27,8 @@ import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
 import { readLooseFolderTrees } from '../git/loose-objects.js';
 import { looseTarget } from '../git/loose-target.js';
+import { mayConvertAutomatically } from '../git/line-endings.js';
+import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
 import { unwritablePath } from './tree-paths.js';
 
@@ -128,6 +131,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
       looked.set(path, stats);
     }
   }
+  // A flagged entry status names (the index differs from HEAD there) may hold local edits status
+  // never looks at, and a .gitattributes under a flag, or gone from the working tree, is read
+  // from the index by git add, never by hash-object: git add decides.
+  if (entries.some((entry) => entry.flag !== null && (plan.states.has(entry.path) || isAttributes(entry.path)))) return null;
+  if ([...plan.states].some(([path, state]) => state.kind === 'absent' && isAttributes(path) && indexed.has(path))) return null;
   // Flagged entries status does not name: their files are hashed like changed ones, and listed
   // when what they hold is not what the index says.
   const flaggedEntries = entries.filter((entry) => entry.flag !== null && entry.stage === 0 && !plan.states.has(entry.path));
@@ -143,6 +151,14 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   }
   const folders = foldersOf(plan.states.keys());
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
+  // Where git may convert line endings automatically, git add keeps the CRLFs of a file whose
+  // blob in the index has a CR, and hash-object converts them: such a file is git add's to hash.
+  const tracked = toHash.filter((path) => indexed.has(path));
+  if (tracked.length > 0 && mayConvertAutomatically(layout, top, foldersOf(tracked), env)) {
+    const oids = tracked.map((path) => (indexed.get(path) as IndexEntry).oid);
+    const blobs = await readBlobs(plumbing.git, top, oids, Number.MAX_SAFE_INTEGER);
+    if (oids.some((oid) => blobs.get(oid)?.includes(0x0d) !== false)) return null;
+  }
   // One cat-file reads the wip tip and HEAD's trees of the folders to build. With few folders
   // on the way to the changes it reads them all while git hashes the files, before the memo can
   // say which it spares; with many, reading them all would cost more than waiting, so it reads
@@ -150,7 +166,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const treeName = (folder: string): string => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`);
   // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
   // unchanged bytes is: the hash cache then knows nothing this time.
-  const attributesChanged = [...plan.states.keys()].some((path) => path === '.gitattributes' || path.endsWith('/.gitattributes'));
+  const attributesChanged = [...plan.states.keys()].some(isAttributes);
   const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, racyMarginNs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
   const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked).catch((error: unknown) => {
@@ -224,6 +240,11 @@ function statOf(top: string, path: string): BigIntStats | null {
   } catch {
     return null;
   }
+}
+
+/** Whether a path is a `.gitattributes` file. */
+function isAttributes(path: string): boolean {
+  return path === '.gitattributes' || path.endsWith('/.gitattributes');
 }
 
 /** A FIFO, socket or device: nothing git can hold as a file. */
