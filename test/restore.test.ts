@@ -149,6 +149,35 @@ describe('wip restore', () => {
     assert.equal(readFileSync(join(dir, 'deep', 'x.crlf'), 'utf8'), 'saved\r\nlines\r\n');
   });
 
+  for (const flag of ['--skip-worktree', '--assume-unchanged']) {
+    it(`refuses before writing anything, and its plan says so, where git would refuse the index's reset: an entry under ${flag} staged away from HEAD`, async () => {
+      const dir = makeRepo({ f: 'one\n', g: 'x\n' });
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { f: 'saved\n', g: 'saved\n' });
+      const saved = (await store.save({})).snapshot;
+      writeFiles(dir, { f: 'two\n', g: 'x\n' });
+      git(dir, ['add', 'f']);
+      git(dir, ['update-index', flag, 'f']);
+      writeFiles(dir, { f: 'three\n' });
+      // The index's entries and flags, not its bytes: git status refreshes racily clean stat data.
+      const written = () => {
+        const { refs, tree, head } = stateOf(dir);
+        return { refs, tree, head, index: git(dir, ['ls-files', '-s', '-v']) };
+      };
+      const before = written();
+      const plan = await store.plan({ snapshot: saved.commit });
+      assert.equal(plan.refusal?.code, 'git-failed');
+      assert.match(plan.refusal?.message ?? '', /not uptodate.*nothing was changed/);
+      await assert.rejects(store.restore({ snapshot: saved.commit }), (error) => isWipError(error, 'git-failed') && /not uptodate/.test(error.message) && /--no-skip-worktree/.test(error.message));
+      assert.deepEqual(written(), before, 'nothing was written: files, index, refs');
+      assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 'three\n');
+      // With the flag cleared, the same restore runs whole.
+      git(dir, ['update-index', flag.replace('--', '--no-'), 'f']);
+      await store.restore({ snapshot: saved.commit });
+      assert.deepEqual([readFileSync(join(dir, 'f'), 'utf8'), readFileSync(join(dir, 'g'), 'utf8')], ['saved\n', 'saved\n']);
+    });
+  }
+
   it('takes a pre-restore checkpoint first, and restoring it undoes the restore', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

@@ -723,6 +723,20 @@ export class Plumbing {
     return parseBatch(Buffer.concat(chunks), names.length);
   }
 
+  /**
+   * Why {@link Plumbing.resetIndex} to `treeish` would fail (git's message), or null when it
+   * would not: `git read-tree -n --reset`, which writes nothing.
+   */
+  async resetIndexRefusal(top: string, treeish: string): Promise<string | null> {
+    try {
+      await this.git.run(['read-tree', '-n', '--reset', '--no-recurse-submodules', treeish], { cwd: top });
+      return null;
+    } catch (error) {
+      if (error instanceof GitCommandError && error.exitCode === 128) return error.lastLine;
+      throw asWipError(error);
+    }
+  }
+
   /** Resets the checkout's index to `treeish`, keeping the stat data of entries whose content is unchanged. */
   async resetIndex(top: string, treeish: string): Promise<void> {
     await this.run(['read-tree', '--reset', '--no-recurse-submodules', treeish], { cwd: top });

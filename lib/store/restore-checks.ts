@@ -9,7 +9,7 @@ import { access, lstat, readdir, statfs } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
-import { readUnmergedPaths } from '../git/formats/index-file.js';
+import { indexHasFlags, readUnmergedPaths } from '../git/formats/index-file.js';
 import { readLooseInfo } from '../git/loose-objects.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
@@ -62,6 +62,21 @@ export async function indexNotLocked(layout: RepositoryLayout): Promise<void> {
   const lock = `${layout.indexFile}.lock`;
   if (await lstat(lock).then(() => true, () => false)) {
     throw new WipError('git-failed', `Unable to create '${lock}': File exists. Another git process seems to be running in this repository; nothing was changed, try again when it ends`);
+  }
+}
+
+/**
+ * Refuses a restore, before it writes anything, whose last step, the reset of the checkout's
+ * index to `treeish`, git would refuse: `git read-tree --reset` stops at an entry under
+ * --skip-worktree or --assume-unchanged whose index differs from `treeish` ("not uptodate"),
+ * which it would only say after the files were written. Asked of git (a dry run, writing
+ * nothing) only when the index has an entry under a flag.
+ */
+export async function indexResettable(plumbing: Plumbing, layout: RepositoryLayout, treeish: string): Promise<void> {
+  if (!await indexHasFlags(layout.indexFile, layout.objectFormat)) return;
+  const refusal = await plumbing.resetIndexRefusal(layout.top, treeish);
+  if (refusal !== null) {
+    throw new WipError('git-failed', `${refusal.replace(/^(error|fatal): /, '')}: the restore ends by resetting the index, which git refuses over an entry under --skip-worktree or --assume-unchanged that differs from what it resets to; nothing was changed: clear the flag (git update-index --no-skip-worktree --no-assume-unchanged -- <path>) and restore again`);
   }
 }
 

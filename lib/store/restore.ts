@@ -29,7 +29,7 @@ import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
 import { recordSnapshot } from './record.js';
-import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
 import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -147,6 +147,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       await indexNotLocked(layout);
+      const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead) : null;
+      if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo).catch(stopped);
       const inexact = await inexactFiles(work.plumbing, layout.top, changes, layout.objectFormat).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
@@ -177,11 +179,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // one puts it back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
-      if (only === null) {
-        const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : opened.headTree;
-        const holds = wanted === null ? false : wanted === opened.headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
-        if (!holds) await plumbing.resetIndex(layout.top, wanted ?? checkout.head);
-      }
+      if (resetTo !== null) await plumbing.resetIndex(layout.top, resetTo);
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
       return {
@@ -240,11 +238,12 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
     try {
       const { changes, targetIndex, leftOut } = prepared;
-      const [inProgress, writable, blockers, indexLock] = await Promise.all([
+      const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         operation,
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
         settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
         settled(indexNotLocked(layout)),
+        settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo))) : Promise.resolve()),
       ]);
       if ('error' in inProgress) refusal(inProgress.error);
       if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());
@@ -252,6 +251,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       if ('error' in blockers) throw blockers.error;
       if (blockers.value.length > 0) refusal(blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing would be changed`, blockers.value));
       if ('error' in indexLock) refusal(indexLock.error);
+      if ('error' in resettable) refusal(resettable.error);
       checkNotAborted(signal);
       const first = refusals[0] ?? null;
       const refused: RefusedPath[] = blockers.value.map((blocker) => ({ path: rawPathText(blocker.raw), reason: blocker.why }));
@@ -310,6 +310,17 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     if (indexFile !== null) rmSync(indexFile, { force: true });
     throw error;
   }
+}
+
+/**
+ * What a whole restore resets the checkout's index to: the index the snapshot recorded when HEAD
+ * is where it was then, else HEAD; null when the index holds that tree already (the usual case:
+ * nothing staged), since the reset would leave the index as it is.
+ */
+async function indexResetTo(layout: RepositoryLayout, headTree: string | null, checkout: BranchCheckout, target: Snapshot, targetIndex: string | null, indexHoldsHead: boolean): Promise<string | null> {
+  const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : headTree;
+  const holds = wanted === null ? false : wanted === headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
+  return holds ? null : wanted ?? checkout.head;
 }
 
 const FINGERPRINT = /^[0-9a-f]{64}$/;

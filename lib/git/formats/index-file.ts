@@ -180,6 +180,26 @@ function cacheTreeRoot(extension: Buffer, hashBytes: number, count: number): str
 }
 
 /**
+ * Whether an index has an entry under a flag: assume-unchanged (a flag bit) or skip-worktree (an
+ * extended flag, version 3 and up). True when the file is there but does not read as an index.
+ * @param indexFile - the index file
+ * @param objectFormat - `sha1` or `sha256`
+ * @internal
+ */
+export async function indexHasFlags(indexFile: string, objectFormat: string): Promise<boolean> {
+  const data = await readFile(indexFile).catch(() => null);
+  if (data === null) return false;
+  const hashBytes = objectHash(objectFormat).bytes;
+  const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
+  let flagged = false;
+  const end = walkEntries(data, hashBytes, false, (entry) => {
+    flagged = (entry.flags & 0x8000) !== 0 || (version >= 3 && (entry.flags & 0x4000) !== 0 && ((data[entry.start + 40 + hashBytes + 2] as number) & 0x40) !== 0);
+    return !flagged;
+  });
+  return flagged || end < 0;
+}
+
+/**
  * The paths of an index's unmerged entries (a conflict's stages 1 to 3), once each, in index
  * order, as byte strings (one character a byte).
  * @param indexFile - the index file
