@@ -737,6 +737,22 @@ export class Plumbing {
     }
   }
 
+  /**
+   * The paths of the checkout's index entries under a flag (skip-worktree, assume-unchanged), as
+   * byte strings (one character a byte), as `git ls-files -v` tags them: whatever the index's
+   * version, split or not.
+   */
+  async flaggedPaths(top: string): Promise<Set<string>> {
+    const chunks: Buffer[] = [];
+    await this.run(['ls-files', '-z', '-v'], { cwd: top, onStdout: (chunk) => chunks.push(chunk) });
+    const flagged = new Set<string>();
+    // "<tag> <path>": S for skip-worktree, a lowercase tag for assume-unchanged.
+    for (const record of Buffer.concat(chunks).toString('latin1').split('\0')) {
+      if (record.length > 2 && (record[0] === 'S' || /^[a-z]$/.test(record[0] as string))) flagged.add(record.slice(2));
+    }
+    return flagged;
+  }
+
   /** Resets the checkout's index to `treeish`, keeping the stat data of entries whose content is unchanged. */
   async resetIndex(top: string, treeish: string): Promise<void> {
     await this.run(['read-tree', '--reset', '--no-recurse-submodules', treeish], { cwd: top });

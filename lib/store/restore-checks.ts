@@ -9,7 +9,7 @@ import { access, lstat, readdir, statfs } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
-import { indexHasFlags, readUnmergedPaths } from '../git/formats/index-file.js';
+import { indexMayHaveFlags, readUnmergedPaths } from '../git/formats/index-file.js';
 import { readLooseInfo } from '../git/loose-objects.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
@@ -68,16 +68,20 @@ export async function indexNotLocked(layout: RepositoryLayout): Promise<void> {
 /**
  * Refuses a restore, before it writes anything, whose last step, the reset of the checkout's
  * index to `treeish`, git would refuse: `git read-tree --reset` stops at an entry under
- * --skip-worktree or --assume-unchanged whose index differs from `treeish` ("not uptodate"),
- * which it would only say after the files were written. Asked of git (a dry run, writing
- * nothing) only when the index has an entry under a flag.
+ * --skip-worktree or --assume-unchanged whose index differs from `treeish` and whose file's stat
+ * data is not the index's ("not uptodate"), which it would say only after the files were
+ * written. Where the index may have such an entry: a dry run (writing nothing) answers for the
+ * working tree as it is, and a flagged entry at a path the restore writes or removes (whose stat
+ * data the restore changes) refuses it too, whether or not its index differs from `treeish`.
  */
-export async function indexResettable(plumbing: Plumbing, layout: RepositoryLayout, treeish: string): Promise<void> {
-  if (!await indexHasFlags(layout.indexFile, layout.objectFormat)) return;
+export async function indexResettable(plumbing: Plumbing, layout: RepositoryLayout, treeish: string, changes: readonly TreeChange[]): Promise<void> {
+  if (!await indexMayHaveFlags(layout.indexFile, layout.objectFormat)) return;
+  const advice = 'the restore ends by resetting the index, which git refuses over an entry under --skip-worktree or --assume-unchanged that differs from what it resets to; nothing was changed: clear the flag (git update-index --no-skip-worktree --no-assume-unchanged -- <path>) and restore again';
   const refusal = await plumbing.resetIndexRefusal(layout.top, treeish);
-  if (refusal !== null) {
-    throw new WipError('git-failed', `${refusal.replace(/^(error|fatal): /, '')}: the restore ends by resetting the index, which git refuses over an entry under --skip-worktree or --assume-unchanged that differs from what it resets to; nothing was changed: clear the flag (git update-index --no-skip-worktree --no-assume-unchanged -- <path>) and restore again`);
-  }
+  if (refusal !== null) throw new WipError('git-failed', `git read-tree --reset would refuse: ${refusal.replace(/^(error|fatal): /, '')}; ${/index\.lock/.test(refusal) ? 'nothing was changed, try again when the other git process ends' : advice}`);
+  const flagged = await plumbing.flaggedPaths(layout.top);
+  const written = changes.filter((change) => flagged.has(change.raw)).map((change) => JSON.stringify(change.path));
+  if (written.length > 0) throw new WipError('git-failed', `the restore would write ${written.join(', ')}, under a flag in the index; ${advice}`);
 }
 
 /** One path a restore cannot go through, and why. */

@@ -148,7 +148,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       }
       await indexNotLocked(layout);
       const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead) : null;
-      if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo).catch(stopped);
+      if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo, changes).catch(stopped);
       const inexact = await inexactFiles(work.plumbing, layout.top, changes, layout.objectFormat).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
@@ -243,7 +243,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
         settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
         settled(indexNotLocked(layout)),
-        settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo))) : Promise.resolve()),
+        settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes))) : Promise.resolve()),
       ]);
       if ('error' in inProgress) refusal(inProgress.error);
       if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());

@@ -180,13 +180,15 @@ function cacheTreeRoot(extension: Buffer, hashBytes: number, count: number): str
 }
 
 /**
- * Whether an index has an entry under a flag: assume-unchanged (a flag bit) or skip-worktree (an
- * extended flag, version 3 and up). True when the file is there but does not read as an index.
+ * Whether an index may have an entry under a flag: assume-unchanged (a flag bit) or
+ * skip-worktree (an extended flag, version 3 and up). True when one of its own entries has one,
+ * when it is split (the shared index holds entries this file does not), and when the file is
+ * there but does not read as an index.
  * @param indexFile - the index file
  * @param objectFormat - `sha1` or `sha256`
  * @internal
  */
-export async function indexHasFlags(indexFile: string, objectFormat: string): Promise<boolean> {
+export async function indexMayHaveFlags(indexFile: string, objectFormat: string): Promise<boolean> {
   const data = await readFile(indexFile).catch(() => null);
   if (data === null) return false;
   const hashBytes = objectHash(objectFormat).bytes;
@@ -196,7 +198,7 @@ export async function indexHasFlags(indexFile: string, objectFormat: string): Pr
     flagged = (entry.flags & 0x8000) !== 0 || (version >= 3 && (entry.flags & 0x4000) !== 0 && ((data[entry.start + 40 + hashBytes + 2] as number) & 0x40) !== 0);
     return !flagged;
   });
-  return flagged || end < 0;
+  return flagged || end < 0 || hasLink(data, end, hashBytes);
 }
 
 /**
