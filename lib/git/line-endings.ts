@@ -8,8 +8,12 @@ import { join } from 'node:path';
 import { configFiles, xdgConfigHome } from './config-files.js';
 import { gitEnvironment } from './runner.js';
 
-/** What in a configuration's text may turn conversion on, or make git read a file not looked at here. */
-const AUTO_CONFIG = /autocrlf|attributesfile|include/i;
+/**
+ * What in a configuration's text may turn conversion on, or make git read a file not looked at
+ * here: `core.autocrlf`, `core.attributesFile`, an include, the `[attr]` section of later gits
+ * (`attr.tree`).
+ */
+const AUTO_CONFIG = /autocrlf|attributesfile|include|\[attr/i;
 
 /** What in an attributes file's text may ask for automatic conversion (`text=auto`, `eol`, the old `crlf`, a macro). */
 const AUTO_ATTRIBUTES = /auto|eol|crlf|\[attr\]/i;
