@@ -1,7 +1,9 @@
 // The configuration files git reads by default, found as git finds them: what a cache keyed by
 // git's configuration, or a rule read from it, has to look at.
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { gitEnvironment } from './runner.js';
 
 /**
  * The configuration files git reads, in its order (the repository's, the worktree's, the global
@@ -26,4 +28,46 @@ export function configFiles(dirs: { commonDir: string; gitDir: string }, env: Re
 /** `XDG_CONFIG_HOME`, or `~/.config` where it is unset or empty, as git takes it. */
 export function xdgConfigHome(env: Readonly<Record<string, string | undefined>>): string {
   return env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? env.XDG_CONFIG_HOME : join(env.HOME ?? homedir(), '.config');
+}
+
+/**
+ * The attributes files git reads besides the working tree's `.gitattributes`: the repository's
+ * `info/attributes`, the global (XDG) one and the system's (git runs with them:
+ * `GIT_ATTR_NOSYSTEM` is not passed on, lib/git/runner.ts), whether or not they exist.
+ * @param commonDir - the git directory every worktree shares
+ * @param env - the environment git runs in
+ * @internal
+ */
+export function attributesFiles(commonDir: string, env: Readonly<Record<string, string | undefined>>): string[] {
+  return [join(commonDir, 'info', 'attributes'), join(xdgConfigHome(env), 'git', 'attributes'), '/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
+}
+
+/**
+ * Whether a file's text matches `pattern`: false where it does not exist, true where it exists
+ * but cannot be read (the caller cannot tell, and says yes).
+ * @internal
+ */
+export function fileMentions(file: string, pattern: RegExp): boolean {
+  try {
+    return pattern.test(readFileSync(file, 'latin1'));
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code !== 'ENOENT' && code !== 'ENOTDIR';
+  }
+}
+
+/**
+ * Whether any configuration git reads here (given in the environment git runs with, or a file of
+ * {@link configFiles}) matches `pattern`, or a file of them cannot be read.
+ * @param dirs - the git directory every worktree shares, and this worktree's
+ * @param pattern - what to look for
+ * @param ambient - the environment chant runs in
+ * @internal
+ */
+export function configMentions(dirs: { commonDir: string; gitDir: string }, pattern: RegExp, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  const env = gitEnvironment({}, ambient);
+  for (const [name, value] of Object.entries(env)) {
+    if (name.startsWith('GIT_CONFIG') && pattern.test(value)) return true;
+  }
+  return configFiles(dirs, env).some((file) => fileMentions(file, pattern));
 }

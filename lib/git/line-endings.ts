@@ -3,9 +3,8 @@
 // a file's CRLFs alone when the blob the index holds for it has a CR (convert.c,
 // has_crlf_in_index), and hash-object, which never reads the index, converts them. A save that
 // hashes with hash-object asks this first.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configFiles, xdgConfigHome } from './config-files.js';
+import { attributesFiles, configMentions, fileMentions } from './config-files.js';
 import { gitEnvironment } from './runner.js';
 
 /**
@@ -32,24 +31,10 @@ const AUTO_ATTRIBUTES = /auto|eol|crlf|\[attr\]/i;
  * @internal
  */
 export function mayConvertAutomatically(dirs: { commonDir: string; gitDir: string }, top: string, folders: Iterable<string>, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  const env = gitEnvironment({}, ambient);
-  for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith('GIT_CONFIG') && AUTO_CONFIG.test(value)) return true;
-  }
-  const mentions = (file: string, pattern: RegExp): boolean => {
-    try {
-      return pattern.test(readFileSync(file, 'latin1'));
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      return code !== 'ENOENT' && code !== 'ENOTDIR';
-    }
-  };
-  if (configFiles(dirs, env).some((file) => mentions(file, AUTO_CONFIG))) return true;
-  // git runs with the system's attributes: GIT_ATTR_NOSYSTEM is not passed on (lib/git/runner.ts).
-  const shared = [join(dirs.commonDir, 'info', 'attributes'), join(xdgConfigHome(env), 'git', 'attributes'), '/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
-  if (shared.some((file) => mentions(file, AUTO_ATTRIBUTES))) return true;
+  if (configMentions(dirs, AUTO_CONFIG, ambient)) return true;
+  if (attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, AUTO_ATTRIBUTES))) return true;
   for (const folder of folders) {
-    if (mentions(join(top, folder, '.gitattributes'), AUTO_ATTRIBUTES)) return true;
+    if (fileMentions(join(top, folder, '.gitattributes'), AUTO_ATTRIBUTES)) return true;
   }
   return false;
 }

@@ -1,9 +1,8 @@
 // How chant writes a loose object where git would write it itself (a save's trees and commit):
 // with the permissions git's `core.sharedRepository` gives, and synced to disk when the
 // configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
-import { readFileSync, statSync } from 'node:fs';
-import { configFiles } from './config-files.js';
-import { gitEnvironment } from './runner.js';
+import { statSync } from 'node:fs';
+import { configMentions } from './config-files.js';
 
 /**
  * Where and how loose objects are written.
@@ -50,21 +49,5 @@ const MAY_SYNC = /fsync|include/i;
  * @internal
  */
 export function syncsLooseObjects(layout: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  const env = gitEnvironment({}, ambient);
-  for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith('GIT_CONFIG') && MAY_SYNC.test(value)) return true;
-  }
-  const files = configFiles(layout, env);
-  for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'latin1');
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'ENOTDIR') continue;
-      return true;
-    }
-    if (MAY_SYNC.test(text)) return true;
-  }
-  return false;
+  return configMentions(layout, MAY_SYNC, ambient);
 }

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { configFiles, xdgConfigHome } from '../git/config-files.js';
+import { attributesFiles, configFiles } from '../git/config-files.js';
 import { replaceCacheFile } from './cache-file.js';
 
 /** The cache file, in the worktree's git directory. */
@@ -108,9 +108,8 @@ export interface HashSources {
  */
 export async function hashFingerprint(sources: HashSources): Promise<string | null> {
   const { env } = sources;
-  const xdg = xdgConfigHome(env);
   const configs = configFiles(sources, env);
-  const attributes = [join(sources.commonDir, 'info', 'attributes'), join(xdg, 'git', 'attributes'), '/etc/gitattributes', '/usr/local/etc/gitattributes', '/opt/homebrew/etc/gitattributes'];
+  const attributes = attributesFiles(sources.commonDir, env);
   const hash = createHash('sha256');
   hash.update(`${sources.objectFormat}\0${sources.head}\0`);
   for (const name of Object.keys(env).sort()) {
