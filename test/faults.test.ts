@@ -231,9 +231,9 @@ describe('a restore or save killed with SIGKILL', () => {
         }
       }
       // Through the index, 7 (the untracked files are listed before git add; the tip is read
-      // from its files); from status, 5 (HEAD's trees and the tip are read from their loose
-      // files, and the new trees written as loose objects, without a process).
-      assert.equal(callsOfASave, 'tool.sh' in files ? 7 : 5, `${callsOfASave} git calls`);
+      // from its files); from status, 4 (HEAD's trees and the tip are read from their loose
+      // files, and the new blobs and trees written as loose objects, without a process).
+      assert.equal(callsOfASave, 'tool.sh' in files ? 7 : 4, `${callsOfASave} git calls`);
       if ('tool.sh' in files) assert.ok(sawLeftovers > 0, 'some kills did leave a temporary index behind');
       else assert.equal(sawLeftovers, 0, 'a save from git status writes no temporary index');
       t.diagnostic(`${killed} kills: before and after each of the ${callsOfASave} git calls of a save; ${sawLeftovers} left a temporary index, removed by the next save`);

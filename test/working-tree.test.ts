@@ -1,6 +1,6 @@
 import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { appendFileSync, chmodSync, lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
@@ -49,7 +49,8 @@ type Op =
 
 const FOLDERS = ['dir', 'dir/sub', 'other', 'é'];
 const newName = fc.constantFrom('n.txt', 'dir/n.txt', 'new/deep/n.txt', 'dir/sub/x y.txt', 'other/new/z.txt', 'top new.txt', 'ñ/ü.txt');
-const text = fc.string({ maxLength: 12 });
+// What ident rewrites, and text in an encoding working-tree-encoding converts, among strings.
+const text = fc.oneof({ weight: 8, arbitrary: fc.string({ maxLength: 12 }) }, { weight: 1, arbitrary: fc.constant('$Id$\n') }, { weight: 1, arbitrary: fc.constant('\u00e9t\u00e9\n') });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ op: fc.constant('write' as const), path: fc.nat(), text }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('delete' as const), path: fc.nat() }) },
@@ -65,7 +66,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-exec' as const), name: newName }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('untracked-link' as const), name: newName }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('crlf' as const), path: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('attributes' as const), folder: fc.nat(), text: fc.constantFrom('* text eol=crlf\n', '* -text\n', '*.txt text\n', ''), ignored: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('attributes' as const), folder: fc.nat(), text: fc.constantFrom('* text eol=crlf\n', '* -text\n', '*.txt text\n', '', '* ident\n', '*.txt filter=upper\n', '* working-tree-encoding=ISO-8859-1\n'), ignored: fc.boolean() }) },
 );
 const configArb = fc.record({ fileMode: fc.boolean(), autocrlf: fc.boolean(), sha256: fc.boolean() });
 
@@ -135,6 +136,8 @@ describe('the working tree built from git status', () => {
       git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
       git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
       if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
+      // The clean filter an attribute may name.
+      git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
       writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
       git(dir, ['add', '-A']);
       git(dir, ['commit', '-q', '-m', 'base']);
@@ -182,9 +185,9 @@ describe('the working tree built from git status', () => {
     assert.equal(tree, stagedTree(dir));
     assert.deepEqual(git(dir, ['ls-tree', '--name-only', tree as string]).split('\n').filter(Boolean), ['edit', 'keep']);
     assert.equal(git(dir, ['rev-parse', `${tree}:keep`]), git(dir, ['rev-parse', 'HEAD:keep']), 'an untouched folder is the same tree object');
-    // HEAD's trees and the tip are read from their loose files, and the new trees written as
-    // loose objects: no process but status and the hashing.
-    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status', 'hash-object']);
+    // HEAD's trees and the tip are read from their loose files, and the blob and the new trees
+    // written as loose objects (no attribute rewrites the file): no process but status.
+    assert.deepEqual(calls.map((args) => args[0]), ['rev-parse', 'status']);
     assert.equal(git(dir, ['cat-file', '-t', `${tree}:edit`]).trim(), 'tree');
   });
 
@@ -321,7 +324,7 @@ describe('the working tree built from git status', () => {
     const again = await store.save({ label: 'from status' });
     assert.equal(again.created, false);
     assert.deepEqual(again.snapshot, snapshot);
-    assert.deepEqual(calls, ['rev-parse', 'status', 'hash-object'], 'no tree, commit or ref is written');
+    assert.deepEqual(calls, ['rev-parse', 'status'], 'no blob hashed by git, and no tree, commit or ref written');
   });
 });
 
@@ -348,7 +351,7 @@ describe('a save from status with changes in many folders', () => {
     calls.length = 0;
     const third = await store.save({ label: 'one more' });
     assert.equal(third.created, false);
-    assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status', 'hash-object']);
+    assert.deepEqual(calls.map((call) => call[0]), ['rev-parse', 'status']);
     assert.deepEqual(catFileNames(), [], 'nothing to build, and the tip a loose ref naming a loose commit: read from its files');
   });
 
@@ -401,6 +404,76 @@ describe('a save from status with changes in many folders', () => {
   });
 });
 
+describe('the blobs a save from status writes itself', () => {
+  const hashedByGit = (calls: readonly (readonly string[])[]): string[] => calls.filter((call) => call[0] === 'hash-object').flatMap((call) => (call.at(-1) ?? '').split('\n').filter(Boolean));
+  const counting = (dir: string) => {
+    const calls: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const git_: GitRunner = { run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) };
+    return { calls, build: () => byStatus(dir, git_, 0n) };
+  };
+
+  it('writes the blob git would store, loose and readable, and leaves to hash-object each file an attribute or a CR may rewrite', async () => {
+    const dir = makeRepo({ 'plain/a.txt': 'a\n', 'filtered/b.txt': 'b\n', 'crlf.txt': 'c\n', 'big.bin': 'big\n' });
+    git(dir, ['config', 'core.autocrlf', 'input']);
+    git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
+    const big = Buffer.alloc(5 * 1024 * 1024, 'x');
+    writeFiles(dir, { 'plain/a.txt': 'changed\n', 'plain/new.txt': '', 'filtered/.gitattributes': '*.txt filter=upper\n', 'filtered/b.txt': 'lower\n', 'crlf.txt': 'one\r\ntwo\r\n', 'é/ü.txt': 'ü\n' });
+    writeFileSync(join(dir, 'big.bin'), big);
+    const { calls, build } = counting(dir);
+    const tree = await build();
+    assert.equal(tree, stagedTree(dir));
+    // A filter, a CR, and a file larger than chant reads whole are git's; the rest are chant's.
+    assert.deepEqual(hashedByGit(calls).sort(), ['big.bin', 'crlf.txt', 'filtered/.gitattributes', 'filtered/b.txt']);
+    for (const path of ['plain/a.txt', 'plain/new.txt', 'é/ü.txt']) {
+      const oid = git(dir, ['rev-parse', `${tree}:${path}`]).trim();
+      assert.ok(existsSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2))), `${path} is loose`);
+      assert.equal(git(dir, ['cat-file', 'blob', oid]), readFileSync(join(dir, path), 'utf8'));
+    }
+    assert.equal(git(dir, ['fsck', '--no-dangling']).trim(), '');
+  });
+
+  it('leaves every file to hash-object where attributes come from elsewhere, and refreshes a blob it finds loose already', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    writeFiles(dir, { 'a.txt': 'again\n' });
+    git(dir, ['config', 'core.attributesFile', join(dir, 'nowhere')]);
+    const first = counting(dir);
+    assert.equal(await first.build(), stagedTree(dir));
+    assert.deepEqual(hashedByGit(first.calls), ['a.txt']);
+    git(dir, ['config', '--unset', 'core.attributesFile']);
+    // The blob is loose already, and old: it is not written again, and no prune takes it before a ref names it.
+    const oid = git(dir, ['hash-object', 'a.txt']).trim();
+    const file = join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+    utimesSync(file, old, old);
+    const second = counting(dir);
+    rmSync(join(dir, '.git', 'chant-hash-cache'));
+    assert.equal(await second.build(), stagedTree(dir));
+    assert.deepEqual(hashedByGit(second.calls), []);
+    assert.ok(statSync(file).mtimeMs > Date.now() - 60_000, 'the loose blob was refreshed');
+  });
+
+  it('writes blobs a group can read in a shared repository, as git does', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    git(dir, ['config', 'core.sharedRepository', 'group']);
+    chmodSync(join(dir, '.git', 'objects'), 0o2775);
+    writeFiles(dir, { 'b.txt': 'a file git has not seen\n' });
+    const { calls, build } = counting(dir);
+    // A umask that takes the group's bits: the shared folder gives them back.
+    const umask = process.umask(0o077);
+    let tree: string | null;
+    try {
+      tree = await build();
+    } finally {
+      process.umask(umask);
+    }
+    assert.equal(tree, stagedTree(dir));
+    assert.deepEqual(hashedByGit(calls), []);
+    const oid = git(dir, ['rev-parse', `${tree}:b.txt`]).trim();
+    assert.equal(statSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2))).mode & 0o777, 0o444);
+  });
+});
+
 describe('the hash cache', () => {
   const counted = (dir: string) => {
     const calls: string[] = [];
@@ -412,6 +485,9 @@ describe('the hash cache', () => {
   it('hashes a file modified since HEAD once, not again while its stat data and what git reads beside it stay the same', async () => {
     const dir = makeRepo(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`d${i % 4}/f${i}.txt`, `${i}\n`])));
     writeFiles(dir, { 'd0/f0.txt': 'dirty 0\n', 'd1/f1.txt': 'dirty 1\n', 'new.txt': 'untracked\n' });
+    // An attributes file that names a rewrite (for files there are none of) leaves every file
+    // to hash-object, where this test sees the hashing.
+    writeFileSync(join(dir, '.git', 'info', 'attributes'), '*.none ident\n');
     const { calls, build } = counted(dir);
     const check = async (why: string, hashes: boolean, racyMarginNs: bigint | undefined = 0n) => {
       calls.length = 0;

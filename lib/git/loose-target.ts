@@ -1,7 +1,9 @@
 // How chant writes a loose object where git would write it itself (a save's trees and commit):
 // with the permissions git's `core.sharedRepository` gives, and synced to disk when the
 // configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
-import { statSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 
 /**
@@ -50,4 +52,53 @@ const MAY_SYNC = /fsync|include/i;
  */
 export function syncsLooseObjects(layout: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
   return configMentions(layout, MAY_SYNC, ambient);
+}
+
+/**
+ * Puts a loose object's file in place as git's own write does: a `tmp_obj_` file of mode 0444 in
+ * its fan-out folder, synced to disk first where git's configuration may ask git to (see
+ * {@link LooseTarget}), then linked into place (renamed where the file system has no links), so
+ * the object is whole or absent. In a group-shared objects folder (set-group-id, as git's
+ * `core.sharedRepository` makes it) a fan-out folder it makes takes the folder's mode, and the
+ * file the read bits the folder grants, as git's own writes there do. Nothing is written when
+ * the object is there loose already.
+ * @internal
+ * @returns whether it was written (false: it was there loose already)
+ * @throws the file system's error when the object cannot be written
+ */
+export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer): boolean {
+  const folder = join(target.objectsDir, oid.slice(0, 2));
+  const path = join(folder, oid.slice(2));
+  if (existsSync(path)) return false;
+  try {
+    mkdirSync(folder);
+    if (target.shared !== 0) chmodSync(folder, target.shared);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
+  const fd = openSync(temporary, 'wx', 0o444);
+  try {
+    try {
+      // The umask takes its share of 0444 first; sharing adds the group's (and others') read bits back.
+      if (target.shared !== 0) fchmodSync(fd, (fstatSync(fd).mode & 0o777) | (target.shared & 0o444));
+      for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
+      if (target.fsync) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    try {
+      linkSync(temporary, path);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST') renameSync(temporary, path);
+    }
+  } finally {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // Renamed into place.
+    }
+  }
+  return true;
 }

@@ -1,5 +1,4 @@
-import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { asWipError, cancelledError, WipError } from '../errors.js';
@@ -16,6 +15,7 @@ import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
 import { readLooseTreeFolders } from './loose-objects.js';
 import { withoutIndex } from './no-index.js';
+import { placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
@@ -967,48 +967,3 @@ function writeIndexFile(file: string, content: Buffer): void {
   }
 }
 
-/**
- * Puts a loose object's file in place as git's own write does: a `tmp_obj_` file of mode 0444 in
- * its fan-out folder, synced to disk first where git's configuration may ask git to (see
- * {@link LooseTarget}), then linked into place (renamed where the file system has no links), so
- * the object is whole or absent. In a group-shared objects folder (set-group-id, as git's
- * `core.sharedRepository` makes it) a fan-out folder it makes takes the folder's mode, and the
- * file the read bits the folder grants, as git's own writes there do. Nothing is written when
- * the object is there loose already.
- * @throws the file system's error when the object cannot be written
- */
-function placeLooseObject(target: LooseTarget, oid: string, file: Buffer): void {
-  const folder = join(target.objectsDir, oid.slice(0, 2));
-  const path = join(folder, oid.slice(2));
-  if (existsSync(path)) return;
-  try {
-    mkdirSync(folder);
-    if (target.shared !== 0) chmodSync(folder, target.shared);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
-  const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
-  const fd = openSync(temporary, 'wx', 0o444);
-  try {
-    try {
-      // The umask takes its share of 0444 first; sharing adds the group's (and others') read bits back.
-      if (target.shared !== 0) fchmodSync(fd, (fstatSync(fd).mode & 0o777) | (target.shared & 0o444));
-      for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
-      if (target.fsync) fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temporary, path);
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code !== 'EEXIST') renameSync(temporary, path);
-    }
-  } finally {
-    try {
-      unlinkSync(temporary);
-    } catch {
-      // Renamed into place.
-    }
-  }
-}

@@ -1,7 +1,8 @@
 // The tree of the working tree, built from what `git status` reports instead of staging every
 // file into a temporary index: HEAD's tree, with each path status names set to what the index
-// or the working tree holds for it. git still reads every file (status) and writes every blob
-// (hash-object, through the same clean filters as `git add`). chant rewrites only the folders
+// or the working tree holds for it. git still reads every file (status) and writes the blobs
+// its clean side may rewrite (hash-object, through the same filters as `git add`); chant
+// writes the others, whose bytes git would store as they are. chant rewrites only the folders
 // on the way to a changed path, copying what did not change byte for byte, and writes them as
 // loose objects itself. What this cannot decide the way `git add --all` would (submodules that
 // moved, conflicts, symlinks and executables it would have to classify, names it cannot pass
@@ -26,7 +27,9 @@ import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
 import { readLooseFolderTrees } from '../git/loose-objects.js';
+import { attributesElsewhere, attributesRewrite, writeFileBlobs } from '../git/blob-writer.js';
 import { looseTarget } from '../git/loose-target.js';
+import type { LooseTarget } from '../git/loose-target.js';
 import { mayConvertAutomatically } from '../git/line-endings.js';
 import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
@@ -169,7 +172,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const attributesChanged = [...plan.states.keys()].some(isAttributes);
   const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, racyMarginNs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
-  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked).catch((error: unknown) => {
+  // Where no attribute may rewrite a file's bytes, chant writes its blob itself (see
+  // lib/git/blob-writer.ts), with the same target as the trees below.
+  const target = looseTarget(layout, env);
+  const writer = attributesElsewhere(layout, env) ? null : target;
+  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
@@ -219,7 +226,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // (modes, syncing) is read from git's configuration, in the environment git runs with, only
   // when there is one to write.
   const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
-  const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, looseTarget(layout));
+  const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, target);
   await Promise.all([writing, saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
@@ -255,57 +262,73 @@ function special(stats: Stats | BigIntStats): boolean {
 /**
  * The blob ids of `paths`, in order: from the hash cache where the file, and every
  * .gitattributes on its way, has the stat data it had when it was hashed (and the blob is still
- * on disk), from `git hash-object -w` for the rest (no process when there is none). What was
+ * on disk), written here where no attribute may rewrite the file and it holds no carriage
+ * return (lib/git/blob-writer.ts), from `git hash-object -w` for the rest (no process when
+ * there is none). What was
  * hashed is recorded with the stat data taken before git read it. The key holds the index's
  * blob for the path too: with `text=auto`, whether git converts line endings can hang on it.
  * `looked` holds the stat data the caller took of the files it checked (each file is looked at
  * once, before git reads it); a path it lacks is looked at here.
  */
-async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, BigIntStats>): Promise<string[]> {
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, BigIntStats>, writer: LooseTarget | null): Promise<string[]> {
   if (paths.length === 0) return [];
-  const { top, objectsDir } = layout;
+  const { top, objectsDir, objectFormat } = layout;
   const takenNs = BigInt(Date.now()) * 1_000_000n;
-  const attributes = new Map<string, { key: string; newest: bigint }>();
-  const attributesOf = (folder: string): { key: string; newest: bigint } => {
+  const attributes = new Map<string, { key: string; newest: bigint; rewrites: boolean }>();
+  const attributesOf = (folder: string): { key: string; newest: bigint; rewrites: boolean } => {
     let known = attributes.get(folder);
     if (known === undefined) {
-      const stats = statOf(top, folder === '' ? '.gitattributes' : `${folder}/.gitattributes`);
-      known = stats === null ? { key: '-', newest: 0n } : { key: statKey(stats), newest: stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs };
+      const file = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
+      const stats = statOf(top, file);
+      known = stats === null
+        ? { key: '-', newest: 0n, rewrites: false }
+        : { key: statKey(stats), newest: stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs, rewrites: attributesRewrite(join(top, file)) };
       attributes.set(folder, known);
     }
     return known;
   };
-  // Each file's key: its own stat data, then that of the .gitattributes in each folder on its way.
+  // Each file's key: its own stat data, then that of the .gitattributes in each folder on its
+  // way; and whether one of those may ask git to rewrite its bytes.
   const keys = paths.map((path) => {
     const stats = looked.get(path) ?? statOf(top, path);
     if (stats === null || !stats.isFile()) return null;
     let key = `${statKey(stats)}|${indexOid(path) ?? '-'}|${attributesOf('').key}`;
     let newest = stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs;
+    let rewritten = attributesOf('').rewrites;
     if (attributesOf('').newest > newest) newest = attributesOf('').newest;
     for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
       const found = attributesOf(path.slice(0, slash));
       key += `|${found.key}`;
       if (found.newest > newest) newest = found.newest;
+      rewritten ||= found.rewrites;
     }
-    return { key, newest };
+    return { key, newest, rewritten };
   });
   const oids: Array<string | undefined> = paths.map((path, index) => {
     const known = keys[index];
     const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
     return oid !== undefined && plumbing.hasLooseObject(objectsDir, oid) ? oid : undefined;
   });
-  const missing = paths.filter((_, index) => oids[index] === undefined);
-  const hashed = await plumbing.hashFiles(top, missing);
-  if (hashed.length !== missing.length) return hashed;
-  let next = 0;
-  return paths.map((path, index) => {
-    const cached = oids[index];
-    if (cached !== undefined) return cached;
-    const oid = hashed[next++] as string;
-    const known = keys[index];
-    if (known !== null && known !== undefined) cache.record(path, known.key, takenNs, oid);
-    return oid;
+  // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
+  const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
+  const mine = writer === null ? [] : missing.filter((index) => keys[index]?.rewritten === false);
+  const written = writer === null || mine.length === 0 ? [] : await writeFileBlobs(writer, top, mine.map((index) => paths[index] as string), objectFormat);
+  mine.forEach((index, at) => {
+    const oid = written[at];
+    if (oid !== null && oid !== undefined) oids[index] = oid;
   });
+  const left = missing.filter((index) => oids[index] === undefined);
+  const hashed = await plumbing.hashFiles(top, left.map((index) => paths[index] as string));
+  // Fewer ids than paths: the caller hands the save to git add.
+  if (hashed.length !== left.length) return [];
+  left.forEach((index, at) => {
+    oids[index] = hashed[at] as string;
+  });
+  for (const index of missing) {
+    const known = keys[index];
+    if (known !== null && known !== undefined) cache.record(paths[index] as string, known.key, takenNs, oids[index] as string);
+  }
+  return oids as string[];
 }
 
 /** Up to this many folders on the way to the changes, their trees are read while git hashes the files. */

@@ -1,0 +1,119 @@
+// Blobs written without `git hash-object -w`, where git's clean side would store a file's bytes
+// as they are: no attribute asks for a clean filter, `ident` or `working-tree-encoding`, and the
+// file holds no carriage return, so no line-ending conversion (`text`, `eol`, `core.autocrlf`)
+// changes it (convert.c: convert_to_git runs those four steps and no other). A save's changed
+// files are then hashed in-process, a git process less; anything else is git's to hash.
+import { closeSync, constants, fstatSync, openSync, readSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { looseObjectAsync } from './formats/loose.js';
+import { attributesFiles, configMentions, fileMentions } from './config-files.js';
+import { gitEnvironment } from './runner.js';
+import { placeLooseObject } from './loose-target.js';
+import type { LooseTarget } from './loose-target.js';
+
+/**
+ * What in an attributes file may make git's clean side rewrite a file's bytes beyond its line
+ * endings: `filter`, `ident`, `working-tree-encoding`, and a macro (its definition names them).
+ */
+const REWRITES = /filter|ident|encoding/i;
+
+/**
+ * Configuration that makes git read attributes this does not look at (`core.attributesFile`, an
+ * include, the `[attr]` section of later gits: `attr.tree`).
+ */
+const ELSEWHERE = /attributesfile|include|\[attr/i;
+
+/** Up to this many bytes a file, and in all, a save hashes files itself. */
+const FILE_BYTES = 4 * 1024 * 1024;
+const ALL_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Whether attributes from outside the working tree may rewrite what git stores for a file: a
+ * configuration git reads names an attributes file or includes one, or the repository's
+ * `info/attributes`, the global or the system's attributes file may ask for a rewrite (see
+ * {@link REWRITES}); a file that exists but cannot be read says yes too.
+ * @param dirs - the git directory every worktree shares, and this worktree's
+ * @param ambient - the environment chant runs in
+ * @internal
+ */
+export function attributesElsewhere(dirs: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  if (configMentions(dirs, ELSEWHERE, ambient)) return true;
+  return attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, REWRITES));
+}
+
+/**
+ * Whether a working tree's `.gitattributes` file (at `file`) may ask git to rewrite the bytes it
+ * stores; false where there is none.
+ * @internal
+ */
+export function attributesRewrite(file: string): boolean {
+  return fileMentions(file, REWRITES);
+}
+
+/**
+ * Writes the blobs of the regular files at `paths` (from `top`), as `git hash-object -w` would
+ * where no attribute rewrites them (the caller's to know), as loose objects: each id, or null
+ * for git to hash, where the file holds a carriage return, is larger than this hashes itself,
+ * is no longer a regular file, or cannot be read or written here. A blob there loose already
+ * has its time refreshed, as git does, so that no prune takes it before a ref holds it.
+ * @param target - where and how loose objects are written
+ * @param top - the working tree's top folder
+ * @param paths - the files, from `top`
+ * @param objectFormat - `sha1` or `sha256`
+ * @internal
+ */
+export async function writeFileBlobs(target: LooseTarget, top: string, paths: readonly string[], objectFormat: string): Promise<Array<string | null>> {
+  let budget = ALL_BYTES;
+  const contents = paths.map((path) => {
+    const content = readPlainFile(join(top, path), Math.min(FILE_BYTES, budget));
+    if (content === null || content.includes(0x0d)) return null;
+    budget -= content.length;
+    return content;
+  });
+  const objects = await Promise.all(contents.map((content) => (content === null ? null : looseObjectAsync('blob', content, objectFormat))));
+  return objects.map((object) => {
+    if (object === null) return null;
+    try {
+      if (!placeLooseObject(target, object.oid, object.file)) {
+        const now = new Date();
+        utimesSync(join(target.objectsDir, object.oid.slice(0, 2), object.oid.slice(2)), now, now);
+      }
+      return object.oid;
+    } catch {
+      return null;
+    }
+  });
+}
+
+/**
+ * A regular file's bytes, read without following a symlink or waiting on a FIFO put there since
+ * it was looked at; null when it is not one, holds more than `limit` bytes, or cannot be read.
+ */
+function readPlainFile(path: string, limit: number): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile() || stats.size > limit) return null;
+    // Read to the end, not to the size looked at: a file growing meanwhile is read as it is then, as git would.
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.allocUnsafe(Math.max(stats.size - total, 0) + 1);
+      const read = readSync(fd, chunk, 0, chunk.length, null);
+      if (read === 0) break;
+      total += read;
+      if (total > limit) return null;
+      chunks.push(read === chunk.length ? chunk : chunk.subarray(0, read));
+    }
+    return Buffer.concat(chunks, total);
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
