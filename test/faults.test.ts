@@ -110,7 +110,7 @@ function dataFiles(tag: string): Record<string, string> {
 
 describe('a restore or save killed with SIGKILL', () => {
   // The checkpoint's tree built from git status (the default) and through a temporary index.
-  for (const [staging, expectedCalls] of [['auto', 7], ['index', 9]] as const) {
+  for (const [staging, expectedCalls] of [['auto', 6], ['index', 8]] as const) {
   it(`leaves the pre-restore checkpoint on the ref before the first file is touched, at every git call and mid-checkout, and restoring it gives the tree back (staging ${staging})`, async (t) => {
     const dir = makeRepo({ 'README.md': 'x\n', 'tracked.txt': 'tracked\n' });
     const kill = killer();
@@ -187,7 +187,8 @@ describe('a restore or save killed with SIGKILL', () => {
     // knows every changed file from the run before, unless within its racy margin); through a
     // temporary index, ls-files, add and write-tree. The target commit, named by its full id, and the
     // writability check's object types and sizes are read from their loose files, not by cat-file,
-    // and so is the wip tip (its loose ref and loose commit), not by for-each-ref.
+    // and so is the wip tip (its loose ref and loose commit), not by for-each-ref, and the paths
+    // the working tree's tree and the target's differ on, not by diff-tree.
     assert.equal(callsOfARestore, expectedCalls, `a restore that writes a checkpoint recording the index and resets the index makes ${expectedCalls} git calls`);
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
   });

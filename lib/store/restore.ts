@@ -11,6 +11,7 @@ import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
 import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
 import { listTree } from '../git/diff.js';
+import { diffLooseTrees } from '../git/tree-diff.js';
 import { indexHoldsTree } from '../git/formats/index-file.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { CommitRecord } from '../git/formats/commit.js';
@@ -298,7 +299,9 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     // a .gitmodules in the working tree (read first), it is pointed at an index that is not there.
     const gitlinked = leftOut.some((entry) => entry.reason === 'submodule' || entry.reason === 'embedded-repository');
     const indexless = !gitlinked || existsSync(join(layout.top, '.gitmodules'));
-    const all = await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
+    // Read from the trees' loose files where they are (a save's own writes are), without a process.
+    const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat) : null;
+    const all = local ?? await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
