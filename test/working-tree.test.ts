@@ -453,6 +453,28 @@ describe('the blobs a save from status writes itself', () => {
     assert.ok(statSync(file).mtimeMs > Date.now() - 60_000, 'the loose blob was refreshed');
   });
 
+  it('refreshes the loose blobs and trees it takes from its caches, so that no prune takes them while a snapshot comes to name them', async () => {
+    const dir = makeRepo({ 'd/a.txt': 'a\n', 'e/b.txt': 'b\n' });
+    writeFiles(dir, { 'd/a.txt': 'changed\n' });
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status' });
+    const first = await store.save({ label: 'first' });
+    const objectFile = (oid: string) => join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    const blob = objectFile(git(dir, ['rev-parse', `${first.snapshot.tree}:d/a.txt`]).trim());
+    const folder = objectFile(git(dir, ['rev-parse', `${first.snapshot.tree}:d`]).trim());
+    // The snapshot pruned away (as retention does) and its objects a month old: unreachable, and prunable.
+    git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+    for (const file of [blob, folder]) utimesSync(file, old, old);
+    writeFiles(dir, { 'e/b.txt': 'changed too\n' });
+    const second = await store.save({ label: 'second' });
+    // Looked at before git add (in stagedTree) writes the same objects, which refreshes them too.
+    for (const file of [blob, folder]) assert.ok(statSync(file).mtimeMs > Date.now() - 60_000, `${file} was refreshed`);
+    assert.equal(second.snapshot.tree, stagedTree(dir));
+    assert.equal(git(dir, ['rev-parse', `${second.snapshot.tree}:d`]).trim(), git(dir, ['rev-parse', `${first.snapshot.tree}:d`]).trim(), 'the folder is the memo\'s tree');
+    git(dir, ['prune', '--expire=1.week.ago']);
+    assert.equal(git(dir, ['fsck', '--no-dangling']).trim(), '');
+  });
+
   it('writes blobs a group can read in a shared repository, as git does', async () => {
     const dir = makeRepo({ 'a.txt': 'a\n' });
     git(dir, ['config', 'core.sharedRepository', 'group']);

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { asWipError, cancelledError, WipError } from '../errors.js';
@@ -506,6 +506,27 @@ export class Plumbing {
   }
 
   /**
+   * Whether the object is on disk as a loose object (see {@link Plumbing.hasLooseObject}), its
+   * time refreshed where it is older than an hour, as git refreshes an object it would write
+   * again: an unreachable object (a snapshot pruned away held it) is taken by a prune once it is
+   * two weeks old by git's default, and one running while a new snapshot comes to name it again
+   * must not take it. False where the time cannot be refreshed: the caller writes it anew.
+   */
+  keepLooseObject(objectsDir: string, oid: string): boolean {
+    const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
+    const stats = statSync(path, { throwIfNoEntry: false });
+    if (stats === undefined) return false;
+    if (stats.mtimeMs > Date.now() - FRESH_MS) return true;
+    try {
+      const now = new Date();
+      utimesSync(path, now, now);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
    * Writes an object as a loose object without a process, as git's own write does (see
    * {@link placeLooseObject}); nothing is written when it is there loose already.
    * @returns the object's id
@@ -788,6 +809,9 @@ export class Plumbing {
     return out.split('\n').filter((line) => line.length > 0);
   }
 }
+
+/** A loose object written or refreshed within this many milliseconds is not refreshed again. */
+const FRESH_MS = 60 * 60 * 1000;
 
 /** Up to this many bytes in all, {@link Plumbing.hashRaw} reads the files itself. */
 const RAW_IN_PROCESS_BYTES = 16 * 1024 * 1024;

@@ -201,7 +201,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     else if (state.kind === 'object') leaves.set(path, { mode: state.mode, oid: state.oid });
   }
   toHash.forEach((path, index) => leaves.set(path, { mode: (plan.states.get(path) as { mode: string }).mode, oid: hashed[index] as string }));
-  const memo = treeMemo(remembered, (oid) => plumbing.hasLooseObject(objectsDir, oid));
+  const memo = treeMemo(remembered, (oid) => plumbing.keepLooseObject(objectsDir, oid));
   let tip: RefRecord | null | undefined = prefetched?.tip;
   const headTrees = prefetched === undefined ? null : new Map(folders.map((folder, index) => [folder, prefetched.trees[index] ?? null]));
   const built = await buildTrees({
@@ -225,7 +225,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // written alongside; it names a tree only while the tree is on disk. How they are written
   // (modes, syncing) is read from git's configuration, in the environment git runs with, only
   // when there is one to write.
-  const missing = built.writes.filter((write) => !plumbing.hasLooseObject(objectsDir, write.oid));
+  const missing = built.writes.filter((write) => !plumbing.keepLooseObject(objectsDir, write.oid));
   const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, target);
   await Promise.all([writing, saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
@@ -307,7 +307,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   const oids: Array<string | undefined> = paths.map((path, index) => {
     const known = keys[index];
     const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
-    return oid !== undefined && plumbing.hasLooseObject(objectsDir, oid) ? oid : undefined;
+    return oid !== undefined && plumbing.keepLooseObject(objectsDir, oid) ? oid : undefined;
   });
   // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
   const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
