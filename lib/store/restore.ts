@@ -29,6 +29,7 @@ import { applyOps, available as folderWriterAvailable, FolderRaceError } from '.
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
+import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
 import { recordSnapshot } from './record.js';
 import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
@@ -154,7 +155,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
       // restore with nothing written at all, and so does a cancel until the checkpoint.
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false).catch(stopped) : null;
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
         checkNotAborted(signal);
@@ -466,12 +467,15 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
  * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
  * restore here, with nothing written.
  */
-async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean): Promise<string> {
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>): Promise<string> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
-    if (written.length > 0) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid })), layout.objectFormat, replaced ? null : layout.objectsDir);
+    const entries = written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid }));
+    // Written here from their loose blobs where git's checkout would convert nothing; else by git.
+    const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env) && writePlainFiles(layout.objectsDir, staging, target.tree, entries, layout.objectFormat);
+    if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir);
     return staging;
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);

@@ -1,0 +1,106 @@
+// A restore's files written into its private staging folder from their loose blobs, without
+// `git checkout-index`, where git's checkout would write the blobs' bytes as they are: no
+// attribute that applies (the target tree's .gitattributes on the way to the files, the
+// repository's info/attributes, the global and system ones) names a smudge filter, `ident`,
+// `working-tree-encoding` or a line-ending conversion, and no configuration turns one on
+// (`core.autocrlf`, `core.eol`) or writes symlinks as files (`core.symlinks`). convert_to_working_tree
+// runs those steps and no other. Anything else is checkout-index's to write, as before.
+import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { attributesFiles, configMentions, fileMentions } from '../git/config-files.js';
+import type { NewIndexEntry } from '../git/formats/index-file.js';
+import { treeEntry } from '../git/formats/tree.js';
+import { readCheckedLoose, readLooseInfo, readLooseTreeFolders } from '../git/loose-objects.js';
+import { gitEnvironment } from '../git/runner.js';
+import { unwritablePath } from './tree-paths.js';
+
+/** Configuration that changes what git's checkout writes, or makes it read attributes this does not. */
+const CHECKOUT_CONFIG = /autocrlf|eol|symlinks|attributesfile|include|\[attr/i;
+
+/** What in an attributes file may make git's checkout write other bytes than the blob's. */
+const SMUDGES = /filter|ident|encoding|text|eol|crlf/i;
+
+/** Up to this many bytes a file, and in all, a restore writes files itself. */
+const FILE_BYTES = 4 * 1024 * 1024;
+const ALL_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Whether the configuration, or an attributes file from outside the working tree, may make git's
+ * checkout write other bytes than a blob holds (see the file's head); a file that exists but
+ * cannot be read says yes.
+ * @param dirs - the git directory every worktree shares, and this worktree's
+ * @param ambient - the environment chant runs in
+ * @internal
+ */
+export function checkoutMayConvert(dirs: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>>): boolean {
+  if (configMentions(dirs, CHECKOUT_CONFIG, ambient)) return true;
+  return attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, SMUDGES));
+}
+
+/**
+ * Writes the files `entries` name (paths of `tree`, byte strings) into `staging`, an empty
+ * folder, from their loose blobs, as git's checkout writes them where it converts nothing: a
+ * file of mode 0666 or 0777 less the umask, a symlink to what its blob holds. False, with
+ * `staging` left empty, for git to write them: a .gitattributes of `tree` on their way may
+ * convert, a tree or a blob is not there loose (or not what its id says), a file is larger
+ * than this writes itself, or a write fails. The caller rules out replace refs and the
+ * configuration ({@link checkoutMayConvert}).
+ * @internal
+ */
+export function writePlainFiles(objectsDir: string, staging: string, tree: string, entries: readonly NewIndexEntry[], objectFormat: string): boolean {
+  const folders = new Set<string>(['']);
+  for (const entry of entries) {
+    for (let slash = entry.raw.indexOf('/'); slash >= 0; slash = entry.raw.indexOf('/', slash + 1)) folders.add(entry.raw.slice(0, slash));
+  }
+  const list = [...folders];
+  const trees = readLooseTreeFolders(objectsDir, tree, list, objectFormat, true);
+  if (trees === null) return false;
+  for (const object of trees) {
+    const found = object === null ? null : treeEntry(object.content, '.gitattributes', objectFormat);
+    if (found === null) continue;
+    const content = found.mode === '100644' || found.mode === '100755' ? readCheckedLoose(objectsDir, found.oid, 'blob', objectFormat) : null;
+    if (content === null || SMUDGES.test(content.toString('latin1'))) return false;
+  }
+  // Every blob is looked at before anything is written.
+  const sizes = readLooseInfo(objectsDir, entries.map((entry) => entry.oid));
+  let total = 0;
+  for (const entry of entries) {
+    const size = sizes.get(entry.oid)?.size;
+    if (size === undefined || size > FILE_BYTES || (total += size) > ALL_BYTES) return false;
+    if (!['100644', '100755', '120000'].includes(entry.mode) || unwritablePath(entry.raw, entry.mode, true) !== null) return false;
+  }
+  const contents: Buffer[] = [];
+  for (const entry of entries) {
+    const content = readCheckedLoose(objectsDir, entry.oid, 'blob', objectFormat);
+    if (content === null || (entry.mode === '120000' && (content.length === 0 || content.includes(0)))) return false;
+    contents.push(content);
+  }
+  const base = Buffer.from(`${staging}/`, 'utf8');
+  const made = new Set<string>();
+  try {
+    entries.forEach((entry, index) => {
+      const slash = entry.raw.lastIndexOf('/');
+      const parent = slash < 0 ? '' : entry.raw.slice(0, slash);
+      if (parent !== '' && !made.has(parent)) {
+        mkdirSync(Buffer.concat([base, Buffer.from(parent, 'latin1')]), { recursive: true });
+        made.add(parent);
+      }
+      const path = Buffer.concat([base, Buffer.from(entry.raw, 'latin1')]);
+      const content = contents[index] as Buffer;
+      if (entry.mode === '120000') {
+        symlinkSync(content, path);
+        return;
+      }
+      const fd = openSync(path, 'wx', entry.mode === '100755' ? 0o777 : 0o666);
+      try {
+        for (let at = 0; at < content.length;) at += writeSync(fd, content, at);
+      } finally {
+        closeSync(fd);
+      }
+    });
+  } catch {
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(staging);
+    return false;
+  }
+  return true;
+}
