@@ -5,7 +5,7 @@
 // files are then hashed in-process, a git process less; anything else is git's to hash.
 import { closeSync, constants, fstatSync, openSync, readSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
-import { looseObjectAsync } from './formats/loose.js';
+import { looseObjectSoon } from './formats/loose.js';
 import { attributesFiles, configMentions, fileMentions } from './config-files.js';
 import { gitEnvironment } from './runner.js';
 import { placeLooseObject } from './loose-target.js';
@@ -70,7 +70,7 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
     budget -= content.length;
     return content;
   });
-  const objects = await Promise.all(contents.map((content) => (content === null ? null : looseObjectAsync('blob', content, objectFormat))));
+  const objects = await Promise.all(contents.map((content) => (content === null ? null : looseObjectSoon('blob', content, objectFormat))));
   return objects.map((object) => {
     if (object === null) return null;
     try {

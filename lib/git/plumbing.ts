@@ -6,7 +6,7 @@ import { parseBatch } from './formats/batch.js';
 import type { GitObject } from './formats/batch.js';
 import { parseCommit, splitParents } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
-import { looseObject, looseObjectAsync, objectId, readLoose } from './formats/loose.js';
+import { looseObject, looseObjectSoon, objectId, readLoose } from './formats/loose.js';
 import { indexFileOf } from './formats/index-file.js';
 import type { NewIndexEntry } from './formats/index-file.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
@@ -551,8 +551,8 @@ export class Plumbing {
 
   /**
    * Writes tree objects, given whole, as loose objects without a process (see
-   * {@link Plumbing.writeLooseObject}), compressed side by side on the thread pool. Where one
-   * cannot be written, git writes them all in one call: a pack of them, undeltified, that
+   * {@link Plumbing.writeLooseObject}), the large ones compressed side by side on the thread
+   * pool. Where one cannot be written, git writes them all in one call: a pack of them, undeltified, that
    * `unpack-objects` stores as loose objects, checking the pack's checksum; the ids are the
    * caller's own, computed from the same bytes. A process less a save: 10 to 15 ms of a spawn
    * from Node with a save's memory, where compressing 8 trees of 200 KB takes 25 ms of one
@@ -562,7 +562,7 @@ export class Plumbing {
     if (bodies.length === 0) return;
     if (target !== undefined) {
       try {
-        const objects = await Promise.all(bodies.map((body) => looseObjectAsync('tree', body, objectFormat)));
+        const objects = await Promise.all(bodies.map((body) => looseObjectSoon('tree', body, objectFormat)));
         for (const { oid, file } of objects) placeLooseObject(target, oid, file);
         return;
       } catch {
