@@ -92,7 +92,7 @@ test('the type and size of loose objects are read from their headers as cat-file
   assert.equal(found.has(missing), false);
 });
 
-test('a save\'s trees and commit in a group-shared repository get the modes git gives its own objects there', async () => {
+test('a save\'s blobs, trees and commit in a group-shared repository get the modes git gives its own objects there', async () => {
   const before = process.umask(0o077);
   try {
     const dir = tempDir();
@@ -122,7 +122,7 @@ test('loose objects are synced to disk where git\'s configuration may ask git to
   const layout = { commonDir: join(dir, '.git'), gitDir: join(dir, '.git'), objectsDir: join(dir, '.git', 'objects') };
   const ambient = { HOME: home, PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1' };
   assert.equal(syncsLooseObjects(layout, ambient), false, 'git\'s default syncs no loose object');
-  assert.equal(looseTarget(layout, ambient).fsync, false);
+  assert.equal(looseTarget(layout, ambient)?.fsync, false);
   git(dir, ['config', 'core.fsync', 'loose-object']);
   assert.equal(syncsLooseObjects(layout, ambient), true);
   git(dir, ['config', '--unset', 'core.fsync']);
@@ -133,5 +133,7 @@ test('loose objects are synced to disk where git\'s configuration may ask git to
   writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = n\n');
   assert.equal(syncsLooseObjects(layout, ambient), false);
   assert.equal(syncsLooseObjects(layout, { ...ambient, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.fsync', GIT_CONFIG_VALUE_0: 'all' }), true, 'configuration given in the environment');
-  assert.equal(looseTarget(layout, ambient).shared, 0, 'not shared');
+  assert.notEqual(looseTarget(layout, ambient), null, 'not shared: chant writes');
+  git(dir, ['config', 'core.sharedRepository', 'group']);
+  assert.equal(looseTarget(layout, ambient), null, 'shared: git writes, with the permissions it gives');
 });

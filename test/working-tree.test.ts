@@ -12,6 +12,7 @@ import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
 import { readStatus } from '../lib/git/formats/status.js';
 import { workingTreeByStatus } from '../lib/store/working-tree.js';
+import { attributesElsewhere } from '../lib/git/blob-writer.js';
 import { WipStore } from '../lib/store/wip-store.js';
 import { DEFAULT_MAX_FILE_SIZE } from '../lib/snapshot/left-out.js';
 
@@ -199,7 +200,7 @@ describe('the working tree built from git status', () => {
     const objects = git(dir, ['rev-parse', '--path-format=absolute', '--git-path', 'objects']).trim();
     const body = (name: string): Buffer => Buffer.concat([Buffer.from(`100644 ${name}\0`, 'latin1'), Buffer.from(git(dir, ['rev-parse', 'HEAD:a.txt']).trim(), 'hex')]);
     const idOf = (tree: Buffer): string => createHash('sha1').update(`tree ${tree.length}\0`).update(tree).digest('hex');
-    await plumbing.writeTrees([body('one.txt'), body('two.txt')], 'sha1', { objectsDir: objects, shared: 0, fsync: true });
+    await plumbing.writeTrees([body('one.txt'), body('two.txt')], 'sha1', { objectsDir: objects, fsync: true });
     assert.deepEqual(calls, [], 'no process');
     assert.equal(git(dir, ['ls-tree', '--name-only', idOf(body('two.txt'))]).trim(), 'two.txt');
     // An objects folder that cannot take them (here a file where the folder should be): git writes them.
@@ -441,6 +442,10 @@ describe('the blobs a save from status writes itself', () => {
     assert.equal(await first.build(), stagedTree(dir));
     assert.deepEqual(hashedByGit(first.calls), ['a.txt']);
     git(dir, ['config', '--unset', 'core.attributesFile']);
+    // Later gits' attr.tree, in a file or given in the environment, reads attributes from a tree.
+    const dirs = { commonDir: join(dir, '.git'), gitDir: join(dir, '.git') };
+    assert.equal(attributesElsewhere(dirs, process.env), false);
+    assert.equal(attributesElsewhere(dirs, { ...process.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'attr.tree', GIT_CONFIG_VALUE_0: 'HEAD' }), true);
     // The blob is loose already, and old: it is not written again, and no prune takes it before a ref names it.
     const oid = git(dir, ['hash-object', 'a.txt']).trim();
     const file = join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
@@ -475,25 +480,37 @@ describe('the blobs a save from status writes itself', () => {
     assert.equal(git(dir, ['fsck', '--no-dangling']).trim(), '');
   });
 
-  it('writes blobs a group can read in a shared repository, as git does', async () => {
+  it('leaves to git the blobs of a repository its configuration shares, whose modes git gives, and a file under a symlinked .gitattributes', async () => {
     const dir = makeRepo({ 'a.txt': 'a\n' });
     git(dir, ['config', 'core.sharedRepository', 'group']);
-    chmodSync(join(dir, '.git', 'objects'), 0o2775);
     writeFiles(dir, { 'b.txt': 'a file git has not seen\n' });
-    const { calls, build } = counting(dir);
-    // A umask that takes the group's bits: the shared folder gives them back.
+    const shared = counting(dir);
+    // A umask that takes the group's bits: git gives them back.
     const umask = process.umask(0o077);
     let tree: string | null;
     try {
-      tree = await build();
+      tree = await shared.build();
     } finally {
       process.umask(umask);
     }
     assert.equal(tree, stagedTree(dir));
-    assert.deepEqual(hashedByGit(calls), []);
+    assert.deepEqual(hashedByGit(shared.calls), ['b.txt']);
     const oid = git(dir, ['rev-parse', `${tree}:b.txt`]).trim();
-    assert.equal(statSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2))).mode & 0o777, 0o444);
+    assert.equal(statSync(join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2))).mode & 0o777, 0o440);
+    // git reads the index's .gitattributes where the working tree's is a symlink (which it never
+    // follows), and hash-object never reads the index: git add decides.
+    const linked = makeRepo({ 'a.txt': 'a\n' });
+    symlinkSync('* ident', join(linked, '.gitattributes'));
+    git(linked, ['add', '-A']);
+    git(linked, ['commit', '-qm', 'linked attributes']);
+    writeFiles(linked, { 'a.txt': 'x $Id: abc $\n' });
+    const handed = counting(linked);
+    assert.equal(await handed.build(), null, 'handed to git add');
+    assert.deepEqual(hashedByGit(handed.calls), []);
+    const store = new WipStore({ cwd: linked, policy: null });
+    assert.equal((await store.save({ label: 'linked' })).snapshot.tree, stagedTree(linked));
   });
+
 });
 
 describe('the hash cache', () => {

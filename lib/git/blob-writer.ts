@@ -19,9 +19,9 @@ const REWRITES = /filter|ident|encoding/i;
 
 /**
  * Configuration that makes git read attributes this does not look at (`core.attributesFile`, an
- * include, the `[attr]` section of later gits: `attr.tree`).
+ * include, later gits' `attr.tree`, in a file's `[attr]` section or given in the environment).
  */
-const ELSEWHERE = /attributesfile|include|\[attr/i;
+const ELSEWHERE = /attributesfile|include|\[attr|attr\.tree/i;
 
 /** Up to this many bytes a file, and in all, a save hashes files itself. */
 const FILE_BYTES = 4 * 1024 * 1024;

@@ -12,7 +12,7 @@ import { gitEnvironment } from './runner.js';
  * here: `core.autocrlf`, `core.attributesFile`, an include, the `[attr]` section of later gits
  * (`attr.tree`).
  */
-const AUTO_CONFIG = /autocrlf|attributesfile|include|\[attr/i;
+const AUTO_CONFIG = /autocrlf|attributesfile|include|\[attr|attr\.tree/i;
 
 /** What in an attributes file's text may ask for automatic conversion (`text=auto`, `eol`, the old `crlf`, a macro). */
 const AUTO_ATTRIBUTES = /auto|eol|crlf|\[attr\]/i;

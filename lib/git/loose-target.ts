@@ -1,8 +1,9 @@
-// How chant writes a loose object where git would write it itself (a save's trees and commit):
-// with the permissions git's `core.sharedRepository` gives, and synced to disk when the
-// configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
+// How chant writes a loose object where git would write it itself (a save's blobs, trees and
+// commit): with the permissions git gives its own (the umask's; a repository whose configuration
+// mentions `core.sharedRepository`, where git adds its own, is left to git), and synced to disk
+// when the configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
 import { randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, existsSync, fchmodSync, fstatSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 
@@ -13,31 +14,26 @@ import { configMentions } from './config-files.js';
 export interface LooseTarget {
   /** The objects folder. */
   objectsDir: string;
-  /**
-   * The objects folder's mode when it is group-shared (set-group-id, as `core.sharedRepository`
-   * makes it), else 0: a fan-out folder made takes it, and an object file the read bits it grants.
-   */
-  shared: number;
   /** Whether each object file is synced to disk before it is linked into place. */
   fsync: boolean;
 }
 
 /**
- * The target of a checkout's loose objects, read from its objects folder and the configuration
- * files git reads (see {@link syncsLooseObjects}).
+ * The target of a checkout's loose objects, read from the configuration files git reads (see
+ * {@link syncsLooseObjects}); null, for git to write them, where any of them mentions
+ * `sharedRepository` (git then gives its objects and their folders permissions of its own, from
+ * a value this does not read) or cannot be read.
  * @param layout - the checkout's git directories and objects folder
  * @param ambient - the environment chant runs in (the runner's source)
  * @internal
  */
-export function looseTarget(layout: { objectsDir: string; commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): LooseTarget {
-  let mode = 0;
-  try {
-    mode = statSync(layout.objectsDir).mode;
-  } catch {
-    // Written as git's default then; a write that cannot be made says why.
-  }
-  return { objectsDir: layout.objectsDir, shared: (mode & 0o2000) !== 0 ? mode & 0o7777 : 0, fsync: syncsLooseObjects(layout, ambient) };
+export function looseTarget(layout: { objectsDir: string; commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): LooseTarget | null {
+  if (configMentions(layout, SHARED, ambient)) return null;
+  return { objectsDir: layout.objectsDir, fsync: syncsLooseObjects(layout, ambient) };
 }
+
+/** What in a configuration's text may make git give its objects other permissions than the umask's. */
+const SHARED = /sharedrepository|include/i;
 
 /** What in a configuration's text may make git sync loose objects, or read a file this does not. */
 const MAY_SYNC = /fsync|include/i;
@@ -58,9 +54,7 @@ export function syncsLooseObjects(layout: { commonDir: string; gitDir: string },
  * Puts a loose object's file in place as git's own write does: a `tmp_obj_` file of mode 0444 in
  * its fan-out folder, synced to disk first where git's configuration may ask git to (see
  * {@link LooseTarget}), then linked into place (renamed where the file system has no links), so
- * the object is whole or absent. In a group-shared objects folder (set-group-id, as git's
- * `core.sharedRepository` makes it) a fan-out folder it makes takes the folder's mode, and the
- * file the read bits the folder grants, as git's own writes there do. Nothing is written when
+ * the object is whole or absent, with the permissions the umask leaves. Nothing is written when
  * the object is there loose already.
  * @internal
  * @returns whether it was written (false: it was there loose already)
@@ -72,7 +66,6 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
   if (existsSync(path)) return false;
   try {
     mkdirSync(folder);
-    if (target.shared !== 0) chmodSync(folder, target.shared);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
   }
@@ -80,8 +73,6 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
   const fd = openSync(temporary, 'wx', 0o444);
   try {
     try {
-      // The umask takes its share of 0444 first; sharing adds the group's (and others') read bits back.
-      if (target.shared !== 0) fchmodSync(fd, (fstatSync(fd).mode & 0o777) | (target.shared & 0o444));
       for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
       if (target.fsync) fsyncSync(fd);
     } finally {

@@ -80,8 +80,8 @@ export async function saveHashCache(file: string, cache: HashCache): Promise<voi
   await replaceCacheFile(file, cache.text());
 }
 
-/** Config that makes git read a file the fingerprint does not. */
-const FOLLOWED = /include|attributesfile/i;
+/** Config that makes git read a file the fingerprint does not, or attributes from a tree (`attr.tree`). */
+const FOLLOWED = /include|attributesfile|\[attr|attr\.tree/i;
 
 /** Where a checkout's git reads attributes and config from, besides the working tree's files. */
 export interface HashSources {

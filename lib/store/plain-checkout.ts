@@ -14,7 +14,7 @@ import { gitEnvironment } from '../git/runner.js';
 import { unwritablePath } from './tree-paths.js';
 
 /** Configuration that changes what git's checkout writes, or makes it read attributes this does not. */
-const CHECKOUT_CONFIG = /autocrlf|eol|symlinks|attributesfile|include|\[attr/i;
+const CHECKOUT_CONFIG = /autocrlf|eol|symlinks|attributesfile|include|\[attr|attr\.tree/i;
 
 /** What in an attributes file may make git's checkout write other bytes than the blob's. */
 const SMUDGES = /filter|ident|encoding|text|eol|crlf/i;

@@ -83,13 +83,13 @@ async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: s
 function commitWriter(plumbing: Plumbing, layout: RepositoryLayout): (tree: string, parents: readonly string[], message: string, seconds: number) => Promise<string> {
   const inputs = identityInputs(layout);
   let idents: Idents | null = inputs === null ? null : readIdentityMemo(layout.gitDir, inputs);
-  let target: LooseTarget | null = null;
+  let target: LooseTarget | null | undefined;
   return async (tree, parents, message, seconds) => {
     const bytes = Buffer.from(message, 'utf8');
     const kept = keptAsUtf8(bytes);
-    if (idents !== null && kept) {
+    if (target === undefined && idents !== null && kept) target = looseTarget(layout);
+    if (idents !== null && kept && target !== null && target !== undefined) {
       try {
-        target ??= looseTarget(layout);
         return plumbing.writeLooseObject(target, 'commit', commitContent({ tree, parents, ...idents, seconds, message: bytes }), layout.objectFormat);
       } catch {
         // git writes it, or says why it cannot.

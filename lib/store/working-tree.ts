@@ -175,7 +175,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // Where no attribute may rewrite a file's bytes, chant writes its blob itself (see
   // lib/git/blob-writer.ts), with the same target as the trees below.
   const target = looseTarget(layout, env);
-  const writer = attributesElsewhere(layout, env) ? null : target;
+  const writer = target === null || attributesElsewhere(layout, env) ? null : target;
   const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
@@ -226,7 +226,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // (modes, syncing) is read from git's configuration, in the environment git runs with, only
   // when there is one to write.
   const missing = built.writes.filter((write) => !plumbing.keepLooseObject(objectsDir, write.oid));
-  const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, target);
+  const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, target ?? undefined);
   await Promise.all([writing, saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
@@ -275,11 +275,15 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   const { top, objectsDir, objectFormat } = layout;
   const takenNs = BigInt(Date.now()) * 1_000_000n;
   const attributes = new Map<string, { key: string; newest: bigint; rewrites: boolean }>();
+  // git never reads a .gitattributes through a symlink, and reads the index's instead, which
+  // hash-object never does: git add decides.
+  let linkedAttributes = false;
   const attributesOf = (folder: string): { key: string; newest: bigint; rewrites: boolean } => {
     let known = attributes.get(folder);
     if (known === undefined) {
       const file = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
       const stats = statOf(top, file);
+      if (stats?.isSymbolicLink() === true) linkedAttributes = true;
       known = stats === null
         ? { key: '-', newest: 0n, rewrites: false }
         : { key: statKey(stats), newest: stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs, rewrites: attributesRewrite(join(top, file)) };
@@ -304,6 +308,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
     }
     return { key, newest, rewritten };
   });
+  if (linkedAttributes) return [];
   const oids: Array<string | undefined> = paths.map((path, index) => {
     const known = keys[index];
     const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
