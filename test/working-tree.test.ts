@@ -434,6 +434,24 @@ describe('the blobs a save from status writes itself', () => {
     assert.equal(git(dir, ['fsck', '--no-dangling']).trim(), '');
   });
 
+  it('leaves many files to hash-object, which hashes them on another core, and keeps its cache across who commits', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`many/f${i}.txt`, `${i}\n`])));
+    const many = counting(dir);
+    assert.equal(await many.build(), stagedTree(dir));
+    assert.equal(hashedByGit(many.calls).length, 150);
+    // The author and committer git runs with are no part of a blob: the cache answers for them all.
+    const plumbing = new Plumbing(new SimpleGitRunner(dir), dir);
+    const { layout, head, replaced } = await plumbing.checkout();
+    const calls: string[][] = [];
+    const runner = new SimpleGitRunner(dir);
+    const counted = new Plumbing({ run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) }, dir);
+    const env = { ...process.env, GIT_AUTHOR_NAME: 'Agent 7', GIT_COMMITTER_EMAIL: 'agent@example.com' };
+    const built = await workingTreeByStatus(counted, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, env, racyMarginNs: 0n });
+    assert.equal(built?.tree, stagedTree(dir));
+    assert.deepEqual(hashedByGit(calls), [], 'every file known from the save before');
+  });
+
   it('leaves every file to hash-object where attributes come from elsewhere, and refreshes a blob it finds loose already', async () => {
     const dir = makeRepo({ 'a.txt': 'a\n' });
     writeFiles(dir, { 'a.txt': 'again\n' });

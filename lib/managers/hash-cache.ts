@@ -80,6 +80,9 @@ export async function saveHashCache(file: string, cache: HashCache): Promise<voi
   await replaceCacheFile(file, cache.text());
 }
 
+/** The variables of a commit's author and committer. */
+const IDENTITY = /^GIT_(?:AUTHOR|COMMITTER)_(?:NAME|EMAIL|DATE)$/;
+
 /** Config that makes git read a file the fingerprint does not, or attributes from a tree (`attr.tree`). */
 const FOLLOWED = /include|attributesfile|\[attr|attr\.tree/i;
 
@@ -99,8 +102,8 @@ export interface HashSources {
 
 /**
  * What the blob of a file's bytes depends on beyond them, as one digest: the object format, HEAD
- * (whose tree holds the committed `.gitattributes`), every variable named GIT_* or that places
- * git's config, and the bytes of each config and attributes file git reads by default. Null, so
+ * (whose tree holds the committed `.gitattributes`), every variable named GIT_* (but the
+ * author's and committer's) or that places git's config, and the bytes of each config and attributes file git reads by default. Null, so
  * the cache is not used, when a config names a file read from elsewhere (`include`, `includeIf`,
  * `core.attributesFile`). A clean filter (git-lfs) is taken as git's own index takes it, as a
  * function of the bytes and of its config. The `.gitattributes` files of the working tree are
@@ -114,6 +117,8 @@ export async function hashFingerprint(sources: HashSources): Promise<string | nu
   hash.update(`${sources.objectFormat}\0${sources.head}\0`);
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith('GIT_') && name !== 'HOME' && name !== 'XDG_CONFIG_HOME') continue;
+    // Who commits, and when, is no part of a blob: a host that names its agent in these keeps the cache.
+    if (IDENTITY.test(name)) continue;
     // Config given on the command line or in the environment may name a file or a filter too.
     if (name.startsWith('GIT_CONFIG') && FOLLOWED.test(env[name] ?? '')) return null;
     hash.update(`${name}=${env[name] ?? ''}\0`);
