@@ -3,12 +3,12 @@
 // file holds no carriage return, so no line-ending conversion (`text`, `eol`, `core.autocrlf`)
 // changes it (convert.c: convert_to_git runs those four steps and no other). A save's changed
 // files are then hashed in-process, a git process less; anything else is git's to hash.
-import { closeSync, constants, fstatSync, openSync, readSync, utimesSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { looseObjectSoon } from './formats/loose.js';
 import { attributesFiles, configMentions, fileMentions } from './config-files.js';
 import { gitEnvironment } from './runner.js';
-import { placeLooseObject } from './loose-target.js';
+import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
 
 /**
@@ -62,8 +62,8 @@ export function attributesRewrite(file: string): boolean {
  * where no attribute rewrites them (the caller's to know), as loose objects: each id, or null
  * for git to hash, where the file holds a carriage return, is larger than this hashes itself,
  * is no longer a regular file, or cannot be read or written here (all of them, where there are
- * more files than this hashes itself). A blob there loose already
- * has its time refreshed, as git does, so that no prune takes it before a ref holds it.
+ * more files than this hashes itself). A blob there loose already is kept as
+ * {@link keepLooseObject} keeps it, so that no prune takes it before a ref holds it.
  * @param target - where and how loose objects are written
  * @param top - the working tree's top folder
  * @param paths - the files, from `top`
@@ -83,11 +83,7 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
   return objects.map((object) => {
     if (object === null) return null;
     try {
-      if (!placeLooseObject(target, object.oid, object.file)) {
-        const now = new Date();
-        utimesSync(join(target.objectsDir, object.oid.slice(0, 2), object.oid.slice(2)), now, now);
-      }
-      return object.oid;
+      return placeLooseObject(target, object.oid, object.file) || keepLooseObject(target.objectsDir, object.oid) ? object.oid : null;
     } catch {
       return null;
     }

@@ -3,7 +3,7 @@
 // mentions `core.sharedRepository`, where git adds its own, is left to git), and synced to disk
 // when the configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 
@@ -92,4 +92,29 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
     }
   }
   return true;
+}
+
+/** A loose object written or refreshed within this many milliseconds is not refreshed again. */
+const FRESH_MS = 60 * 60 * 1000;
+
+/**
+ * Whether the object is on disk as a loose object, its time refreshed where it is older than an
+ * hour, as git refreshes an object it would write again: an unreachable object (a snapshot pruned
+ * away held it) is taken by a prune once it is two weeks old by git's default, and one running
+ * while a new snapshot comes to name it again must not take it. False where it is not there or
+ * its time cannot be refreshed: the caller writes it anew.
+ * @internal
+ */
+export function keepLooseObject(objectsDir: string, oid: string): boolean {
+  const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
+  const stats = statSync(path, { throwIfNoEntry: false });
+  if (stats === undefined) return false;
+  if (stats.mtimeMs > Date.now() - FRESH_MS) return true;
+  try {
+    const now = new Date();
+    utimesSync(path, now, now);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { asWipError, cancelledError, WipError } from '../errors.js';
@@ -10,12 +10,12 @@ import { looseObject, looseObjectSoon, objectId, readLoose } from './formats/loo
 import { indexFileOf } from './formats/index-file.js';
 import type { NewIndexEntry } from './formats/index-file.js';
 import { OBJ_TREE, packOf } from './formats/pack.js';
-import { treeEntry } from './formats/tree.js';
+import { foldersOnTheWay, treeEntry } from './formats/tree.js';
 import { OBJECT_ID } from './formats/object-format.js';
 import { quotePath, rawPathText } from './formats/path-text.js';
 import { readLooseTreeFolders } from './loose-objects.js';
 import { withoutIndex } from './no-index.js';
-import { placeLooseObject } from './loose-target.js';
+import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
@@ -505,25 +505,9 @@ export class Plumbing {
     return existsSync(join(objectsDir, oid.slice(0, 2), oid.slice(2)));
   }
 
-  /**
-   * Whether the object is on disk as a loose object (see {@link Plumbing.hasLooseObject}), its
-   * time refreshed where it is older than an hour, as git refreshes an object it would write
-   * again: an unreachable object (a snapshot pruned away held it) is taken by a prune once it is
-   * two weeks old by git's default, and one running while a new snapshot comes to name it again
-   * must not take it. False where the time cannot be refreshed: the caller writes it anew.
-   */
+  /** Whether the object is on disk as a loose object, refreshed as git would: see {@link keepLooseObject}. */
   keepLooseObject(objectsDir: string, oid: string): boolean {
-    const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
-    const stats = statSync(path, { throwIfNoEntry: false });
-    if (stats === undefined) return false;
-    if (stats.mtimeMs > Date.now() - FRESH_MS) return true;
-    try {
-      const now = new Date();
-      utimesSync(path, now, now);
-      return true;
-    } catch {
-      return false;
-    }
+    return keepLooseObject(objectsDir, oid);
   }
 
   /**
@@ -710,11 +694,7 @@ export class Plumbing {
    * runner that cannot hand over tree objects, makes it fall back to {@link Plumbing.checkoutInto}.
    */
   async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null): Promise<void> {
-    const folders = new Set<string>(['']);
-    for (const entry of entries) {
-      for (let slash = entry.raw.indexOf('/'); slash >= 0; slash = entry.raw.indexOf('/', slash + 1)) folders.add(entry.raw.slice(0, slash));
-    }
-    const list = [...folders];
+    const list = foldersOnTheWay(entries.map((entry) => entry.raw));
     // The trees of a snapshot chant wrote are loose: read without a process where they are.
     const loose = objectsDir === null ? null : readLooseTreeFolders(objectsDir, tree, list, objectFormat, true);
     const trees = loose ?? (list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? tree : `${tree}:${folder}`))));
@@ -809,9 +789,6 @@ export class Plumbing {
     return out.split('\n').filter((line) => line.length > 0);
   }
 }
-
-/** A loose object written or refreshed within this many milliseconds is not refreshed again. */
-const FRESH_MS = 60 * 60 * 1000;
 
 /** Up to this many bytes in all, {@link Plumbing.hashRaw} reads the files itself. */
 const RAW_IN_PROCESS_BYTES = 16 * 1024 * 1024;

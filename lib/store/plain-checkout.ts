@@ -8,7 +8,7 @@
 import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
 import { attributesFiles, configMentions, fileMentions } from '../git/config-files.js';
 import type { NewIndexEntry } from '../git/formats/index-file.js';
-import { treeEntry } from '../git/formats/tree.js';
+import { foldersOnTheWay, treeEntry } from '../git/formats/tree.js';
 import { readCheckedLoose, readLooseInfo, readLooseTreeFolders } from '../git/loose-objects.js';
 import { gitEnvironment } from '../git/runner.js';
 import { unwritablePath } from './tree-paths.js';
@@ -47,12 +47,7 @@ export function checkoutMayConvert(dirs: { commonDir: string; gitDir: string }, 
  * @internal
  */
 export function writePlainFiles(objectsDir: string, staging: string, tree: string, entries: readonly NewIndexEntry[], objectFormat: string): boolean {
-  const folders = new Set<string>(['']);
-  for (const entry of entries) {
-    for (let slash = entry.raw.indexOf('/'); slash >= 0; slash = entry.raw.indexOf('/', slash + 1)) folders.add(entry.raw.slice(0, slash));
-  }
-  const list = [...folders];
-  const trees = readLooseTreeFolders(objectsDir, tree, list, objectFormat, true);
+  const trees = readLooseTreeFolders(objectsDir, tree, foldersOnTheWay(entries.map((entry) => entry.raw)), objectFormat, true);
   if (trees === null) return false;
   for (const object of trees) {
     const found = object === null ? null : treeEntry(object.content, '.gitattributes', objectFormat);

@@ -20,7 +20,7 @@ import { gitlinksOf, scanIndex } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
-import { buildTrees } from '../git/formats/tree.js';
+import { buildTrees, foldersOnTheWay } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
 import { HASH_CACHE_FILE, hashCache, hashFingerprint, saveHashCache, statKey } from '../managers/hash-cache.js';
 import type { HashCache } from '../managers/hash-cache.js';
@@ -341,11 +341,7 @@ const PREFETCH_FOLDERS = 64;
 
 /** Every folder on the way to one of `paths`, the top ('') first, parents before children. */
 function foldersOf(paths: Iterable<string>): string[] {
-  const folders = new Set<string>(['']);
-  for (const path of paths) {
-    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) folders.add(path.slice(0, slash));
-  }
-  return [...folders].sort((a, b) => depth(a) - depth(b));
+  return foldersOnTheWay(paths).sort((a, b) => depth(a) - depth(b));
 }
 
 function depth(folder: string): number {

@@ -162,6 +162,19 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
   return root === undefined || root === null ? null : { root, writes };
 }
 
+/**
+ * Every folder on the way to one of `paths` (from the top, `/`-separated), once each: the top
+ * (`''`) first, and each folder before the folders in it.
+ * @internal
+ */
+export function foldersOnTheWay(paths: Iterable<string>): string[] {
+  const folders = new Set<string>(['']);
+  for (const path of paths) {
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) folders.add(path.slice(0, slash));
+  }
+  return [...folders];
+}
+
 function parentOf(folder: string): string {
   const slash = folder.lastIndexOf('/');
   return slash < 0 ? '' : folder.slice(0, slash);
