@@ -6,8 +6,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { looseObjectSoon } from './formats/loose.js';
-import { attributesFiles, configMentions, fileMentions } from './config-files.js';
-import { gitEnvironment } from './runner.js';
+import { configOrAttributesMention, fileMentions } from './config-files.js';
 import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
 
@@ -44,8 +43,7 @@ const MOST_FILES = 100;
  * @internal
  */
 export function attributesElsewhere(dirs: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  if (configMentions(dirs, ELSEWHERE, ambient)) return true;
-  return attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, REWRITES));
+  return configOrAttributesMention(dirs, ELSEWHERE, REWRITES, ambient);
 }
 
 /**

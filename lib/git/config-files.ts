@@ -71,3 +71,18 @@ export function configMentions(dirs: { commonDir: string; gitDir: string }, patt
   }
   return configFiles(dirs, env).some((file) => fileMentions(file, pattern));
 }
+
+/**
+ * Whether any configuration git reads here matches `config` (see {@link configMentions}), or an
+ * attributes file git reads besides the working tree's (see {@link attributesFiles}) matches
+ * `attributes`; a file that exists but cannot be read says yes.
+ * @param dirs - the git directory every worktree shares, and this worktree's
+ * @param config - what to look for in the configuration
+ * @param attributes - what to look for in the attributes files
+ * @param ambient - the environment chant runs in
+ * @internal
+ */
+export function configOrAttributesMention(dirs: { commonDir: string; gitDir: string }, config: RegExp, attributes: RegExp, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
+  if (configMentions(dirs, config, ambient)) return true;
+  return attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, attributes));
+}

@@ -4,8 +4,7 @@
 // has_crlf_in_index), and hash-object, which never reads the index, converts them. A save that
 // hashes with hash-object asks this first.
 import { join } from 'node:path';
-import { attributesFiles, configMentions, fileMentions } from './config-files.js';
-import { gitEnvironment } from './runner.js';
+import { configOrAttributesMention, fileMentions } from './config-files.js';
 
 /**
  * What in a configuration's text may turn conversion on, or make git read a file not looked at
@@ -31,8 +30,7 @@ const AUTO_ATTRIBUTES = /auto|eol|crlf|\[attr\]/i;
  * @internal
  */
 export function mayConvertAutomatically(dirs: { commonDir: string; gitDir: string }, top: string, folders: Iterable<string>, ambient: Readonly<Record<string, string | undefined>> = process.env): boolean {
-  if (configMentions(dirs, AUTO_CONFIG, ambient)) return true;
-  if (attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, AUTO_ATTRIBUTES))) return true;
+  if (configOrAttributesMention(dirs, AUTO_CONFIG, AUTO_ATTRIBUTES, ambient)) return true;
   for (const folder of folders) {
     if (fileMentions(join(top, folder, '.gitattributes'), AUTO_ATTRIBUTES)) return true;
   }

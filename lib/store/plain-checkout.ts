@@ -6,11 +6,10 @@
 // (`core.autocrlf`, `core.eol`) or writes symlinks as files (`core.symlinks`). convert_to_working_tree
 // runs those steps and no other. Anything else is checkout-index's to write, as before.
 import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
-import { attributesFiles, configMentions, fileMentions } from '../git/config-files.js';
+import { configOrAttributesMention } from '../git/config-files.js';
 import type { NewIndexEntry } from '../git/formats/index-file.js';
 import { foldersOnTheWay, treeEntry } from '../git/formats/tree.js';
 import { readCheckedLoose, readLooseInfo, readLooseTreeFolders } from '../git/loose-objects.js';
-import { gitEnvironment } from '../git/runner.js';
 import { unwritablePath } from './tree-paths.js';
 
 /** Configuration that changes what git's checkout writes, or makes it read attributes this does not. */
@@ -32,8 +31,7 @@ const ALL_BYTES = 32 * 1024 * 1024;
  * @internal
  */
 export function checkoutMayConvert(dirs: { commonDir: string; gitDir: string }, ambient: Readonly<Record<string, string | undefined>>): boolean {
-  if (configMentions(dirs, CHECKOUT_CONFIG, ambient)) return true;
-  return attributesFiles(dirs.commonDir, gitEnvironment({}, ambient)).some((file) => fileMentions(file, SMUDGES));
+  return configOrAttributesMention(dirs, CHECKOUT_CONFIG, SMUDGES, ambient);
 }
 
 /**
