@@ -50,8 +50,11 @@ describe('cancellation', () => {
     git(dir, ['add', 'c.txt']);
     const state = stateOf(dir);
     const controller = new AbortController();
-    const store = new WipStore({ cwd: dir, policy: null, git: abortingOn(dir, controller, (args) => args[0] === 'update-ref', true) });
-    await assert.rejects(store.restore({ snapshot: turn1.commit, signal: controller.signal }), (error) => isWipError(error, 'wip-cancelled'));
+    // Cancelled the moment the checkpoint is on the ref (its ref is moved without a process).
+    const onProgress = (progress: Progress) => {
+      if (progress.phase === 'checkpoint' && progress.done === 1) controller.abort(new Error('the user pressed cancel'));
+    };
+    await assert.rejects(plain.restore({ snapshot: turn1.commit, signal: controller.signal, onProgress }), (error) => isWipError(error, 'wip-cancelled'));
     const after = stateOf(dir);
     assert.deepEqual(after.tree, state.tree, 'the working tree is as it was');
     assert.equal(after.index, state.index, 'the index is as it was');

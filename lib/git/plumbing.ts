@@ -563,19 +563,19 @@ export class Plumbing {
 
   /**
    * Writes a commit of `tree` with `parents`, never signed and through no hook, as git's
-   * configured identity or, when git has none, {@link FALLBACK_IDENTITY}.
+   * configured identity or, when git has none, {@link FALLBACK_IDENTITY} (`fallback`).
    */
-  async commitTree(tree: string, parents: readonly string[], message: string, env: Readonly<Record<string, string>> = {}): Promise<string> {
+  async commitTree(tree: string, parents: readonly string[], message: string, env: Readonly<Record<string, string>> = {}): Promise<{ commit: string; fallback: boolean }> {
     const args = ['commit-tree', '--no-gpg-sign', ...parents.flatMap((parent) => ['-p', parent]), '-F', '-', tree];
     // The message is UTF-8, and says so by having no encoding header, whatever
     // i18n.commitEncoding the user set (git would otherwise label these bytes with it).
     const utf8 = { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'i18n.commitEncoding', GIT_CONFIG_VALUE_0: 'UTF-8', ...env };
     try {
-      return (await this.git.run(args, { cwd: this.cwd, input: message, env: utf8 })).stdout.trim();
+      return { commit: (await this.git.run(args, { cwd: this.cwd, input: message, env: utf8 })).stdout.trim(), fallback: false };
     } catch (error) {
       if (!(await this.identityMissing(env))) throw asWipError(error);
     }
-    return (await this.run(args, { input: message, env: { ...FALLBACK_IDENTITY, ...utf8 } })).trim();
+    return { commit: (await this.run(args, { input: message, env: { ...FALLBACK_IDENTITY, ...utf8 } })).trim(), fallback: true };
   }
 
   private async identityMissing(env: Readonly<Record<string, string>>): Promise<boolean> {

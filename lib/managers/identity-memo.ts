@@ -16,6 +16,11 @@ export const IDENTITY_MEMO_FILE = 'chant-identity-memo';
 export interface Idents {
   author: Buffer;
   committer: Buffer;
+  /**
+   * Whether git found them itself (chant's fallback identity not given): then they are also
+   * the ident git writes in a reflog line here.
+   */
+  configured: boolean;
 }
 
 /** What git's idents hang on, as one id; `settled` when no file it read changed so lately that a change could hide in its timestamp. */
@@ -98,9 +103,10 @@ function gitOnPath(path: string): string | null {
 /** The idents the memo holds for these inputs, or null. */
 export function readIdentityMemo(gitDir: string, inputs: IdentityInputs): Idents | null {
   try {
-    const memo = JSON.parse(readFileSync(join(gitDir, IDENTITY_MEMO_FILE), 'utf8')) as { key?: unknown; author?: unknown; committer?: unknown };
-    if (memo.key !== inputs.key || typeof memo.author !== 'string' || typeof memo.committer !== 'string') return null;
-    return { author: Buffer.from(memo.author, 'base64'), committer: Buffer.from(memo.committer, 'base64') };
+    const memo = JSON.parse(readFileSync(join(gitDir, IDENTITY_MEMO_FILE), 'utf8')) as { key?: unknown; author?: unknown; committer?: unknown; configured?: unknown };
+    // A memo of an older chant, which did not say whether git found the idents itself, is learned again.
+    if (memo.key !== inputs.key || typeof memo.author !== 'string' || typeof memo.committer !== 'string' || typeof memo.configured !== 'boolean') return null;
+    return { author: Buffer.from(memo.author, 'base64'), committer: Buffer.from(memo.committer, 'base64'), configured: memo.configured };
   } catch {
     return null;
   }
@@ -121,5 +127,5 @@ export async function saveIdentityMemo(gitDir: string, inputs: IdentityInputs, i
     }
     if (/include/i.test(text)) return;
   }
-  await replaceCacheFile(join(gitDir, IDENTITY_MEMO_FILE), `${JSON.stringify({ key: inputs.key, author: idents.author.toString('base64'), committer: idents.committer.toString('base64') })}\n`);
+  await replaceCacheFile(join(gitDir, IDENTITY_MEMO_FILE), `${JSON.stringify({ key: inputs.key, author: idents.author.toString('base64'), committer: idents.committer.toString('base64'), configured: idents.configured })}\n`);
 }

@@ -4,6 +4,7 @@ import { WipError } from '../errors.js';
 import { commitContent, commitIdents, keptAsUtf8 } from '../git/formats/commit.js';
 import { objectId } from '../git/formats/loose.js';
 import { looseTarget } from '../git/loose-target.js';
+import { moveRefInProcess } from '../git/ref-writer.js';
 import type { LooseTarget } from '../git/loose-target.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { identityInputs, readIdentityMemo, saveIdentityMemo } from '../managers/identity-memo.js';
@@ -31,7 +32,7 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
   // naming the tree, which tells the restore of the checkpoint to put the index back.
   const message = `${snapshotMessage(fields)}${staged === null ? '' : `${INDEX_TRAILER}: ${staged}\n`}`;
   let stagedCommit: string | null = null;
-  const commitTree = commitWriter(plumbing, checkout.layout);
+  const writer = commitWriter(plumbing, checkout.layout);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
@@ -40,11 +41,11 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
     }
     const seconds = Math.floor(clock().getTime() / 1000);
     if (staged !== null && stagedCommit === null) {
-      stagedCommit = await commitTree(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, seconds);
+      stagedCommit = await writer.write(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, seconds);
     }
     const parents = [...(tip === null ? [] : [tip.commit]), ...(stagedCommit === null ? [] : [stagedCommit]), checkout.head];
-    const commit = await commitTree(tree, parents, message, seconds);
-    if (await updateRef(plumbing, checkout, commit, tip?.commit ?? null, kind)) {
+    const commit = await writer.write(tree, parents, message, seconds);
+    if (await updateRef(plumbing, checkout, commit, tip?.commit ?? null, kind, writer.committer())) {
       const snapshot = readSnapshot({ commit, tree, parents, committedAt: seconds, message });
       if (snapshot === null) throw new WipError('git-failed', `snapshot ${commit} does not read back`);
       return { created: true, snapshot };
@@ -55,21 +56,28 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
 }
 
 /**
- * Moves the wip ref by compare-and-swap; false when another writer moved it first. A first
- * snapshot whose ref cannot be created because a chain of another branch's name is in the way
- * (a deleted `feature` and a new `feature/login`) moves that chain aside first (see
- * {@link ASIDE_REF_PREFIX}): nothing is deleted, and the read lists it. Asked only when the
- * update fails, so the usual save spends nothing on it.
+ * Moves the wip ref by compare-and-swap; false when another writer moved it first. The usual
+ * move (the ref there, naming `expected`, and the committer git gives its reflog known) is
+ * written without a process, as `update-ref` writes it (lib/git/ref-writer.ts); every other
+ * goes through git. A first snapshot whose ref cannot be created because a chain of another
+ * branch's name is in the way (a deleted `feature` and a new `feature/login`) moves that chain
+ * aside first (see {@link ASIDE_REF_PREFIX}): nothing is deleted, and the read lists it. Asked
+ * only when the update fails, so the usual save spends nothing on it.
  */
-async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: string, expected: string | null, kind: SnapshotKind): Promise<boolean> {
+async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: string, expected: string | null, kind: SnapshotKind, committer: Buffer | null): Promise<boolean> {
+  const reason = `chant wip: ${kind}`;
+  if (expected !== null && committer !== null) {
+    const { commonDir, gitDir } = checkout.layout;
+    if (moveRefInProcess({ commonDir, gitDir, ref: checkout.ref, next: commit, expected, reason, committer }) === true) return true;
+  }
   try {
-    return await plumbing.updateRefCas(checkout.ref, commit, expected, `chant wip: ${kind}`);
+    return await plumbing.updateRefCas(checkout.ref, commit, expected, reason);
   } catch (error) {
     if (expected !== null) throw error;
     const inTheWay = await plumbing.readRefs(refsInTheWay(checkout.ref));
     if (inTheWay.length === 0) throw error;
     await plumbing.moveRefs(inTheWay.map((record) => ({ from: record.ref, to: `${ASIDE_REF_PREFIX}${record.commit}`, commit: record.commit })), `chant wip: moved aside for ${checkout.branch}`);
-    return plumbing.updateRefCas(checkout.ref, commit, expected, `chant wip: ${kind}`);
+    return plumbing.updateRefCas(checkout.ref, commit, expected, reason);
   }
 }
 
@@ -78,34 +86,36 @@ async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: s
  * Once git has written one under the same identity inputs (the identity memo), the commit is
  * written without a process: the same bytes, so the same id. A message git would rewrite (bytes
  * it does not keep as UTF-8), an identity it has not told yet, or an object that cannot be
- * written goes through git.
+ * written goes through git. `committer` is the ident git gives a reflog line under the same
+ * inputs, once known: the commits' committer, where git found it itself.
  */
-function commitWriter(plumbing: Plumbing, layout: RepositoryLayout): (tree: string, parents: readonly string[], message: string, seconds: number) => Promise<string> {
+function commitWriter(plumbing: Plumbing, layout: RepositoryLayout): { write: (tree: string, parents: readonly string[], message: string, seconds: number) => Promise<string>; committer: () => Buffer | null } {
   const inputs = identityInputs(layout);
   let idents: Idents | null = inputs === null ? null : readIdentityMemo(layout.gitDir, inputs);
   let target: LooseTarget | null | undefined;
-  return async (tree, parents, message, seconds) => {
+  const write = async (tree: string, parents: readonly string[], message: string, seconds: number): Promise<string> => {
     const bytes = Buffer.from(message, 'utf8');
     const kept = keptAsUtf8(bytes);
     if (target === undefined && idents !== null && kept) target = looseTarget(layout);
     if (idents !== null && kept && target !== null && target !== undefined) {
       try {
-        return plumbing.writeLooseObject(target, 'commit', commitContent({ tree, parents, ...idents, seconds, message: bytes }), layout.objectFormat);
+        return plumbing.writeLooseObject(target, 'commit', commitContent({ tree, parents, author: idents.author, committer: idents.committer, seconds, message: bytes }), layout.objectFormat);
       } catch {
         // git writes it, or says why it cannot.
       }
     }
     const date = `@${seconds} +0000`;
-    const commit = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
+    const { commit, fallback } = await plumbing.commitTree(tree, parents, message, { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date });
     if (idents === null && inputs !== null && kept) {
       // What git wrote, read back: its idents are kept only when the commit made from them here is git's, byte for byte.
       const written = plumbing.readLooseObject(layout.objectsDir, commit);
       const learned = written?.type === 'commit' ? commitIdents(written.content) : null;
       if (learned !== null && objectId('commit', commitContent({ tree, parents, ...learned, seconds, message: bytes }), layout.objectFormat) === commit) {
-        idents = learned;
-        await saveIdentityMemo(layout.gitDir, inputs, learned);
+        idents = { ...learned, configured: !fallback };
+        await saveIdentityMemo(layout.gitDir, inputs, idents);
       }
     }
     return commit;
   };
+  return { write, committer: () => (idents !== null && idents.configured ? idents.committer : null) };
 }

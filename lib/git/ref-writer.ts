@@ -1,0 +1,160 @@
+// How chant moves a wip ref where `git update-ref --create-reflog -m <reason> <ref> <new> <old>`
+// would move it, without the process: git's own lock protocol on the files backend (the ref's
+// `.lock` file, created exclusively, the old value checked under it, the new one renamed into
+// place) and git's own reflog line, appended before the rename as git appends it. Only the usual
+// case is done here, the ref a loose file already naming the expected commit and its reflog
+// already there; everything else is handed back to git, which then says what is wrong.
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { configMentions } from './config-files.js';
+import { gitEnvironment } from './runner.js';
+
+/**
+ * One compare-and-swap of a ref under `refs/chant/`, as `update-ref` takes it.
+ * @internal
+ */
+export interface RefMove {
+  /** The git directory every worktree shares, which holds `refs/chant/` and its reflogs. */
+  commonDir: string;
+  /** This worktree's git directory (its `config.worktree`). */
+  gitDir: string;
+  /** The full refname, under `refs/chant/`. */
+  ref: string;
+  /** The commit the ref is to name. */
+  next: string;
+  /** The commit it must name now. */
+  expected: string;
+  /** The reflog message, as given to `update-ref -m`. */
+  reason: string;
+  /** `Name <email>`, the committer ident git found itself for this repository (no fallback of chant's). */
+  committer: Buffer;
+}
+
+/**
+ * What in the configuration makes git write a ref otherwise than this does: another ref backend
+ * (`extensions.refStorage`), a sync of refs to disk (`core.fsync`), permissions of its own
+ * (`core.sharedRepository`), or a file this does not read (`include`).
+ */
+const OTHERWISE = /refstorage|fsync|sharedrepository|include/i;
+
+/**
+ * Moves the ref as `update-ref` would, or hands it back untouched.
+ * @param move - the ref, its old and new commit, the reflog's message and committer
+ * @param ambient - the environment chant runs in (the runner's source)
+ * @param now - the clock, in milliseconds
+ * @returns true when the ref was moved and its reflog line written; null when nothing was
+ *   done and git is to do it: the ref is not a loose file naming `expected` (moved by another
+ *   writer, packed, absent), its lock is held, its reflog is absent, or git would write
+ *   something else (the configuration or the environment says so; see {@link OTHERWISE})
+ * @internal
+ */
+export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string, string | undefined>> = process.env, now: () => number = Date.now): true | null {
+  const { ref, next, expected } = move;
+  if (!/^refs\/chant\/[^\0\n]+$/.test(ref) || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(next) || next.length !== expected.length || !/^[0-9a-f]+$/.test(expected)) return null;
+  // git dates its reflog from GIT_COMMITTER_DATE when it is set, and from the local zone it
+  // finds without TZ (chant does not pass TZ on): where either could differ, git writes it.
+  const env = gitEnvironment({}, ambient);
+  if (env.GIT_COMMITTER_DATE !== undefined || ambient.TZ !== undefined) return null;
+  if (configMentions(move, OTHERWISE, ambient)) return null;
+  const path = join(move.commonDir, ref);
+  const log = join(move.commonDir, 'logs', ref);
+  const lock = `${path}.lock`;
+  let fd: number;
+  try {
+    fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+  } catch {
+    // Held by another writer, or a folder missing: git waits for the lock, or says why not.
+    return null;
+  }
+  let placed = false;
+  try {
+    // Under the lock, the ref must be the plain loose file git writes, naming `expected`.
+    if (!lstatSync(path).isFile() || readFileSync(path, 'latin1') !== `${expected}\n`) return null;
+    writeAll(fd, Buffer.from(`${next}\n`, 'latin1'));
+    closeSync(fd);
+    fd = -1;
+    const logFd = openReflog(log);
+    if (logFd === null) return null;
+    try {
+      writeAll(logFd, reflogLine(move, now()));
+    } finally {
+      closeSync(logFd);
+    }
+    renameSync(lock, path);
+    placed = true;
+    return true;
+  } catch {
+    return null;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+    if (!placed) {
+      try {
+        unlinkSync(lock);
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+}
+
+/** The reflog, opened for appending as git opens one that exists; null where it is absent or not a file. */
+function openReflog(log: string): number | null {
+  let fd: number;
+  try {
+    fd = openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
+  } catch {
+    return null;
+  }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd);
+    return null;
+  }
+  return fd;
+}
+
+function writeAll(fd: number, bytes: Buffer): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
+}
+
+/**
+ * The line git appends to a ref's reflog: `<old> <new> <committer> <seconds> <zone>`, a tab and
+ * the message as git normalizes it, then a newline.
+ * @internal
+ */
+export function reflogLine(move: Pick<RefMove, 'next' | 'expected' | 'reason' | 'committer'>, ms: number): Buffer {
+  const seconds = Math.floor(ms / 1000);
+  const message = reflogMessage(move.reason);
+  return Buffer.concat([
+    Buffer.from(`${move.expected} ${move.next} `, 'latin1'),
+    move.committer,
+    Buffer.from(` ${seconds} ${zoneOf(seconds)}${message.length > 0 ? '\t' : ''}`, 'latin1'),
+    Buffer.from(message, 'utf8'),
+    Buffer.from('\n', 'latin1'),
+  ]);
+}
+
+/** The local zone at `seconds`, as git prints it: `+hhmm` or `-hhmm`. */
+function zoneOf(seconds: number): string {
+  const minutes = -new Date(seconds * 1000).getTimezoneOffset();
+  const sign = minutes < 0 ? '-' : '+';
+  const abs = Math.abs(minutes);
+  return `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}${String(abs % 60).padStart(2, '0')}`;
+}
+
+/**
+ * A reflog message as git keeps it: leading white space dropped, each run of white space one
+ * space, trailing space dropped (git's `copy_reflog_msg`, on git's own `isspace`: space, tab, newline and
+ * carriage return, not C's vertical tab and form feed).
+ * @internal
+ */
+export function reflogMessage(reason: string): string {
+  let out = '';
+  let wasSpace = true;
+  for (const c of reason) {
+    const space = c === ' ' || c === '\t' || c === '\n' || c === '\r';
+    if (wasSpace && space) continue;
+    wasSpace = space;
+    out += space ? ' ' : c;
+  }
+  return out.replace(/ +$/, '');
+}

@@ -1,0 +1,151 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { moveRefInProcess, reflogMessage } from '../lib/git/ref-writer.js';
+import type { RefMove } from '../lib/git/ref-writer.js';
+import { GitProcessRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
+import { IDENTITY_MEMO_FILE } from '../lib/managers/identity-memo.js';
+import { WipStore } from '../lib/store/wip-store.js';
+import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+
+// A wip ref moved without a process must be what `git update-ref --create-reflog -m` leaves:
+// the same ref file, the same reflog line (but for the second it was written in), under git's
+// lock, checked against the old value under it. Everything else goes to git untouched.
+
+/** The environment git runs in when it dates its reflog itself: no date, no zone given. */
+function ownClock(): NodeJS.ProcessEnv {
+  const env = { ...process.env, LC_ALL: 'C' };
+  delete env.GIT_COMMITTER_DATE;
+  delete env.GIT_AUTHOR_DATE;
+  delete env.TZ;
+  return env;
+}
+
+/** `git update-ref` as chant runs it, dating the reflog line itself. */
+function gitMove(dir: string, ref: string, next: string, old: string, reason: string): void {
+  const result = spawnSync('git', ['-c', 'core.hooksPath=/dev/null', 'update-ref', '--create-reflog', '-m', reason, '--end-of-options', ref, next, old], { cwd: dir, env: ownClock(), encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+}
+
+/** A repository with a few commits and `refs/chant/wip/main` at the first, its reflog created by git. */
+function repoWithRef(): { dir: string; commits: string[] } {
+  const dir = makeRepo({ 'a.txt': '0\n' });
+  const commits = [git(dir, ['rev-parse', 'HEAD']).trim()];
+  for (let i = 1; i < 5; i += 1) {
+    writeFiles(dir, { 'a.txt': `${i}\n` });
+    git(dir, ['commit', '-qam', `c${i}`]);
+    commits.push(git(dir, ['rev-parse', 'HEAD']).trim());
+  }
+  gitMove(dir, 'refs/chant/wip/main', commits[0] as string, '0'.repeat(40), 'chant wip: save');
+  return { dir, commits };
+}
+
+function move(dir: string, next: string, expected: string, reason = 'chant wip: save'): RefMove {
+  return { commonDir: join(dir, '.git'), gitDir: join(dir, '.git'), ref: 'refs/chant/wip/main', next, expected, reason, committer: Buffer.from('Test User <test@example.com>') };
+}
+
+const ambient = () => ownClock() as Readonly<Record<string, string | undefined>>;
+
+/** The ref file, its reflog and whether its lock is there: what a refused move must leave as it was. */
+function refState(dir: string): { ref: string | null; log: string | null; lock: boolean } {
+  const read = (path: string) => (existsSync(path) ? readFileSync(path, 'latin1') : null);
+  return { ref: read(join(dir, '.git', 'refs/chant/wip/main')), log: read(join(dir, '.git', 'logs/refs/chant/wip/main')), lock: existsSync(join(dir, '.git', 'refs/chant/wip/main.lock')) };
+}
+
+/** A reflog's lines, each split into the part before the date, the date's seconds, and the zone and message after it. */
+function reflogLines(text: string): Array<{ head: string; seconds: number; tail: string }> {
+  return text.split('\n').filter((line) => line.length > 0).map((line) => {
+    const match = /^(.*>) (\d+) ([+-]\d{4}(?:\t.*)?)$/.exec(line);
+    assert.ok(match !== null, `a reflog line: ${JSON.stringify(line)}`);
+    return { head: match[1] as string, seconds: Number(match[2]), tail: match[3] as string };
+  });
+}
+
+describe('wip refs moved without a process', () => {
+  it('leave the ref file and the reflog line git update-ref leaves, message whitespace and all', () => {
+    const { dir: a, commits } = repoWithRef();
+    const b = tempDir();
+    cpSync(a, b, { recursive: true });
+    const reasons = ['chant wip: save', '  chant wip:\tpre-restore \n', 'chant wip: é ünïcode  twice  spaced', '\r\nleading', 'trailing\t\t', 'form\ffeed\vtab'];
+    let old = commits[0] as string;
+    for (const [i, reason] of reasons.entries()) {
+      const next = commits[(i % 4) + 1] as string;
+      assert.equal(moveRefInProcess(move(a, next, old, reason), ambient()), true, `moved for ${JSON.stringify(reason)}`);
+      gitMove(b, 'refs/chant/wip/main', next, old, reason);
+      old = next;
+    }
+    const ours = refState(a);
+    const theirs = refState(b);
+    assert.equal(ours.ref, theirs.ref);
+    assert.equal(ours.lock, false);
+    const ourLines = reflogLines(ours.log as string);
+    const theirLines = reflogLines(theirs.log as string);
+    assert.equal(ourLines.length, reasons.length + 1);
+    assert.deepEqual(ourLines.map(({ head, tail }) => ({ head, tail })), theirLines.map(({ head, tail }) => ({ head, tail })), 'the same lines but for the second written');
+    for (const [i, line] of ourLines.entries()) assert.ok(Math.abs(line.seconds - (theirLines[i] as { seconds: number }).seconds) <= 5);
+    // git reads what was written as its own.
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), old);
+    assert.equal(git(a, ['reflog', 'show', '--format=%H %gs', 'refs/chant/wip/main']), git(b, ['reflog', 'show', '--format=%H %gs', 'refs/chant/wip/main']));
+    git(a, ['fsck', '--no-progress']);
+    assert.equal(reflogMessage(' a \t b\n'), 'a b');
+  });
+
+  it('hand every other case back to git, leaving the ref, its reflog and its lock as they were', () => {
+    const cases: Array<{ name: string; arrange: (dir: string, commits: string[]) => Partial<RefMove> | void; env?: Record<string, string> }> = [
+      { name: 'another writer moved the ref', arrange: (dir, commits) => gitMove(dir, 'refs/chant/wip/main', commits[2] as string, commits[0] as string, 'other') },
+      { name: 'the lock is held', arrange: (dir) => writeFileSync(join(dir, '.git', 'refs/chant/wip/main.lock'), 'held\n') },
+      { name: 'the ref is packed only', arrange: (dir) => void git(dir, ['pack-refs', '--all', '--prune']) },
+      { name: 'the reflog is absent', arrange: (dir) => rmSync(join(dir, '.git', 'logs/refs/chant/wip/main')) },
+      { name: 'the reflog is a link', arrange: (dir) => { const log = join(dir, '.git', 'logs/refs/chant/wip/main'); cpSync(log, `${log}.real`); rmSync(log); symlinkSync(`${log}.real`, log); } },
+      { name: 'the ref is a link', arrange: (dir) => { const ref = join(dir, '.git', 'refs/chant/wip/main'); cpSync(ref, `${ref}-real`); rmSync(ref); symlinkSync(`${ref}-real`, ref); } },
+      { name: 'core.fsync is set', arrange: (dir) => void git(dir, ['config', 'core.fsync', 'reference']) },
+      { name: 'core.sharedRepository is set', arrange: (dir) => void git(dir, ['config', 'core.sharedRepository', 'group']) },
+      { name: 'a configuration includes another', arrange: (dir) => void git(dir, ['config', 'include.path', 'elsewhere']) },
+      { name: 'another ref backend is named', arrange: (dir) => void git(dir, ['config', 'extensions.refStorage', 'files']) },
+      { name: 'the environment gives configuration that syncs', arrange: () => undefined, env: { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.fsync', GIT_CONFIG_VALUE_0: 'all' } },
+      { name: 'GIT_COMMITTER_DATE is set', arrange: () => undefined, env: { GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z' } },
+      { name: 'TZ is set', arrange: () => undefined, env: { TZ: 'Asia/Kolkata' } },
+      { name: 'the ref is outside refs/chant/', arrange: () => ({ ref: 'refs/heads/main' }) },
+    ];
+    for (const { name, arrange, env } of cases) {
+      const { dir, commits } = repoWithRef();
+      const own = arrange(dir, commits) ?? {};
+      const before = refState(dir);
+      const result = moveRefInProcess({ ...move(dir, commits[1] as string, commits[0] as string), ...own }, { ...ambient(), ...env });
+      assert.equal(result, null, name);
+      assert.deepEqual(refState(dir), before, `${name}: nothing written`);
+    }
+  });
+
+  it('take the saves of a store past update-ref once git has told the committer, and not where git was given chant\'s fallback identity', async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const calls: string[] = [];
+    const inner = new GitProcessRunner(dir);
+    const runner: GitRunner = { run: (args, options) => (calls.push(args[0] as string), inner.run(args, options)) };
+    const store = new WipStore({ cwd: dir, policy: null, git: runner });
+    const saves: string[] = [];
+    for (let i = 1; i <= 3; i += 1) {
+      writeFiles(dir, { 'a.txt': `turn ${i}\n` });
+      calls.length = 0;
+      saves.push((await store.save({ label: `turn:${i}` })).snapshot.commit);
+      if (i === 3) assert.deepEqual(calls.filter((call) => call === 'update-ref' || call === 'commit-tree'), [], 'the third save moves its ref itself');
+    }
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), saves[2]);
+    const log = git(dir, ['reflog', 'show', '--format=%H %gs', 'refs/chant/wip/main']).trim().split('\n');
+    assert.deepEqual(log, [...saves].reverse().map((commit) => `${commit} chant wip: save`));
+
+    // A memo whose idents came from chant's fallback identity is not the ident git gives a reflog.
+    const memoFile = join(dir, '.git', IDENTITY_MEMO_FILE);
+    const memo = JSON.parse(readFileSync(memoFile, 'utf8')) as Record<string, unknown>;
+    assert.equal(memo.configured, true);
+    writeFileSync(memoFile, `${JSON.stringify({ ...memo, configured: false })}\n`);
+    writeFiles(dir, { 'a.txt': 'turn 4\n' });
+    calls.length = 0;
+    const fourth = (await store.save({ label: 'turn:4' })).snapshot.commit;
+    assert.deepEqual(calls.filter((call) => call === 'update-ref'), ['update-ref']);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), fourth);
+  });
+});
