@@ -204,31 +204,29 @@ describe('wip save', () => {
     const dir = makeRepo();
     const store0 = new WipStore({ cwd: dir });
     await store0.save({ label: 'base' });
-    const real = new SimpleGitRunner(dir);
     let moves = 0;
     let limit = 2;
-    // A runner that, just before each swap, lets "another writer" move the ref.
-    const racing: GitRunner = {
-      async run(args, options) {
-        if (args[0] === 'update-ref' && moves < limit) {
-          moves += 1;
-          const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
-          const tree = git(dir, ['rev-parse', `${tip}^{tree}`]).trim();
-          const head = git(dir, ['rev-parse', 'HEAD']).trim();
-          const other = git(dir, ['commit-tree', tree, '-p', tip, '-p', head, '-m', `chant wip: main (other ${moves})\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: other ${moves}`]).trim();
-          git(dir, ['update-ref', 'refs/chant/wip/main', other, tip]);
-        }
-        return real.run(args, options);
-      },
+    // A clock that, as each attempt dates its commit (after the tip is read, before the swap),
+    // lets "another writer" move the ref: however the swap is made, by update-ref or in-process.
+    const racing = (): Date => {
+      if (moves < limit) {
+        moves += 1;
+        const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+        const tree = git(dir, ['rev-parse', `${tip}^{tree}`]).trim();
+        const head = git(dir, ['rev-parse', 'HEAD']).trim();
+        const other = git(dir, ['commit-tree', tree, '-p', tip, '-p', head, '-m', `chant wip: main (other ${moves})\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: other ${moves}`]).trim();
+        git(dir, ['update-ref', 'refs/chant/wip/main', other, tip]);
+      }
+      return new Date();
     };
-    const result = await new WipStore({ cwd: dir, git: racing }).save({ label: 'mine' });
+    const result = await new WipStore({ cwd: dir, clock: racing }).save({ label: 'mine' });
     assert.equal(result.created, true);
     const labels = (await store0.list()).branches[0]?.snapshots.map((snapshot) => snapshot.label);
     assert.deepEqual(labels, ['mine', 'other 2', 'other 1', 'base']);
     moves = 0;
     limit = Number.POSITIVE_INFINITY;
     const before = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
-    await assert.rejects(new WipStore({ cwd: dir, git: racing }).save({ label: 'never' }), (error) => isWipError(error, 'wip-race'));
+    await assert.rejects(new WipStore({ cwd: dir, clock: racing }).save({ label: 'never' }), (error) => isWipError(error, 'wip-race'));
     assert.notEqual(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), before, 'the other writer kept moving it');
     const chain = (await store0.list()).branches[0]?.snapshots.map((snapshot) => snapshot.label) ?? [];
     assert.equal(chain.includes('never'), false);

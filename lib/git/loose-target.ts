@@ -64,13 +64,20 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
   const folder = join(target.objectsDir, oid.slice(0, 2));
   const path = join(folder, oid.slice(2));
   if (existsSync(path)) return false;
-  try {
-    mkdirSync(folder);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
   const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
-  const fd = openSync(temporary, 'wx', 0o444);
+  let fd: number;
+  try {
+    fd = openSync(temporary, 'wx', 0o444);
+  } catch (error) {
+    // The fan-out folder is made only when it is missing: most objects land in one that exists.
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    try {
+      mkdirSync(folder);
+    } catch (made) {
+      if ((made as NodeJS.ErrnoException).code !== 'EEXIST') throw made;
+    }
+    fd = openSync(temporary, 'wx', 0o444);
+  }
   try {
     try {
       for (let at = 0; at < file.length;) at += writeSync(fd, file, at);

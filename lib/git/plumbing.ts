@@ -17,6 +17,7 @@ import { readLooseTreeFolders } from './loose-objects.js';
 import { withoutIndex } from './no-index.js';
 import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
+import { checkoutFromFiles } from './checkout-files.js';
 import { GitCommandError } from './runner.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -162,6 +163,9 @@ export class Plumbing {
    * when HEAD names no commit (a branch with no commit yet).
    */
   async checkout(): Promise<Checkout> {
+    // The plain case is read from the checkout's files, as git would print it (lib/git/checkout-files.ts).
+    const read = checkoutFromFiles(this.cwd);
+    if (read !== null) return read;
     // After the layout, the ids of the replace refs (--glob), ended by the top folder again, then
     // HEAD and HEAD^{tree} (before --symbolic-full-name: the commit and its tree) and HEAD after
     // it (the full refname HEAD points at, "HEAD" when detached). An unborn HEAD fails the call
