@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chownSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { checkoutFromFiles } from '../lib/git/checkout-files.js';
+import { checkoutFromFiles, packedRefTarget } from '../lib/git/checkout-files.js';
 import type { CheckoutFiles } from '../lib/git/checkout-files.js';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 
@@ -106,6 +106,22 @@ describe('the checkout read from its files', () => {
 
     const ambient = makeRepo();
     check('configuration in the environment naming a work tree', ambient, false, { ...process.env, GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.worktree', GIT_CONFIG_VALUE_0: '/elsewhere' });
+
+    // packed-refs that git would refuse, or read otherwise than the first line naming the branch.
+    const damaged: Array<[string, (text: string) => string]> = [
+      ['packed-refs with no newline at its end', (text) => text.slice(0, -1)],
+      ['packed-refs with a header git does not know', (text) => text.replace(/^#.*\n/, '# hello\n')],
+      ['packed-refs naming the branch twice', (text) => `${text}${'1'.repeat(40)} refs/heads/main\n`],
+    ];
+    for (const [name, damage] of damaged) {
+      const repo = makeRepo();
+      git(repo, ['pack-refs', '--all', '--prune']);
+      const file = join(repo, '.git', 'packed-refs');
+      check('the branch packed', repo, true);
+      writeFileSync(file, damage(readFileSync(file, 'latin1')));
+      check(name, repo, false);
+    }
+    assert.equal(packedRefTarget('', 'refs/heads/main'), null);
 
     const headLink = makeRepo();
     writeFileSync(join(headLink, '.git', 'HEAD'), 'ref: refs/remotes/origin/main\n');

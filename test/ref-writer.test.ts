@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { moveRefInProcess, reflogMessage } from '../lib/git/ref-writer.js';
@@ -44,7 +46,7 @@ function repoWithRef(): { dir: string; commits: string[] } {
 }
 
 function move(dir: string, next: string, expected: string, reason = 'chant wip: save'): RefMove {
-  return { commonDir: join(dir, '.git'), gitDir: join(dir, '.git'), ref: 'refs/chant/wip/main', next, expected, reason, committer: Buffer.from('Test User <test@example.com>') };
+  return { commonDir: join(dir, '.git'), gitDir: join(dir, '.git'), objectsDir: join(dir, '.git', 'objects'), ref: 'refs/chant/wip/main', next, expected, reason, committer: Buffer.from('Test User <test@example.com>') };
 }
 
 const ambient = () => ownClock() as Readonly<Record<string, string | undefined>>;
@@ -109,6 +111,13 @@ describe('wip refs moved without a process', () => {
       { name: 'GIT_COMMITTER_DATE is set', arrange: () => undefined, env: { GIT_COMMITTER_DATE: '2026-01-01T00:00:00Z' } },
       { name: 'TZ is set', arrange: () => undefined, env: { TZ: 'Asia/Kolkata' } },
       { name: 'the ref is outside refs/chant/', arrange: () => ({ ref: 'refs/heads/main' }) },
+      { name: 'the new commit is not there whole (an empty file in its place)', arrange: (dir, commits) => {
+        const next = commits[1] as string;
+        const path = join(dir, '.git', 'objects', next.slice(0, 2), next.slice(2));
+        chmodSync(path, 0o644);
+        writeFileSync(path, '');
+      } },
+      { name: 'the new commit is not a commit', arrange: (dir) => ({ next: git(dir, ['rev-parse', 'HEAD^{tree}']).trim() }) },
     ];
     for (const { name, arrange, env } of cases) {
       const { dir, commits } = repoWithRef();
@@ -118,6 +127,39 @@ describe('wip refs moved without a process', () => {
       assert.equal(result, null, name);
       assert.deepEqual(refState(dir), before, `${name}: nothing written`);
     }
+  });
+
+  it('hand the move back with no lock left when closing the lock file fails', () => {
+    const { dir, commits } = repoWithRef();
+    const before = refState(dir);
+    const realClose = fs.closeSync;
+    const realOpen = fs.openSync;
+    let lockFd = -1;
+    let failed = 0;
+    // The close of the lock's descriptor reports EIO (NFS, a full quota), once.
+    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+      const fd = (realOpen as (...args: unknown[]) => number)(path, ...rest);
+      if (String(path).endsWith('.lock')) lockFd = fd;
+      return fd;
+    }) as typeof fs.openSync;
+    fs.closeSync = (fd: number) => {
+      realClose(fd);
+      if (fd === lockFd && failed === 0) {
+        failed += 1;
+        throw Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' });
+      }
+    };
+    syncBuiltinESMExports();
+    try {
+      assert.equal(moveRefInProcess(move(dir, commits[1] as string, commits[0] as string), ambient()), null);
+    } finally {
+      fs.closeSync = realClose;
+      fs.openSync = realOpen;
+      syncBuiltinESMExports();
+    }
+    assert.equal(failed, 1);
+    assert.deepEqual(refState(dir), before);
+    gitMove(dir, 'refs/chant/wip/main', commits[1] as string, commits[0] as string, 'git after it');
   });
 
   it('take the saves of a store past update-ref once git has told the committer, and not where git was given chant\'s fallback identity', async () => {

@@ -3,7 +3,7 @@
 // refs exist. Only the plain case is read here (a `.git` folder owned by this user at the top of
 // the working tree, its repository configuration saying nothing of work trees, extensions or
 // bareness, HEAD's commit loose or absent, no replace refs); every other is git's to read.
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { readCheckedLoose } from './loose-objects.js';
@@ -115,9 +115,18 @@ function findTop(start: string): string | null {
   }
 }
 
-/** Whether a folder looks like a git directory to git: HEAD, `objects` and `refs`. */
+/** Whether a folder looks like a git directory to git: HEAD, and `objects` and `refs` it may search. */
 function isGitDirectory(dir: string): boolean {
-  return lstatOrNull(join(dir, 'HEAD')) !== null && lstatOrNull(join(dir, 'objects')) !== null && lstatOrNull(join(dir, 'refs')) !== null;
+  return lstatOrNull(join(dir, 'HEAD')) !== null && searchable(join(dir, 'objects')) && searchable(join(dir, 'refs'));
+}
+
+function searchable(dir: string): boolean {
+  try {
+    accessSync(dir, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -154,11 +163,24 @@ function refTarget(commonDir: string, ref: string, packed: string | null): strin
     const text = readFileSync(join(commonDir, ref), 'latin1');
     return text.length === 41 && text.endsWith('\n') && SHA1.test(text.slice(0, -1)) ? text.slice(0, -1) : undefined;
   }
-  if (packed === null) return null;
-  const at = packed.indexOf(` ${ref}\n`);
+  return packed === null ? null : packedRefTarget(packed, ref);
+}
+
+/**
+ * The id `packed-refs` gives `ref`, or null when it names it nowhere. Undefined, for git to
+ * read it, where the file is not one git would read the same: a first line starting `#` that
+ * is not git's header, a last line with no newline, or `ref` named on more than one line.
+ * @internal
+ */
+export function packedRefTarget(packed: string, ref: string): string | null | undefined {
+  if (packed.length === 0) return null;
+  if (!packed.endsWith('\n') || (packed.startsWith('#') && !packed.startsWith('# pack-refs with:'))) return undefined;
+  const line = ` ${ref}\n`;
+  const at = packed.indexOf(line);
   if (at < 0) return null;
+  if (packed.indexOf(line, at + 1) >= 0) return undefined;
   const oid = packed.slice(packed.lastIndexOf('\n', at) + 1, at);
-  return SHA1.test(oid) ? oid : undefined;
+  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(oid) ? oid : undefined;
 }
 
 /** Whether a folder holds any file, at any depth; false when it does not exist. */

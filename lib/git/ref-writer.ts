@@ -7,6 +7,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
+import { readCheckedLoose } from './loose-objects.js';
 import { gitEnvironment } from './runner.js';
 
 /**
@@ -22,6 +23,8 @@ export interface RefMove {
   ref: string;
   /** The commit the ref is to name. */
   next: string;
+  /** Where loose objects are kept: `next` must be there, a whole commit, as git checks before it moves a ref. */
+  objectsDir: string;
   /** The commit it must name now. */
   expected: string;
   /** The reflog message, as given to `update-ref -m`. */
@@ -70,9 +73,12 @@ export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string,
   try {
     // Under the lock, the ref must be the plain loose file git writes, naming `expected`.
     if (!lstatSync(path).isFile() || readFileSync(path, 'latin1') !== `${expected}\n`) return null;
+    // git refuses to point a ref at an object it cannot read: only a whole loose commit is taken here.
+    if (readCheckedLoose(move.objectsDir, next, 'commit', next.length === 40 ? 'sha1' : 'sha256') === null) return null;
     writeAll(fd, Buffer.from(`${next}\n`, 'latin1'));
-    closeSync(fd);
+    const written = fd;
     fd = -1;
+    closeSync(written);
     const logFd = openReflog(log);
     if (logFd === null) return null;
     try {
@@ -86,7 +92,13 @@ export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string,
   } catch {
     return null;
   } finally {
-    if (fd >= 0) closeSync(fd);
+    if (fd >= 0) {
+      try {
+        closeSync(fd);
+      } catch {
+        // The lock is removed below all the same.
+      }
+    }
     if (!placed) {
       try {
         unlinkSync(lock);

@@ -4,6 +4,7 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
+import { packedRefTarget } from '../git/checkout-files.js';
 import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readCheckedLoose } from '../git/loose-objects.js';
@@ -93,9 +94,10 @@ export function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord |
     if (packed === undefined) return undefined;
     if (packed === null) return null;
     // packed-refs is read one character a byte: the name is looked for as its UTF-8 bytes.
-    const line = packed.indexOf(Buffer.from(` ${ref}\n`, 'utf8').toString('latin1'));
-    if (line < 0) return null;
-    oid = packed.slice(packed.lastIndexOf('\n', line) + 1, line);
+    const named = packedRefTarget(packed, Buffer.from(ref, 'utf8').toString('latin1'));
+    if (named === undefined) return undefined;
+    if (named === null) return null;
+    oid = named;
   }
   const commit = looseCommit(layout, oid, false);
   return commit === null ? undefined : { ref, ...commit };

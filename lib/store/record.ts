@@ -67,8 +67,8 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
 async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: string, expected: string | null, kind: SnapshotKind, committer: Buffer | null): Promise<boolean> {
   const reason = `chant wip: ${kind}`;
   if (expected !== null && committer !== null) {
-    const { commonDir, gitDir } = checkout.layout;
-    if (moveRefInProcess({ commonDir, gitDir, ref: checkout.ref, next: commit, expected, reason, committer }) === true) return true;
+    const { commonDir, gitDir, objectsDir } = checkout.layout;
+    if (moveRefInProcess({ commonDir, gitDir, objectsDir, ref: checkout.ref, next: commit, expected, reason, committer }) === true) return true;
   }
   try {
     return await plumbing.updateRefCas(checkout.ref, commit, expected, reason);
