@@ -210,8 +210,11 @@ function regularText(path: string): string | null {
   return stats !== null && stats.isFile() ? readFileSync(path, 'latin1') : null;
 }
 
-/** A file's text (one character a byte); null when it does not exist; undefined when it cannot be read. */
-function readIfThere(path: string): string | null | undefined {
+/**
+ * A file's text (one character a byte); null when it does not exist; undefined when it cannot be read.
+ * @internal
+ */
+export function readIfThere(path: string): string | null | undefined {
   try {
     return readFileSync(path, 'latin1');
   } catch (error) {

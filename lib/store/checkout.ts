@@ -4,7 +4,7 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
-import { packedRefTarget } from '../git/checkout-files.js';
+import { packedRefTarget, readIfThere } from '../git/checkout-files.js';
 import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readCheckedLoose } from '../git/loose-objects.js';
@@ -101,16 +101,6 @@ export function tipFromFiles(layout: RepositoryLayout, ref: string): RefRecord |
   }
   const commit = looseCommit(layout, oid, false);
   return commit === null ? undefined : { ref, ...commit };
-}
-
-/** A file's text (one character a byte); null when it does not exist; undefined when it cannot be read. */
-function readIfThere(path: string): string | null | undefined {
-  try {
-    return readFileSync(path, 'latin1');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' ? null : undefined;
-  }
 }
 
 /** The checked-out branch and its commit, its wip tip not read yet; `wip-no-branch` as {@link checkoutOf}. */
