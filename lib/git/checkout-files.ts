@@ -6,6 +6,7 @@
 import { accessSync, constants, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { EXACT_OBJECT_ID } from './formats/object-format.js';
 import { readCheckedLoose } from './loose-objects.js';
 import { gitEnvironment } from './runner.js';
 
@@ -180,7 +181,7 @@ export function packedRefTarget(packed: string, ref: string): string | null | un
   if (at < 0) return null;
   if (packed.indexOf(line, at + 1) >= 0) return undefined;
   const oid = packed.slice(packed.lastIndexOf('\n', at) + 1, at);
-  return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(oid) ? oid : undefined;
+  return EXACT_OBJECT_ID.test(oid) ? oid : undefined;
 }
 
 /** Whether a folder holds any file, at any depth; false when it does not exist. */

@@ -80,7 +80,7 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
   }
   try {
     try {
-      for (let at = 0; at < file.length;) at += writeSync(fd, file, at);
+      writeAll(fd, file);
       if (target.fsync) fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -99,6 +99,14 @@ export function placeLooseObject(target: LooseTarget, oid: string, file: Buffer)
     }
   }
   return true;
+}
+
+/**
+ * Writes all of `bytes` at the descriptor's position, however many writes the system takes.
+ * @internal
+ */
+export function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
 }
 
 /** A loose object written or refreshed within this many milliseconds is not refreshed again. */

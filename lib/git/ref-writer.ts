@@ -4,10 +4,12 @@
 // place) and git's own reflog line, appended before the rename as git appends it. Only the usual
 // case is done here, the ref a loose file already naming the expected commit and its reflog
 // already there; everything else is handed back to git, which then says what is wrong.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
+import { EXACT_OBJECT_ID } from './formats/object-format.js';
 import { readCheckedLoose } from './loose-objects.js';
+import { writeAll } from './loose-target.js';
 import { gitEnvironment } from './runner.js';
 
 /**
@@ -53,7 +55,7 @@ const OTHERWISE = /refstorage|fsync|sharedrepository|include/i;
  */
 export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string, string | undefined>> = process.env, now: () => number = Date.now): true | null {
   const { ref, next, expected } = move;
-  if (!/^refs\/chant\/[^\0\n]+$/.test(ref) || !/^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(next) || next.length !== expected.length || !/^[0-9a-f]+$/.test(expected)) return null;
+  if (!/^refs\/chant\/[^\0\n]+$/.test(ref) || !EXACT_OBJECT_ID.test(next) || !EXACT_OBJECT_ID.test(expected) || next.length !== expected.length) return null;
   // git dates its reflog from GIT_COMMITTER_DATE when it is set, and from the local zone it
   // finds without TZ (chant does not pass TZ on): where either could differ, git writes it.
   const env = gitEnvironment({}, ambient);
@@ -122,10 +124,6 @@ function openReflog(log: string): number | null {
     return null;
   }
   return fd;
-}
-
-function writeAll(fd: number, bytes: Buffer): void {
-  for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at);
 }
 
 /**

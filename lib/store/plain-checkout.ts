@@ -5,11 +5,12 @@
 // `working-tree-encoding` or a line-ending conversion, and no configuration turns one on
 // (`core.autocrlf`, `core.eol`) or writes symlinks as files (`core.symlinks`). convert_to_working_tree
 // runs those steps and no other. Anything else is checkout-index's to write, as before.
-import { closeSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
 import { configOrAttributesMention } from '../git/config-files.js';
 import type { NewIndexEntry } from '../git/formats/index-file.js';
 import { foldersOnTheWay, treeEntry } from '../git/formats/tree.js';
 import { readCheckedLoose, readLooseInfo, readLooseTreeFolders } from '../git/loose-objects.js';
+import { writeAll } from '../git/loose-target.js';
 import { unwritablePath } from './tree-paths.js';
 
 /** Configuration that changes what git's checkout writes, or makes it read attributes this does not. */
@@ -85,7 +86,7 @@ export function writePlainFiles(objectsDir: string, staging: string, tree: strin
       }
       const fd = openSync(path, 'wx', entry.mode === '100755' ? 0o777 : 0o666);
       try {
-        for (let at = 0; at < content.length;) at += writeSync(fd, content, at);
+        writeAll(fd, content);
       } finally {
         closeSync(fd);
       }
