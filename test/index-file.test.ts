@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { indexHoldsTree, readGitlinks, readIndexEntries, scanIndex, selectIndexEntries } from '../lib/git/formats/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
@@ -127,7 +127,13 @@ describe('the index walked while status runs, its entries then found by path', (
 });
 
 describe('whether an index holds a tree exactly', () => {
-  const holds = (dir: string, tree = git(dir, ['rev-parse', 'HEAD^{tree}']).trim()): Promise<boolean> => indexHoldsTree(join(dir, '.git', 'index'), 'sha1', tree);
+  // The file read again (a restore without status), and the bytes a save from status scanned: one answer.
+  const holds = async (dir: string, tree = git(dir, ['rev-parse', 'HEAD^{tree}']).trim()): Promise<boolean> => {
+    const file = join(dir, '.git', 'index');
+    const answer = await indexHoldsTree(file, 'sha1', tree);
+    assert.equal(scanIndex(existsSync(file) ? readFileSync(file) : null, 'sha1').holds(tree), answer, 'the scan of the same bytes answers as the read of the file');
+    return answer;
+  };
 
   for (const version of [2, 3, 4]) {
     it(`says yes for the index a commit leaves, in version ${version}, and no for another tree`, async () => {
@@ -167,9 +173,19 @@ describe('whether an index holds a tree exactly', () => {
       change(dir);
       assert.equal(await holds(dir), false, name);
     }
+    // A flag git would keep its cache tree valid under: the entries alone say no.
+    const flagged = makeRepo({ 'README.md': 'x\n', 'a/b.txt': 'b\n' });
+    assert.equal(await holds(flagged), true, 'a flag in the bytes: before');
+    const data = readFileSync(join(flagged, '.git', 'index'));
+    // The first entry's flags follow its 40 bytes of stat data and mode and its 20-byte id.
+    data[12 + 40 + 20] = (data[12 + 40 + 20] as number) | 0x80;
+    writeFileSync(join(flagged, '.git', 'index'), data);
+    assert.equal(await holds(flagged), false, 'a flag in the bytes');
     const dir = makeRepo();
     assert.equal(await indexHoldsTree(join(dir, 'README.md'), 'sha1', git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'a file that is no index');
     assert.equal(await indexHoldsTree(join(dir, 'missing'), 'sha1', git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'no file');
+    assert.equal(scanIndex(readFileSync(join(dir, 'README.md')), 'sha1').holds(git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'bytes that are no index');
+    assert.equal(scanIndex(null, 'sha1').holds(git(dir, ['rev-parse', 'HEAD^{tree}']).trim()), false, 'no bytes');
   });
 
   it('still says yes with an untracked cache, and for an index git has refreshed', async () => {

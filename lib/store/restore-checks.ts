@@ -4,8 +4,9 @@
 // its cost follows the change, not the size of the working tree. Paths are byte strings (one
 // character a byte, as `latin1` decodes them), so names that are not UTF-8 are looked at as
 // they are on disk.
-import { constants, realpathSync } from 'node:fs';
-import { access, lstat, readdir, statfs } from 'node:fs/promises';
+import { accessSync, constants, lstatSync, realpathSync } from 'node:fs';
+import type { Stats } from 'node:fs';
+import { lstat, readdir, statfs } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
@@ -103,6 +104,19 @@ function onDisk(top: string, raw: string): Buffer {
   return raw === '' ? Buffer.from(top) : Buffer.concat([Buffer.from(top), SLASH, Buffer.from(raw, 'latin1')]);
 }
 
+/**
+ * A path's stat data, not following a last symlink, or null when it cannot be looked at.
+ * Synchronous: the checks look at a few folders for each path a restore writes, most of them
+ * shared, and a promise for each cost a plan of 130 paths 20 to 40 ms waiting in turn.
+ */
+function lstatOrNull(path: Buffer): Stats | null {
+  try {
+    return lstatSync(path, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
+}
+
 function parentOf(raw: string): string {
   const slash = raw.lastIndexOf('/');
   return slash < 0 ? '' : raw.slice(0, slash);
@@ -129,25 +143,36 @@ export async function inTheWay(top: string, changes: readonly TreeChange[]): Pro
     const entries = await readdir(onDisk(top, raw)).catch(() => null);
     if (entries !== null && entries.length > 0) blocked.set(raw, REPOSITORY);
   }
+  // Whether each folder on the way is one (true), is missing (false), or is something else
+  // (null): looked at once however many paths go through it.
+  const folders = new Map<string, boolean | null>();
+  const folderState = (folder: string): boolean | null => {
+    let state = folders.get(folder);
+    if (state === undefined) {
+      const stats = lstatOrNull(onDisk(top, folder));
+      state = stats === null ? false : stats.isDirectory() ? true : null;
+      folders.set(folder, state);
+    }
+    return state;
+  };
   for (const change of changes) {
     if (change.newMode === ABSENT) continue;
-    const parts = change.raw.split('/');
     let parentsAreFolders = true;
-    for (let depth = 1; depth < parts.length; depth += 1) {
-      const folder = parts.slice(0, depth).join('/');
-      const stats = await lstat(onDisk(top, folder)).catch(() => null);
-      if (stats === null) {
+    for (let slash = change.raw.indexOf('/'); slash >= 0; slash = change.raw.indexOf('/', slash + 1)) {
+      const folder = change.raw.slice(0, slash);
+      const state = folderState(folder);
+      if (state === false) {
         parentsAreFolders = false;
         break;
       }
-      if (!stats.isDirectory()) {
+      if (state === null) {
         if (!leaving.has(folder)) blocked.set(folder, IGNORED);
         parentsAreFolders = false;
         break;
       }
     }
     if (!parentsAreFolders || leaving.has(change.raw)) continue;
-    const stats = await lstat(onDisk(top, change.raw)).catch(() => null);
+    const stats = lstatOrNull(onDisk(top, change.raw));
     if (stats === null) continue;
     if (!stats.isDirectory()) {
       blocked.set(change.raw, IGNORED);
@@ -238,20 +263,28 @@ export async function unwritableFolders(top: string, changes: readonly TreeChang
         if (!known) blocked.set(folder, 'a folder this user may not write in (permission denied)');
         break;
       }
-      const stats = await lstat(onDisk(top, folder)).catch(() => null);
+      const stats = lstatOrNull(onDisk(top, folder));
       if (stats === null && folder !== '') {
         folder = parentOf(folder);
         continue;
       }
-      const writable = stats !== null && stats.isDirectory()
-        ? await access(onDisk(top, folder), constants.W_OK | constants.X_OK).then(() => true, () => false)
-        : true;
+      const writable = stats !== null && stats.isDirectory() ? accessible(onDisk(top, folder)) : true;
       checked.set(folder, writable);
       if (!writable) blocked.set(folder, 'a folder this user may not write in (permission denied)');
       break;
     }
   }
   return [...blocked].map(([raw, why]) => ({ raw, why })).sort(compareRaw);
+}
+
+/** Whether this process may write in and search a folder. */
+function accessible(folder: Buffer): boolean {
+  try {
+    accessSync(folder, constants.W_OK | constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -45,6 +45,11 @@ export interface WorkingTree {
   leftOut: LeftOut[];
   /** Local edits under assume-unchanged or skip-worktree that it took, sorted by path. */
   flagged: FlaggedPath[];
+  /**
+   * Whether the checkout's index, as read while status ran, holds exactly `tree` and nothing
+   * more (see indexHoldsTree): the index a restore would otherwise read again whole.
+   */
+  indexHolds(tree: string): boolean;
 }
 
 /** How {@link workingTreeByStatus} reads the working tree. */
@@ -232,7 +237,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged };
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, indexHolds: (tree) => index.holds(tree) };
 }
 
 /**

@@ -149,8 +149,18 @@ const PLAIN_EXTENSIONS = new Set(['TREE', 'UNTR', 'EOIE', 'IEOT']);
 function holdsTree(data: Buffer, hashBytes: number, tree: string): boolean {
   if (data.length < 12 + hashBytes) return false;
   // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
-  let offset = walkEntries(data, hashBytes, false, (entry) => (entry.flags & 0xf000) === 0);
-  if (offset < 0) return false;
+  const offset = walkEntries(data, hashBytes, false, (entry) => (entry.flags & 0xf000) === 0);
+  return offset >= 0 && extensionsHoldTree(data, hashBytes, offset, tree);
+}
+
+/**
+ * The part of {@link holdsTree} after the entries, which were all plain and end at `entriesEnd`:
+ * only extensions git keeps across a reset, and a cache tree whose valid root covers every entry
+ * and names `tree`.
+ */
+function extensionsHoldTree(data: Buffer, hashBytes: number, entriesEnd: number, tree: string): boolean {
+  if (data.length < 12 + hashBytes) return false;
+  let offset = entriesEnd;
   const count = data.readUInt32BE(8);
   let root: string | null = null;
   const end = data.length - hashBytes;
@@ -297,6 +307,8 @@ export interface IndexScan {
    * of `paths`, in index order: what {@link selectIndexEntries} keeps for the same paths.
    */
   select(paths: Iterable<string>): IndexEntry[];
+  /** Whether these bytes hold exactly `tree` and nothing more, as {@link indexHoldsTree} answers for the file. */
+  holds(tree: string): boolean;
 }
 
 /**
@@ -312,11 +324,15 @@ export interface IndexScan {
  * @internal
  */
 export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan {
-  if (data === null) return { split: false, select: () => [] };
+  if (data === null) return { split: false, select: () => [], holds: () => false };
   const hashBytes = objectHash(objectFormat).bytes;
   const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
   const count = data.length >= 12 ? data.readUInt32BE(8) : 0;
-  const whole = (): IndexScan => ({ split: isSplitIndex(data, objectFormat), select: (paths) => { const wanted = new Set(paths); return parseEntries(data, hashBytes, (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path)); } });
+  const whole = (): IndexScan => ({
+    split: isSplitIndex(data, objectFormat),
+    select: (paths) => { const wanted = new Set(paths); return parseEntries(data, hashBytes, (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path)); },
+    holds: (tree) => holdsTree(data, hashBytes, tree),
+  });
   // A count the bytes cannot hold is a broken index: the whole read says so as it always has.
   if (version === 4 || count * (42 + hashBytes) > data.length) return whole();
   const starts = new Int32Array(count);
@@ -326,8 +342,11 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
   let index = 0;
   let ordered = true;
   let previousStage = 0;
+  // Whether every entry is plain, as holdsTree asks: no flag beyond git's plain ones, stage 0.
+  let plain = true;
   const fixed = 40 + hashBytes;
   const end = walkEntries(data, hashBytes, false, (entry) => {
+    if ((entry.flags & 0xf000) !== 0) plain = false;
     starts[index] = entry.start;
     nameStarts[index] = entry.nameStart;
     nameEnds[index] = entry.nameEnd;
@@ -347,6 +366,7 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
   if (end < 0 || !ordered) return whole();
   return {
     split: hasLink(data, end, hashBytes),
+    holds: (tree) => plain && extensionsHoldTree(data, hashBytes, end, tree),
     select: (paths) => {
       const taken = new Set(marked);
       for (const path of paths) {
