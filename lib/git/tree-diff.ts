@@ -40,11 +40,10 @@ export function diffLooseTrees(objectsDir: string, from: string, to: string, obj
   const zero = '0'.repeat(objectHash(objectFormat).bytes * 2);
   const changes: TreeChange[] = [];
   let reads = 0;
-  const itemsOf = (oid: string | null): TreeItem[] | null => {
+  const itemsOf = (oid: string | null): readonly TreeItem[] | null => {
     if (oid === null) return [];
     if ((reads += 1) > MOST_TREES) return null;
-    const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
-    return content === null ? null : treeItems(content, objectFormat);
+    return checkedTreeItems(objectsDir, oid, objectFormat);
   };
   const push = (path: string, oldMode: string, newMode: string, oldOid: string, newOid: string, status: string): void => {
     changes.push({ path: rawPathText(path), raw: path, oldMode, newMode, oldOid, newOid, status });
@@ -95,6 +94,40 @@ export function diffLooseTrees(objectsDir: string, from: string, to: string, obj
   };
   if (from === to) return [];
   return walk('', from, to) ? changes : null;
+}
+
+/**
+ * The entries of trees read before in this process, by id, the most recently used last, up to
+ * {@link REMEMBERED_ENTRIES} entries in all. A tree's id names its content, and an entry is only
+ * remembered once its file was checked against that id, so what is remembered is what any
+ * repository holding the id holds. Only the tree's content is taken from here, never that it
+ * is there: nothing reads this to say an object exists. A process that plans restores one after
+ * another (a timeline previewing a checkpoint after each turn) reads the same target's trees,
+ * and the working tree's trees that did not change since the last plan, once: a plan of 130
+ * changed paths in a tree of 100,000 files spent 16 to 27 ms reading them each time.
+ */
+const remembered = new Map<string, readonly TreeItem[]>();
+let rememberedEntries = 0;
+const REMEMBERED_ENTRIES = 50_000;
+
+function checkedTreeItems(objectsDir: string, oid: string, objectFormat: string): readonly TreeItem[] | null {
+  const known = remembered.get(oid);
+  if (known !== undefined) {
+    remembered.delete(oid);
+    remembered.set(oid, known);
+    return known;
+  }
+  const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
+  const items = content === null ? null : treeItems(content, objectFormat);
+  if (items === null || items.length >= REMEMBERED_ENTRIES) return items;
+  remembered.set(oid, items);
+  rememberedEntries += items.length + 1;
+  for (const [old, oldItems] of remembered) {
+    if (rememberedEntries <= REMEMBERED_ENTRIES) break;
+    remembered.delete(old);
+    rememberedEntries -= oldItems.length + 1;
+  }
+  return items;
 }
 
 /**
