@@ -129,6 +129,26 @@ describe('restore: what no checkpoint can give back', () => {
     assert.ok(existsSync(join(inner, '.git', 'HEAD')));
   });
 
+  it('reads the working tree\'s folders that differ from the target from disk, even after a plan read them, and refuses when one went bad', async () => {
+    const dir = makeRepo({ 'src/x.ts': 'x0\n', 'src/y.ts': 'y0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'src/x.ts': 'x1\n' });
+    const turn = (await store.save({ label: 'turn:1' })).snapshot.commit;
+    writeFiles(dir, { 'src/x.ts': 'x2 precious\n' });
+    // The plan reads both sides' trees; the same process then restores.
+    assert.deepEqual((await store.plan({ snapshot: turn })).write, ['src/x.ts']);
+    // The folder tree the checkpoint would hold (a save's own write, which the next save's memo names) goes bad on disk.
+    const probe = (await store.save({ label: 'probe' })).snapshot.tree;
+    const folder = git(dir, ['rev-parse', `${probe}:src`]).trim();
+    const file = join(dir, '.git', 'objects', folder.slice(0, 2), folder.slice(2));
+    rmSync(file, { force: true });
+    writeFileSync(file, 'garbage');
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: turn }), 'git-failed');
+    assert.deepEqual(stateOf(dir), before);
+    assert.equal(readFileSync(join(dir, 'src/x.ts'), 'utf8'), 'x2 precious\n');
+  });
+
   it('refuses to delete an embedded repository the snapshot lacks', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

@@ -74,10 +74,13 @@ describe('the paths two trees differ on, read from their loose files', () => {
     git(dir, ['update-ref', 'refs/keep/b', git(dir, ['commit-tree', '-m', 'b', other]).trim()]);
     git(dir, ['update-ref', 'refs/keep/c', git(dir, ['commit-tree', '-m', 'c', unread]).trim()]);
     git(dir, ['gc', '-q', '--prune=now']);
-    assert.equal(diffLooseTrees(objects, plain, unread, 'sha1'), null, 'a packed tree this process never read is git\'s to read');
-    // A tree read and checked before is remembered by its id, which names its content wherever it is.
+    const loose = mk(`100644 blob ${blob}\th\n`);
+    assert.equal(diffLooseTrees(objects, loose, unread, 'sha1'), null, 'a packed tree this process never read is git\'s to read');
+    // A target tree read and checked before is remembered by its id, which names its content wherever it is.
     const plumbing = new Plumbing(new SimpleGitRunner(dir), dir);
-    assert.deepEqual(diffLooseTrees(objects, plain, other, 'sha1'), await plumbing.diffTrees(plain, other, true), 'trees read before, packed since');
+    assert.deepEqual(diffLooseTrees(objects, loose, other, 'sha1'), await plumbing.diffTrees(loose, other, true), 'a target tree read before, packed since');
+    // The tree changes start from is read from its file every time, remembered or not.
+    assert.equal(diffLooseTrees(objects, plain, loose, 'sha1'), null, 'a starting tree read before, packed since, is git\'s to read');
     assert.deepEqual(diffLooseTrees(objects, plain, plain, 'sha1'), [], 'a tree does not differ from itself, read or not');
   });
 });
