@@ -101,31 +101,34 @@ export function diffLooseTrees(objectsDir: string, from: string, to: string, obj
 }
 
 /**
- * The entries of trees read before in this process, by id, the most recently used last, up to
- * {@link REMEMBERED_ENTRIES} entries in all. A tree's id names its content, and an entry is only
- * remembered once its file was checked against that id, so what is remembered is what any
- * repository holding the id holds. Only the content of a `to` tree is taken from here, never
- * that it is there or can be read: nothing reads this to say an object exists, and the trees of
- * `from` (the working tree's, which a restore's checkpoint holds) are read from their files
- * each time. A process that plans restores one after another (a timeline previewing a
- * checkpoint after each turn) reads the same target's trees once: a plan of 130 changed paths
- * in a tree of 100,000 files spent 16 to 27 ms reading both sides' trees each time.
+ * The entries of trees read before in this process, by objects folder and id, the most recently
+ * used last, up to {@link REMEMBERED_ENTRIES} entries in all. A tree's id names its content, and
+ * an entry is only remembered once its file was checked against that id. Only the content of a
+ * `to` tree is taken from here, never that it is there or can be read: nothing reads this to say
+ * an object exists, and the trees of `from` (the working tree's, which a restore's checkpoint
+ * holds) are read from their files each time. A process that plans restores one after another
+ * (a timeline previewing a checkpoint after each turn) reads the same target's trees once: a
+ * plan of 130 changed paths in a tree of 100,000 files spent 16 to 27 ms reading both sides'
+ * trees each time.
  */
 const remembered = new Map<string, readonly TreeItem[]>();
 let rememberedEntries = 0;
 const REMEMBERED_ENTRIES = 50_000;
 
 function checkedTreeItems(objectsDir: string, oid: string, objectFormat: string, fromMemory: boolean): readonly TreeItem[] | null {
-  const known = fromMemory ? remembered.get(oid) : undefined;
+  // Remembered for the objects folder it was read from: one repository's id never stands for
+  // another's object (SHA-1 ids are checked here without git's collision detection).
+  const key = `${objectsDir}\0${oid}`;
+  const known = fromMemory ? remembered.get(key) : undefined;
   if (known !== undefined) {
-    remembered.delete(oid);
-    remembered.set(oid, known);
+    remembered.delete(key);
+    remembered.set(key, known);
     return known;
   }
   const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
   const items = content === null ? null : treeItems(content, objectFormat);
-  if (items === null || items.length >= REMEMBERED_ENTRIES || remembered.has(oid)) return items;
-  remembered.set(oid, items);
+  if (items === null || items.length >= REMEMBERED_ENTRIES || remembered.has(key)) return items;
+  remembered.set(key, items);
   rememberedEntries += items.length + 1;
   for (const [old, oldItems] of remembered) {
     if (rememberedEntries <= REMEMBERED_ENTRIES) break;
