@@ -149,6 +149,22 @@ describe('restore: what no checkpoint can give back', () => {
     assert.equal(readFileSync(join(dir, 'src/x.ts'), 'utf8'), 'x2 precious\n');
   });
 
+  it('reads the target\'s folders from disk, even after a plan read them, and refuses with nothing written when one went bad', async () => {
+    const dir = makeRepo({ 'src/x.ts': 'x0\n', 'src/y.ts': 'y0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'src/x.ts': 'x1 target\n', 'src/extra.txt': 'extra\n' });
+    const turn = (await store.save({ label: 'turn:1' })).snapshot;
+    writeFiles(dir, { 'src/x.ts': 'x2 precious\n', 'src/extra.txt': null });
+    assert.deepEqual((await store.plan({ snapshot: turn.commit })).write, ['src/extra.txt', 'src/x.ts']);
+    const folder = git(dir, ['rev-parse', `${turn.tree}:src`]).trim();
+    const file = join(dir, '.git', 'objects', folder.slice(0, 2), folder.slice(2));
+    rmSync(file, { force: true });
+    writeFileSync(file, 'garbage');
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: turn.commit }), 'git-failed');
+    assert.deepEqual(stateOf(dir), before);
+  });
+
   it('refuses to delete an embedded repository the snapshot lacks', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

@@ -40,21 +40,18 @@ export function diffLooseTrees(objectsDir: string, from: string, to: string, obj
   const zero = '0'.repeat(objectHash(objectFormat).bytes * 2);
   const changes: TreeChange[] = [];
   let reads = 0;
-  // The trees of `from` are read from their files every time: a restore's `from` is the working
-  // tree's tree, which its checkpoint holds, and reading the folders that differ from the target
-  // checks that the checkpoint can give those files back before any is overwritten. Only the
-  // trees of `to` may come from memory.
-  const itemsOf = (oid: string | null, side: 'from' | 'to'): readonly TreeItem[] | null => {
+  const itemsOf = (oid: string | null): TreeItem[] | null => {
     if (oid === null) return [];
     if ((reads += 1) > MOST_TREES) return null;
-    return checkedTreeItems(objectsDir, oid, objectFormat, side === 'to');
+    const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
+    return content === null ? null : treeItems(content, objectFormat);
   };
   const push = (path: string, oldMode: string, newMode: string, oldOid: string, newOid: string, status: string): void => {
     changes.push({ path: rawPathText(path), raw: path, oldMode, newMode, oldOid, newOid, status });
   };
   const walk = (prefix: string, a: string | null, b: string | null): boolean => {
-    const left = itemsOf(a, 'from');
-    const right = itemsOf(b, 'to');
+    const left = itemsOf(a);
+    const right = itemsOf(b);
     if (left === null || right === null) return false;
     let i = 0;
     let j = 0;
@@ -98,44 +95,6 @@ export function diffLooseTrees(objectsDir: string, from: string, to: string, obj
   };
   if (from === to) return [];
   return walk('', from, to) ? changes : null;
-}
-
-/**
- * The entries of trees read before in this process, by objects folder and id, the most recently
- * used last, up to {@link REMEMBERED_ENTRIES} entries in all. A tree's id names its content, and
- * an entry is only remembered once its file was checked against that id. Only the content of a
- * `to` tree is taken from here, never that it is there or can be read: nothing reads this to say
- * an object exists, and the trees of `from` (the working tree's, which a restore's checkpoint
- * holds) are read from their files each time. A process that plans restores one after another
- * (a timeline previewing a checkpoint after each turn) reads the same target's trees once: a
- * plan of 130 changed paths in a tree of 100,000 files spent 16 to 27 ms reading both sides'
- * trees each time.
- */
-const remembered = new Map<string, readonly TreeItem[]>();
-let rememberedEntries = 0;
-const REMEMBERED_ENTRIES = 50_000;
-
-function checkedTreeItems(objectsDir: string, oid: string, objectFormat: string, fromMemory: boolean): readonly TreeItem[] | null {
-  // Remembered for the objects folder it was read from: one repository's id never stands for
-  // another's object (SHA-1 ids are checked here without git's collision detection).
-  const key = `${objectsDir}\0${oid}`;
-  const known = fromMemory ? remembered.get(key) : undefined;
-  if (known !== undefined) {
-    remembered.delete(key);
-    remembered.set(key, known);
-    return known;
-  }
-  const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
-  const items = content === null ? null : treeItems(content, objectFormat);
-  if (items === null || items.length >= REMEMBERED_ENTRIES || remembered.has(key)) return items;
-  remembered.set(key, items);
-  rememberedEntries += items.length + 1;
-  for (const [old, oldItems] of remembered) {
-    if (rememberedEntries <= REMEMBERED_ENTRIES) break;
-    remembered.delete(old);
-    rememberedEntries -= oldItems.length + 1;
-  }
-  return items;
 }
 
 /**

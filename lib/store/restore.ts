@@ -290,8 +290,8 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   // rejects), and the tree it holds, when that is not HEAD's, is written alongside: both after
   // the working tree was read, one git process less waited for in turn. Built from status, the
   // index whose bytes status was read beside (status reads it too) is not read again: at 100,000
-  // entries that second read cost a plan 45 to 58 ms. Either way the restore checks the index
-  // lock and compares fingerprints again before it writes.
+  // entries that second read cost a plan 45 to 58 ms. A restore given a plan's fingerprint
+  // compares it with its own, made the same way, before it writes.
   const headTree = opened.headTree;
   const holding = headTree === null ? Promise.resolve(false)
     : fast !== null ? Promise.resolve(fast.indexHolds(headTree))
