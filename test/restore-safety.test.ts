@@ -165,6 +165,35 @@ describe('restore: what no checkpoint can give back', () => {
     assert.deepEqual(stateOf(dir), before);
   });
 
+  it('puts the working tree back when the index reset, its last step, cannot read the index tree a checkpoint recorded', async () => {
+    const dir = makeRepo({ 'src/x.ts': 'x0\n', 'idx/a.txt': 'a0\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'src/x.ts': 'x1\n' });
+    const first = (await store.save({ label: 'turn:1' })).snapshot;
+    // Staged and then edited: the restore's checkpoint records an index whose idx folder is a tree of its own.
+    writeFiles(dir, { 'idx/a.txt': 'staged\n' });
+    git(dir, ['add', 'idx/a.txt']);
+    writeFiles(dir, { 'idx/a.txt': 'edited after staging\n', 'src/x.ts': 'x2\n' });
+    const checkpoint = (await store.restore({ snapshot: first.commit })).checkpoint.snapshot;
+    const recorded = /^Chant-Wip-Index: ([0-9a-f]{40})$/m.exec(git(dir, ['cat-file', 'commit', checkpoint.commit]))?.[1] as string;
+    assert.match(recorded ?? '', /^[0-9a-f]{40}$/, 'the checkpoint records the index');
+    writeFiles(dir, { 'src/x.ts': 'x3 precious\n' });
+    // A folder tree only the recorded index holds goes bad on disk: nothing the restore's diff reads.
+    const folder = git(dir, ['rev-parse', `${recorded}:idx`]).trim();
+    assert.notEqual(folder, git(dir, ['rev-parse', `${checkpoint.tree}:idx`]).trim());
+    const file = join(dir, '.git', 'objects', folder.slice(0, 2), folder.slice(2));
+    rmSync(file, { force: true });
+    writeFileSync(file, 'garbage');
+    const { tree, status, head } = stateOf(dir);
+    const staged = stagedEntries(dir);
+    const message = await assertRefusal(() => store.restore({ snapshot: checkpoint.commit }), 'git-failed', /put back as it was/);
+    assert.match(message, /resetting the index/);
+    const after = stateOf(dir);
+    // The index's entries as they were (git status refreshes stat data of its own).
+    assert.deepEqual({ tree: after.tree, staged: stagedEntries(dir), status: after.status, head: after.head }, { tree, staged, status, head });
+    assert.equal(readFileSync(join(dir, 'src/x.ts'), 'utf8'), 'x3 precious\n');
+  });
+
   it('refuses to delete an embedded repository the snapshot lacks', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

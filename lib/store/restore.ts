@@ -181,7 +181,16 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // one puts it back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
-      if (resetTo !== null) await plumbing.resetIndex(layout.top, resetTo);
+      if (resetTo !== null) {
+        // git reads the whole tree before it writes the index, and writes nothing when one of
+        // its objects cannot be read: the working tree then goes back too, so the restore
+        // changed nothing rather than stopping with the files written and the index not.
+        try {
+          await plumbing.resetIndex(layout.top, resetTo);
+        } catch (error) {
+          throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, error);
+        }
+      }
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
       return {
@@ -566,6 +575,22 @@ async function cancelledBack(plumbing: Plumbing, layout: RepositoryLayout, curre
     return new WipError('git-failed', `the restore of ${target.commit.slice(0, 12)} was cancelled after it wrote the working tree, and putting it back failed (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit})`, { cause: cancelled });
   }
   return cancelled;
+}
+
+/**
+ * Where the last step, the reset of the checkout's index to `resetTo`, failed (an object of that
+ * tree unreadable): git wrote no index, so the working tree is put back as the checkpoint holds
+ * it, and the refusal says so; when even that fails, it says which checkpoint to restore.
+ */
+async function resetFailedBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, resetTo: string, error: unknown): Promise<WipError> {
+  const what = `resetting the index to ${resetTo} failed (${asWipError(error).message}), so the index was left as it was`;
+  if (changes.length === 0) return new WipError('git-failed', `${what}; restoring ${target.commit.slice(0, 12)} changed no file`, { cause: error });
+  try {
+    await writeBack(plumbing, layout, current, target, changes);
+  } catch (again) {
+    return new WipError('git-failed', `${what}; restoring ${target.commit.slice(0, 12)} stopped after writing the working tree, and putting it back failed too (${again instanceof Error ? again.message : String(again)}): restore checkpoint ${checkpoint.commit} to get it back (chant workspace wip restore ${checkpoint.commit})`, { cause: error });
+  }
+  return new WipError('git-failed', `${what}; restoring ${target.commit.slice(0, 12)} stopped, and the working tree was put back as it was, so nothing in it was changed (checkpoint ${checkpoint.commit} holds it too)`, { cause: error });
 }
 
 /**
