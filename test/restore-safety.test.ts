@@ -194,6 +194,44 @@ describe('restore: what no checkpoint can give back', () => {
     assert.equal(readFileSync(join(dir, 'src/x.ts'), 'utf8'), 'x3 precious\n');
   });
 
+  it('waits for another git process to let the index go before the reset, and past a while says the files were written, leaving them and what was written since', async () => {
+    for (const held of [60, 5_000]) {
+      const dir = makeRepo({ 'src/x.ts': 'x0\n', 'idx/a.txt': 'a0\n' });
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { 'src/x.ts': 'x1\n' });
+      const first = (await store.save({ label: 'turn:1' })).snapshot;
+      // Staged: the restore ends by resetting the index to HEAD.
+      writeFiles(dir, { 'idx/a.txt': 'staged\n', 'src/x.ts': 'x2\n' });
+      git(dir, ['add', 'idx/a.txt']);
+      const lock = join(dir, '.git', 'index.lock');
+      let timer: NodeJS.Timeout | undefined;
+      const restoring = store.restore({
+        snapshot: first.commit,
+        onProgress: (progress) => {
+          if (progress.phase !== 'index' || progress.done !== 0) return;
+          // An editor's git status takes the index, and the user writes a file, as the restore comes to its last step.
+          writeFileSync(lock, '');
+          writeFiles(dir, { 'src/x.ts': 'edited during the restore\n' });
+          timer = setTimeout(() => rmSync(lock, { force: true }), held);
+        },
+      });
+      try {
+        if (held < 1_000) {
+          await restoring;
+          assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'the index was reset once the lock went');
+        } else {
+          await assertRefusal(() => restoring, 'git-failed', /another git process held the index.*git read-tree --reset/s);
+          assert.match(git(dir, ['diff', '--cached', '--name-only']), /idx\/a\.txt/, 'the index as it was');
+        }
+        // What the user wrote over a restored file after the move is never put back over.
+        assert.equal(readFileSync(join(dir, 'src/x.ts'), 'utf8'), 'edited during the restore\n');
+      } finally {
+        clearTimeout(timer);
+        rmSync(lock, { force: true });
+      }
+    }
+  });
+
   it('refuses to delete an embedded repository the snapshot lacks', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

@@ -181,16 +181,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // one puts it back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
-      if (resetTo !== null) {
-        // git reads the whole tree before it writes the index, and writes nothing when one of
-        // its objects cannot be read: the working tree then goes back too, so the restore
-        // changed nothing rather than stopping with the files written and the index not.
-        try {
-          await plumbing.resetIndex(layout.top, resetTo);
-        } catch (error) {
-          throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, error);
-        }
-      }
+      if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo);
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
       return {
@@ -577,10 +568,43 @@ async function cancelledBack(plumbing: Plumbing, layout: RepositoryLayout, curre
   return cancelled;
 }
 
+/** How long a restore waits, in turn, for another git process to let the index go before its reset. */
+const INDEX_LOCK_WAITS_MS = [25, 50, 100, 200, 400];
+
 /**
- * Where the last step, the reset of the checkout's index to `resetTo`, failed (an object of that
- * tree unreadable): git wrote no index, so the working tree is put back as the checkpoint holds
- * it, and the refusal says so; when even that fails, it says which checkpoint to restore.
+ * The last step of a whole restore: the reset of the checkout's index to `resetTo`. git reads
+ * the whole tree before it writes the index, and writes nothing when it fails. An index another
+ * git process holds (an editor's `git status`) is waited for a little, then the refusal says
+ * the files were written and how to finish or undo: a lock goes away, and putting the working
+ * tree back would overwrite anything written there since the move. Any other failure (an object
+ * of that tree unreadable; only its root is checked before the first write) puts the working
+ * tree back as the checkpoint holds it, so the restore changed nothing. A reset that happened
+ * although git's exit said otherwise (git stopped after it renamed the new index into place)
+ * is a reset.
+ */
+async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, resetTo: string): Promise<void> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await plumbing.resetIndex(layout.top, resetTo);
+      return;
+    } catch (error) {
+      if (await indexHoldsTree(layout.indexFile, layout.objectFormat, resetTo)) return;
+      const message = asWipError(error).message;
+      if (!/index\.lock/.test(message)) throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint, resetTo, error);
+      const wait = INDEX_LOCK_WAITS_MS[attempt];
+      if (wait === undefined) {
+        throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} wrote the working tree, but another git process held the index (${message}), so the index was not reset to ${resetTo}: when it ends, run git read-tree --reset ${resetTo} to finish, or restore checkpoint ${checkpoint.commit} to undo (chant workspace wip restore ${checkpoint.commit})`, { cause: error });
+      }
+      await new Promise((resolve) => { setTimeout(resolve, wait); });
+    }
+  }
+}
+
+/**
+ * Where the reset of the checkout's index to `resetTo` failed otherwise than on a lock (an object
+ * of that tree unreadable): git wrote no index, so the working tree is put back as the
+ * checkpoint holds it, and the refusal says so; when even that fails, it says which checkpoint to
+ * restore.
  */
 async function resetFailedBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, resetTo: string, error: unknown): Promise<WipError> {
   const what = `resetting the index to ${resetTo} failed (${asWipError(error).message}), so the index was left as it was`;
