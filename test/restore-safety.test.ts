@@ -195,7 +195,7 @@ describe('restore: what no checkpoint can give back', () => {
   });
 
   it('waits for another git process to let the index go before the reset, and past a while says the files were written, leaving them and what was written since', async () => {
-    for (const held of [60, 5_000]) {
+    for (const [held, cancel] of [[60, false], [5_000, false], [5_000, true]] as const) {
       const dir = makeRepo({ 'src/x.ts': 'x0\n', 'idx/a.txt': 'a0\n' });
       const store = new WipStore({ cwd: dir, policy: null });
       writeFiles(dir, { 'src/x.ts': 'x1\n' });
@@ -205,20 +205,28 @@ describe('restore: what no checkpoint can give back', () => {
       git(dir, ['add', 'idx/a.txt']);
       const lock = join(dir, '.git', 'index.lock');
       let timer: NodeJS.Timeout | undefined;
+      const controller = new AbortController();
+      const started = Date.now();
       const restoring = store.restore({
         snapshot: first.commit,
+        signal: controller.signal,
         onProgress: (progress) => {
           if (progress.phase !== 'index' || progress.done !== 0) return;
           // An editor's git status takes the index, and the user writes a file, as the restore comes to its last step.
           writeFileSync(lock, '');
           writeFiles(dir, { 'src/x.ts': 'edited during the restore\n' });
           timer = setTimeout(() => rmSync(lock, { force: true }), held);
+          if (cancel) setTimeout(() => controller.abort(), 30);
         },
       });
       try {
         if (held < 1_000) {
           await restoring;
           assert.equal(git(dir, ['diff', '--cached', '--name-only']), '', 'the index was reset once the lock went');
+        } else if (cancel) {
+          await assertRefusal(() => restoring, 'wip-cancelled', /files were written and are left.*git read-tree --reset/s);
+          assert.ok(Date.now() - started < 4_000, 'the cancel ended the waits');
+          assert.match(git(dir, ['diff', '--cached', '--name-only']), /idx\/a\.txt/, 'the index as it was');
         } else {
           await assertRefusal(() => restoring, 'git-failed', /another git process held the index.*git read-tree --reset/s);
           assert.match(git(dir, ['diff', '--cached', '--name-only']), /idx\/a\.txt/, 'the index as it was');

@@ -76,7 +76,10 @@ export interface RestoreOptions {
   /**
    * Cancels the restore: before the checkpoint it rejects with `wip-cancelled` having written
    * nothing; after it, the files git is writing are written, then put back as the checkpoint
-   * holds them, and it rejects with `wip-cancelled` (the checkpoint stays on the ref).
+   * holds them, and it rejects with `wip-cancelled` (the checkpoint stays on the ref). Once the
+   * files are in place, the index's reset is not cancelled, except while it waits for another
+   * git process to let the index go: it then rejects with `wip-cancelled` saying the files were
+   * written and how to finish or undo.
    */
   signal?: AbortSignal;
   /** Receives where the restore stands: `staging`, `checkpoint`, `writing` (paths), `index`. */
@@ -181,7 +184,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // one puts it back as the snapshot recorded it when HEAD is where it was then, else to
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
-      if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo);
+      if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, signal);
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
       return {
@@ -571,18 +574,25 @@ async function cancelledBack(plumbing: Plumbing, layout: RepositoryLayout, curre
 /** How long a restore waits, in turn, for another git process to let the index go before its reset. */
 const INDEX_LOCK_WAITS_MS = [25, 50, 100, 200, 400];
 
+/** What git says when an object of the tree it resets the index to cannot be read. */
+const UNREADABLE_TREE = /unable to read tree|is corrupt|bad object|could not read [0-9a-f]{40}|unable to unpack/i;
+
 /**
  * The last step of a whole restore: the reset of the checkout's index to `resetTo`. git reads
- * the whole tree before it writes the index, and writes nothing when it fails. An index another
- * git process holds (an editor's `git status`) is waited for a little, then the refusal says
- * the files were written and how to finish or undo: a lock goes away, and putting the working
- * tree back would overwrite anything written there since the move. Any other failure (an object
- * of that tree unreadable; only its root is checked before the first write) puts the working
- * tree back as the checkpoint holds it, so the restore changed nothing. A reset that happened
- * although git's exit said otherwise (git stopped after it renamed the new index into place)
- * is a reset.
+ * the whole tree before it writes the index, and writes nothing when it fails.
+ * - Where git could not read the tree (an object of the index tree a checkpoint recorded
+ *   unreadable; only its root is checked before the first write), nothing will change that:
+ *   the working tree is put back as the checkpoint holds it, so the restore changed nothing.
+ * - An index another git process holds (an editor's `git status`; its lock file is there) is
+ *   waited for a little, unless the caller cancels.
+ * - Past that, and for any other failure (a lock that could not be made, a full disk), the
+ *   refusal says the files were written and how to finish or undo, and leaves them: those
+ *   failures go away, and putting the working tree back would overwrite whatever was written
+ *   there since the move.
+ * A reset git did although its exit said otherwise (git stopped after it renamed the new index
+ * into place: the index holds the tree) is a reset.
  */
-async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, resetTo: string): Promise<void> {
+async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, resetTo: string, signal: AbortSignal | undefined): Promise<void> {
   for (let attempt = 0; ; attempt += 1) {
     try {
       await plumbing.resetIndex(layout.top, resetTo);
@@ -590,10 +600,17 @@ async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, cu
     } catch (error) {
       if (await indexHoldsTree(layout.indexFile, layout.objectFormat, resetTo)) return;
       const message = asWipError(error).message;
-      if (!/index\.lock/.test(message)) throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint, resetTo, error);
-      const wait = INDEX_LOCK_WAITS_MS[attempt];
-      if (wait === undefined) {
-        throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} wrote the working tree, but another git process held the index (${message}), so the index was not reset to ${resetTo}: when it ends, run git read-tree --reset ${resetTo} to finish, or restore checkpoint ${checkpoint.commit} to undo (chant workspace wip restore ${checkpoint.commit})`, { cause: error });
+      if (UNREADABLE_TREE.test(message)) throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint, resetTo, error);
+      // git says so only when the lock file was there (EEXIST), which may be gone by now.
+      const locked = /index\.lock': File exists/.test(message) || existsSync(`${layout.indexFile}.lock`);
+      const wait = locked ? INDEX_LOCK_WAITS_MS[attempt] : undefined;
+      if (wait === undefined || signal?.aborted === true) {
+        const why = locked ? `another git process held the index (${message})` : `git could not reset the index (${message})`;
+        const finish = `run git read-tree --reset ${resetTo} to finish, or restore checkpoint ${checkpoint.commit} to undo (chant workspace wip restore ${checkpoint.commit})`;
+        if (signal?.aborted === true) {
+          throw new WipError('wip-cancelled', `cancelled by the caller while the restore of ${target.commit.slice(0, 12)} waited to reset the index: its files were written and are left, and the index was not reset, since ${why}; ${finish}`, { cause: signal.reason });
+        }
+        throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} wrote the working tree, but the index was not reset to ${resetTo}, since ${why}: ${locked ? 'when it ends, ' : ''}${finish}`, { cause: error });
       }
       await new Promise((resolve) => { setTimeout(resolve, wait); });
     }
@@ -601,8 +618,8 @@ async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, cu
 }
 
 /**
- * Where the reset of the checkout's index to `resetTo` failed otherwise than on a lock (an object
- * of that tree unreadable): git wrote no index, so the working tree is put back as the
+ * Where the reset of the checkout's index to `resetTo` failed since git could not read that tree:
+ * git wrote no index, so the working tree is put back as the
  * checkpoint holds it, and the refusal says so; when even that fails, it says which checkpoint to
  * restore.
  */
