@@ -574,8 +574,13 @@ async function cancelledBack(plumbing: Plumbing, layout: RepositoryLayout, curre
 /** How long a restore waits, in turn, for another git process to let the index go before its reset. */
 const INDEX_LOCK_WAITS_MS = [25, 50, 100, 200, 400];
 
-/** What git says when an object of the tree it resets the index to cannot be read. */
-const UNREADABLE_TREE = /unable to read tree|is corrupt|bad object|could not read [0-9a-f]{40}|unable to unpack/i;
+/** What git says when an object of the tree it resets the index to cannot be read (asked of its words, paths taken out). */
+const UNREADABLE_TREE = /unable to read tree|is corrupt|bad object|could not read [0-9a-f]{40}|unable to unpack|failed to unpack tree/i;
+
+/** git's words in a message, without the paths it quotes or says an object is stored in. */
+function gitWords(message: string): string {
+  return message.replace(/'[^']*'/g, "''").replace(/\(stored in [^)]*\)/g, '()');
+}
 
 /**
  * The last step of a whole restore: the reset of the checkout's index to `resetTo`. git reads
@@ -600,21 +605,34 @@ async function resetIndexOrBack(plumbing: Plumbing, layout: RepositoryLayout, cu
     } catch (error) {
       if (await indexHoldsTree(layout.indexFile, layout.objectFormat, resetTo)) return;
       const message = asWipError(error).message;
-      if (UNREADABLE_TREE.test(message)) throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint, resetTo, error);
       // git says so only when the lock file was there (EEXIST), which may be gone by now.
       const locked = /index\.lock': File exists/.test(message) || existsSync(`${layout.indexFile}.lock`);
+      if (!locked && UNREADABLE_TREE.test(gitWords(message))) throw await resetFailedBack(plumbing, layout, current, target, changes, checkpoint, resetTo, error);
       const wait = locked ? INDEX_LOCK_WAITS_MS[attempt] : undefined;
-      if (wait === undefined || signal?.aborted === true) {
+      const finish = `run git read-tree --reset ${resetTo} to finish, or restore checkpoint ${checkpoint.commit} to undo (chant workspace wip restore ${checkpoint.commit})`;
+      if (locked && signal?.aborted === true) {
+        throw new WipError('wip-cancelled', `cancelled by the caller while the restore of ${target.commit.slice(0, 12)} waited to reset the index, which another git process held (${message}): its files were written and are left, and the index was not reset; ${finish}`, { cause: signal.reason });
+      }
+      if (wait === undefined) {
         const why = locked ? `another git process held the index (${message})` : `git could not reset the index (${message})`;
-        const finish = `run git read-tree --reset ${resetTo} to finish, or restore checkpoint ${checkpoint.commit} to undo (chant workspace wip restore ${checkpoint.commit})`;
-        if (signal?.aborted === true) {
-          throw new WipError('wip-cancelled', `cancelled by the caller while the restore of ${target.commit.slice(0, 12)} waited to reset the index: its files were written and are left, and the index was not reset, since ${why}; ${finish}`, { cause: signal.reason });
-        }
         throw new WipError('git-failed', `restoring ${target.commit.slice(0, 12)} wrote the working tree, but the index was not reset to ${resetTo}, since ${why}: ${locked ? 'when it ends, ' : ''}${finish}`, { cause: error });
       }
-      await new Promise((resolve) => { setTimeout(resolve, wait); });
+      await pause(wait, signal);
     }
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /**
