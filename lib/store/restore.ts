@@ -299,7 +299,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   const holding = headTree === null ? Promise.resolve(false)
     : fast !== null ? Promise.resolve(fast.indexHolds(headTree))
       : indexHoldsTree(layout.indexFile, layout.objectFormat, headTree);
-  const indexing = holding.then((holds) => (holds ? opened.headTree : indexTree(plumbing, layout)));
+  const indexing = holding.then((holds) => (holds ? headTree : indexTree(plumbing, layout)));
   // Awaited below, or settled before a failure is thrown, so that no git process outlives the call.
   indexing.catch(() => undefined);
   try {

@@ -147,7 +147,6 @@ export async function indexHoldsTree(indexFile: string, objectFormat: string, tr
 const PLAIN_EXTENSIONS = new Set(['TREE', 'UNTR', 'EOIE', 'IEOT']);
 
 function holdsTree(data: Buffer, hashBytes: number, tree: string): boolean {
-  if (data.length < 12 + hashBytes) return false;
   // Assume-unchanged (0x8000), extended flags (0x4000) or a stage other than 0 (0x3000).
   const offset = walkEntries(data, hashBytes, false, (entry) => (entry.flags & 0xf000) === 0);
   return offset >= 0 && extensionsHoldTree(data, hashBytes, offset, tree);
