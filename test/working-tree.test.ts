@@ -22,10 +22,10 @@ import { DEFAULT_MAX_FILE_SIZE } from '../lib/snapshot/left-out.js';
 const SEED = Number(process.env.CHANT_WORKTREE_SEED ?? 20261201);
 const RUNS = Number(process.env.CHANT_WORKTREE_RUNS ?? 120);
 
-async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir), racyMarginNs?: bigint): Promise<string | null> {
+async function byStatus(dir: string, git_: GitRunner = new SimpleGitRunner(dir), racyMarginMs?: number): Promise<string | null> {
   const plumbing = new Plumbing(git_, dir);
   const { layout, head, replaced } = await plumbing.checkout();
-  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, ...(racyMarginNs === undefined ? {} : { racyMarginNs }) });
+  const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, ...(racyMarginMs === undefined ? {} : { racyMarginMs }) });
   return built?.tree ?? null;
 }
 
@@ -149,7 +149,7 @@ describe('the working tree built from git status', () => {
       for (const batch of [ops.slice(0, half), ops.slice(half)]) {
         for (const op of batch) apply(dir, op);
         // Built first, so that every tree it names must have been written by it, not by git add.
-        const got = await byStatus(dir, undefined, 0n);
+        const got = await byStatus(dir, undefined, 0);
         if (got !== null) git(dir, ['ls-tree', '-r', '-t', got]);
         const expected = stagedTree(dir);
         if (got === null) {
@@ -412,7 +412,7 @@ describe('the blobs a save from status writes itself', () => {
     const calls: string[][] = [];
     const runner = new SimpleGitRunner(dir);
     const git_: GitRunner = { run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) };
-    return { calls, build: () => byStatus(dir, git_, 0n) };
+    return { calls, build: () => byStatus(dir, git_, 0) };
   };
 
   it('writes the blob git would store, loose and readable, and leaves to hash-object each file an attribute or a CR may rewrite', async () => {
@@ -448,7 +448,7 @@ describe('the blobs a save from status writes itself', () => {
     const runner = new SimpleGitRunner(dir);
     const counted = new Plumbing({ run: (args, options) => (calls.push([...args, String(options?.input ?? '')]), runner.run(args, options)) }, dir);
     const env = { ...process.env, GIT_AUTHOR_NAME: 'Agent 7', GIT_COMMITTER_EMAIL: 'agent@example.com' };
-    const built = await workingTreeByStatus(counted, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, env, racyMarginNs: 0n });
+    const built = await workingTreeByStatus(counted, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, env, racyMarginMs: 0 });
     assert.equal(built?.tree, stagedTree(dir));
     assert.deepEqual(hashedByGit(calls), [], 'every file known from the save before');
   });
@@ -537,7 +537,7 @@ describe('the hash cache', () => {
     const calls: string[] = [];
     const runner = new SimpleGitRunner(dir);
     const git_: GitRunner = { run: (args, options) => (calls.push(args[0] as string), runner.run(args, options)) };
-    return { calls, build: async (racyMarginNs?: bigint) => byStatus(dir, git_, racyMarginNs) };
+    return { calls, build: async (racyMarginMs?: number) => byStatus(dir, git_, racyMarginMs) };
   };
 
   it('hashes a file modified since HEAD once, not again while its stat data and what git reads beside it stay the same', async () => {
@@ -547,15 +547,15 @@ describe('the hash cache', () => {
     // to hash-object, where this test sees the hashing.
     writeFileSync(join(dir, '.git', 'info', 'attributes'), '*.none ident\n');
     const { calls, build } = counted(dir);
-    const check = async (why: string, hashes: boolean, racyMarginNs: bigint | undefined = 0n) => {
+    const check = async (why: string, hashes: boolean, racyMarginMs: number | undefined = 0) => {
       calls.length = 0;
-      const got = await build(racyMarginNs);
+      const got = await build(racyMarginMs);
       assert.equal(got, stagedTree(dir), why);
       assert.equal(calls.includes('hash-object'), hashes, `${why}: ${calls.join(' ')}`);
     };
     await check('the first save hashes', true);
     await check('the next finds every file in the cache', false);
-    await check('within the racy margin of when their stat data was taken, files are hashed again', true, 3_600_000_000_000n);
+    await check('within the racy margin of when their stat data was taken, files are hashed again', true, 3_600_000);
     writeFiles(dir, { 'd1/f1.txt': 'dirty 2\n' });
     await check('a file rewritten at the same size is hashed again', true);
     await check('and then known', false);
@@ -582,6 +582,37 @@ describe('the hash cache', () => {
     await check('a cache that is garbage is ignored', true);
     await check('and replaced', false);
   });
+
+  it('takes the blobs and trees it names without looking for them only while the wip tip holds the tree it built', async () => {
+    const dir = makeRepo({ 'd/a.txt': 'a\n', 'd/b.txt': 'b\n', 'e/c.txt': 'c\n' });
+    writeFiles(dir, { 'd/a.txt': 'dirty a\n', 'e/c.txt': 'dirty c\n' });
+    const expected = stagedTree(dir);
+    const objectFile = (oid: string) => join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    const onTip = (tree: string, parent?: string) => {
+      const commit = git(dir, ['commit-tree', tree, ...(parent === undefined ? [] : ['-p', parent]), '-m', 'wip']).trim();
+      git(dir, ['update-ref', 'refs/chant/wip/main', commit]);
+      return commit;
+    };
+    assert.equal(await byStatus(dir, undefined, 0), expected);
+    const blob = git(dir, ['rev-parse', `${expected}:d/a.txt`]).trim();
+    const folder = git(dir, ['rev-parse', `${expected}:d`]).trim();
+    // Recorded on the wip ref as a save records it, then packed by gc: reachable, and no longer loose.
+    const first = onTip(expected);
+    git(dir, ['gc', '-q']);
+    assert.equal(existsSync(objectFile(blob)), false);
+    assert.equal(existsSync(objectFile(folder)), false);
+    // The next snapshot's commit is loose again, as each save writes it.
+    onTip(expected, first);
+    assert.equal(await byStatus(dir, undefined, 0), expected);
+    assert.equal(existsSync(objectFile(blob)), false, 'a blob the tip holds is taken as it is');
+    assert.equal(existsSync(objectFile(folder)), false, 'a folder tree the tip holds is taken as it is');
+    // The wip ref moved to a tree that does not hold them: each is looked for, and written again.
+    git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['rev-parse', 'HEAD']).trim()]);
+    assert.equal(await byStatus(dir, undefined, 0), expected);
+    assert.equal(existsSync(objectFile(blob)), true, 'a blob the tip does not hold is written again');
+    assert.equal(existsSync(objectFile(folder)), true, 'a folder tree the tip does not hold is written again');
+    git(dir, ['fsck', '--no-dangling']);
+  });
 });
 
 describe('the folder memo', () => {
@@ -599,7 +630,7 @@ describe('the folder memo', () => {
       writeFiles(dir, { [`f${round % 3}/g${round % 5}/file-${round}.txt`]: `round ${round}\n`, [`f${round % 2}/new-${round}.txt`]: 'new\n' });
       if (round % 2 === 0) git(dir, ['add', '-A', '--', `f${round % 3}`]);
       await check(`round ${round}`);
-      assert.match(readFileSync(memo, 'latin1'), /^[0-9a-f]{40} (?:-|[0-9a-f]{40})\n/);
+      assert.match(readFileSync(memo, 'latin1'), /^root [0-9a-f]{40}\n[0-9a-f]{40} (?:-|[0-9a-f]{40})\n/);
     }
     // Every loose tree the memo names is removed (as a prune would): each is built again.
     for (const line of readFileSync(memo, 'latin1').trim().split('\n')) {

@@ -2,14 +2,16 @@
 // for each file it gave to `git hash-object`, the file's stat data and the blob id git wrote,
 // so that a file modified since HEAD but not since the last save is not read and hashed again.
 // It holds git's racy-git rule, with a margin: an entry counts only when the file's mtime and
-// ctime are older than when its stat data was taken by at least RACY_MARGIN_NS, since a file
+// ctime are older than when its stat data was taken by at least RACY_MARGIN_MS, since a file
 // written in the same clock tick as that can change again without its stat data changing.
 // What the blob of unchanged bytes is also depends on what git reads beside the file (its
 // attributes and config: eol conversion, clean filters, the object format): the cache is keyed by
 // all of that (the caller adds the stat data of the .gitattributes on the file's way), and says
 // nothing when a source it cannot follow is in play. A hit is the blob hash-object would write.
+// The cache also names the tree the save that wrote it built: every blob it names is in that
+// tree, so while the wip tip holds the same tree, they are all reachable from a ref.
 import { createHash } from 'node:crypto';
-import type { BigIntStats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { attributesFiles, configFiles } from '../git/config-files.js';
@@ -18,66 +20,87 @@ import { replaceCacheFile } from './cache-file.js';
 /** The cache file, in the worktree's git directory. */
 export const HASH_CACHE_FILE = 'chant-hash-cache';
 
-const VERSION = 'chant-hash-cache 1';
+const VERSION = 'chant-hash-cache 2';
 
 /** How much older than the taking of its stat data a file's mtime and ctime must be for its entry to count. */
-export const RACY_MARGIN_NS = 3_000_000_000n;
+export const RACY_MARGIN_MS = 3_000;
 
-/** A file's stat data as the cache compares it: every field that changes when its bytes or its inode do. */
-export function statKey(stats: BigIntStats): string {
-  return `${stats.dev}:${stats.ino}:${stats.mode}:${stats.uid}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}`;
+/**
+ * A file's stat data as the cache compares it: every field that changes when its bytes or its
+ * inode do. The times are milliseconds with their fraction (a double: a fraction of a
+ * microsecond is lost): an entry counts only for a file whose times are seconds older than the
+ * taking of its stat data (the racy margin), and a write after that sets its ctime to the
+ * moment of writing, seconds from what the entry holds. Plain numbers, not bigints: a save
+ * looks at 10,000 files for a tree with that many modified since HEAD.
+ */
+export function statKey(stats: Stats): string {
+  return `${stats.dev}:${stats.ino}:${stats.mode}:${stats.uid}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
 }
 
 /** What the cache knows, and what this save hands it for the next. */
 export interface HashCache {
   /**
-   * The blob id of `path`, when the cache holds it under the same `key` (the stat data of the file
-   * and of what git reads beside it) and `newestNs` (the newest mtime or ctime among them) is older
-   * than when that stat data was taken by {@link RACY_MARGIN_NS}.
+   * Whether the tree the save that wrote the cache built is `tipTree`, the wip tip's: every blob
+   * the cache names is then in the tip's tree, reachable from a ref, so on disk (loose or packed)
+   * and out of a prune's reach.
    */
-  lookup(path: string, key: string, newestNs: bigint): string | undefined;
-  /** Records that `path`, whose stat data `key` was taken at `takenNs` (before git read it), hashed to `oid`. */
-  record(path: string, key: string, takenNs: bigint, oid: string): void;
-  /** The cache's text for the next save: what this save looked up and recorded. */
-  text(): string;
+  readonly held: boolean;
+  /**
+   * The blob id of `path`, when the cache holds it under the same `key` (the stat data of the file
+   * and of what git reads beside it) and `newestMs` (the newest mtime or ctime among them) is older
+   * than when that stat data was taken by {@link RACY_MARGIN_MS}.
+   */
+  lookup(path: string, key: string, newestMs: number): string | undefined;
+  /** Records that `path`, whose stat data `key` was taken at `takenMs` (before git read it), hashed to `oid`. */
+  record(path: string, key: string, takenMs: number, oid: string): void;
+  /** The cache's text for the next save: what this save looked up and recorded, and `root`, the tree it built with them. */
+  text(root: string): string;
 }
 
 /**
  * The cache read from its text, trusted only when it was written under `fingerprint` (see
  * {@link hashFingerprint}); null fingerprint: no cache at all, nothing looked up or kept.
- * `racyMarginNs` is for tests that must see hits on files written a moment before.
+ * `tipTree` is the tree of the wip tip (null when unknown), for {@link HashCache.held}.
+ * `racyMarginMs` is for tests that must see hits on files written a moment before.
  */
-export function hashCache(text: string, fingerprint: string | null, racyMarginNs: bigint = RACY_MARGIN_NS): HashCache {
-  const known = new Map<string, { key: string; taken: bigint; oid: string }>();
-  const lines = text.split('\n');
-  if (fingerprint !== null && lines[0] === `${VERSION} ${fingerprint}`) {
-    for (const line of lines.slice(1)) {
-      // path NUL key NUL taken NUL oid
-      const [path, key, taken, oid, extra] = line.split('\0');
-      if (path === undefined || key === undefined || taken === undefined || oid === undefined || extra !== undefined || !/^\d+$/.test(taken) || !/^[0-9a-f]{40,64}$/.test(oid)) continue;
-      known.set(path, { key, taken: BigInt(taken), oid });
+export function hashCache(text: string, fingerprint: string | null, tipTree: string | null, racyMarginMs: number = RACY_MARGIN_MS): HashCache {
+  // Each line by its path, read whole only when the path is looked up: path NUL key NUL taken NUL oid.
+  const known = new Map<string, string>();
+  // The first line, whole: the version, the fingerprint, the tree built.
+  const firstEnd = text.indexOf('\n');
+  const first = text.slice(0, Math.max(firstEnd, 0)).split(' ');
+  const trusted = fingerprint !== null && first.length === 4 && `${first[0]} ${first[1]}` === VERSION && first[2] === fingerprint && /^[0-9a-f]{40,64}$/.test(first[3] as string);
+  if (trusted) {
+    for (const line of text.slice(firstEnd + 1).split('\n')) {
+      const end = line.indexOf('\0');
+      if (end > 0) known.set(line.slice(0, end), line);
     }
   }
+  const held = trusted && tipTree !== null && first[3] === tipTree;
   const kept = new Map<string, string>();
   return {
-    lookup(path, key, newestNs) {
-      const entry = known.get(path);
-      if (fingerprint === null || entry === undefined || entry.key !== key || newestNs + racyMarginNs > entry.taken) return undefined;
-      kept.set(path, `${path}\0${entry.key}\0${entry.taken}\0${entry.oid}`);
-      return entry.oid;
+    held,
+    lookup(path, key, newestMs) {
+      const line = known.get(path);
+      if (line === undefined) return undefined;
+      const [, entryKey, taken, oid, extra] = line.split('\0');
+      if (entryKey !== key || taken === undefined || oid === undefined || extra !== undefined || !/^\d+$/.test(taken) || !/^[0-9a-f]{40,64}$/.test(oid)) return undefined;
+      if (newestMs + racyMarginMs > Number(taken)) return undefined;
+      kept.set(path, line);
+      return oid;
     },
-    record(path, key, takenNs, oid) {
-      if (fingerprint !== null && !/[\0\n]/.test(path)) kept.set(path, `${path}\0${key}\0${takenNs}\0${oid}`);
+    record(path, key, takenMs, oid) {
+      if (fingerprint !== null && !/[\0\n]/.test(path)) kept.set(path, `${path}\0${key}\0${Math.floor(takenMs)}\0${oid}`);
     },
-    text() {
-      return fingerprint === null ? '' : `${VERSION} ${fingerprint}\n${[...kept.values()].join('\n')}\n`;
+    text(root) {
+      return fingerprint === null ? '' : `${VERSION} ${fingerprint} ${root}\n${[...kept.values()].join('\n')}\n`;
     },
   };
 }
 
-/** Replaces the cache file; one that cannot be written is only a slower next save. */
-export async function saveHashCache(file: string, cache: HashCache): Promise<void> {
-  await replaceCacheFile(file, cache.text());
+/** Replaces the cache file, naming `root`, the tree built with it; one that cannot be written is only a slower next save. */
+export async function saveHashCache(file: string, cache: HashCache, root: string): Promise<void> {
+  await replaceCacheFile(file, cache.text(root));
 }
 
 /** The variables of a commit's author and committer. */

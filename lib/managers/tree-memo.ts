@@ -1,28 +1,36 @@
 // The memo of folder trees a save built (see buildTrees in lib/git/formats/tree.ts): a cache in the
-// worktree's git directory, replaced whole, that names a tree only while the tree is on disk.
+// worktree's git directory, replaced whole, that names a tree only while the tree is on disk. It
+// names the root tree the save built too: every tree it holds is in that one, so while the wip
+// tip holds the same root, they are all reachable from a ref, and none is looked for.
 import { replaceCacheFile } from './cache-file.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { TreeMemo } from '../git/formats/tree.js';
 
-/** The memo of folder trees, in the git directory: each line a key and a tree id (`-`: none). */
+/** The memo of folder trees, in the git directory: each line a key and a tree id (`-`: none), and one `root` and the tree built. */
 export const MEMO_FILE = 'chant-tree-memo';
 
 /**
  * The memo read from its file; a tree it names is taken only while `exists` says it is on disk
- * (git may have packed or pruned it since). `used` collects what this save looked up and built.
+ * (git may have packed or pruned it since), or while `tipTree`, the wip tip's tree, is the root
+ * the memo was built with (`held`: its trees are then reachable from the wip ref). `used` collects
+ * what this save looked up and built.
  */
-export function treeMemo(text: string, exists: (oid: string) => boolean): TreeMemo & { used: Map<string, string | null> } {
+export function treeMemo(text: string, exists: (oid: string) => boolean, tipTree: string | null): TreeMemo & { used: Map<string, string | null>; held: boolean } {
   const known = new Map<string, string>();
+  let root: string | null = null;
   for (const line of text.split('\n')) {
-    const [key, oid] = line.split(' ');
-    if (key !== undefined && oid !== undefined && /^[0-9a-f]{40}$/.test(key) && (oid === '-' || OBJECT_ID.test(oid))) known.set(key, oid);
+    const [key, oid, extra] = line.split(' ');
+    if (key === 'root' && oid !== undefined && extra === undefined && OBJECT_ID.test(oid)) root = oid;
+    else if (key !== undefined && oid !== undefined && /^[0-9a-f]{40}$/.test(key) && (oid === '-' || OBJECT_ID.test(oid))) known.set(key, oid);
   }
+  const held = tipTree !== null && root === tipTree;
   const used = new Map<string, string | null>();
   return {
     used,
+    held,
     get(key) {
       const oid = known.get(key);
-      if (oid === undefined || (oid !== '-' && !exists(oid))) return undefined;
+      if (oid === undefined || (oid !== '-' && !held && !exists(oid))) return undefined;
       const value = oid === '-' ? null : oid;
       used.set(key, value);
       return value;
@@ -33,8 +41,11 @@ export function treeMemo(text: string, exists: (oid: string) => boolean): TreeMe
   };
 }
 
-/** Replaces the memo with what this save used; a memo that cannot be written is only a slower next save. */
-export async function saveMemo(file: string, used: ReadonlyMap<string, string | null>): Promise<void> {
-  await replaceCacheFile(file, [...used].map(([key, oid]) => `${key} ${oid ?? '-'}\n`).join(''), 'latin1');
+/**
+ * Replaces the memo with what this save used, and `root`, the tree built with it; a memo that
+ * cannot be written is only a slower next save.
+ */
+export async function saveMemo(file: string, used: ReadonlyMap<string, string | null>, root: string): Promise<void> {
+  await replaceCacheFile(file, `root ${root}\n${[...used].map(([key, oid]) => `${key} ${oid ?? '-'}\n`).join('')}`, 'latin1');
 }
 

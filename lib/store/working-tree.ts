@@ -10,7 +10,7 @@
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
 import { lstatSync } from 'node:fs';
-import type { BigIntStats, Stats } from 'node:fs';
+import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
@@ -63,8 +63,8 @@ export interface StatusReading {
    * opened): the tree is then git add's to build (null). Unknown counts as yes.
    */
   replaced?: boolean;
-  /** The hash cache's racy margin, for tests. */
-  racyMarginNs?: bigint;
+  /** The hash cache's racy margin in milliseconds, for tests. */
+  racyMarginMs?: number;
 }
 
 /**
@@ -78,7 +78,7 @@ export interface StatusReading {
  * @internal
  */
 export async function workingTreeByStatus(plumbing: Plumbing, layout: RepositoryLayout, head: string, tipRef: string, reading: StatusReading): Promise<WorkingTree | null> {
-  const { maxFileSize, env = process.env, replaced = true, racyMarginNs } = reading;
+  const { maxFileSize, env = process.env, replaced = true, racyMarginMs } = reading;
   // With replace refs, what git reads of HEAD's trees (and what status compares the index with)
   // can be another tree than HEAD holds: the tree is git add's to build, which never reads them.
   if (replaced) return null;
@@ -118,7 +118,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // The stat data taken here is also the hash cache's key for the file (taken before git reads it):
   // each file is looked at once.
   const changed = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
-  const looked = new Map<string, BigIntStats>();
+  const looked = new Map<string, Stats>();
   for (const path of changed) {
     const stats = statOf(top, path);
     if (stats === null) keepIndexed(path, 'vanished');
@@ -132,8 +132,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     // A name git add refuses (.GIT, git~1): a snapshot never holds it, or no restore would take it.
     else if (unwritablePath(path, '100644') !== null) leftOut.push({ path, reason: 'invalid-path' });
     // An executable's mode hangs on core.fileMode, which status does not print.
-    else if (!stats.isFile() || (stats.mode & 0o100n) !== 0n) return null;
-    else if (stats.size > BigInt(maxFileSize)) leftOut.push({ path, reason: 'too-large', size: Number(stats.size) });
+    else if (!stats.isFile() || (stats.mode & 0o100) !== 0) return null;
+    else if (stats.size > maxFileSize) leftOut.push({ path, reason: 'too-large', size: stats.size });
     else {
       plan.states.set(path, { kind: 'file', mode: '100644' });
       looked.set(path, stats);
@@ -153,7 +153,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     // Absent: a sparse checkout's file outside its cone, or a deletion git was told to ignore; the index's content stays.
     if (stats === null) continue;
     // Anything but a plain file of the index's mode is left to git add to decide.
-    if (!stats.isFile() || (entry.mode !== '100644' && entry.mode !== '100755') || ((stats.mode & 0o100n) !== 0n) !== (entry.mode === '100755')) return null;
+    if (!stats.isFile() || (entry.mode !== '100644' && entry.mode !== '100755') || ((stats.mode & 0o100) !== 0) !== (entry.mode === '100755')) return null;
     plan.states.set(entry.path, { kind: 'file', mode: entry.mode });
     flaggedOnDisk.push(entry);
   }
@@ -161,8 +161,15 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
   // Where git may convert line endings automatically, git add keeps the CRLFs of a file whose
   // blob in the index has a CR, and hash-object converts them: such a file is git add's to hash.
+  // Each folder's .gitattributes is looked at once a save, for this check and for the hash cache's keys.
+  const attributesStats = new Map<string, Stats | null | 'unknown'>();
+  const attributesStat = (folder: string): Stats | null | 'unknown' => {
+    let stats = attributesStats.get(folder);
+    if (stats === undefined) attributesStats.set(folder, (stats = attributesStatOf(top, folder)));
+    return stats;
+  };
   const tracked = toHash.filter((path) => indexed.has(path));
-  if (tracked.length > 0 && mayConvertAutomatically(layout, top, foldersOf(tracked), env)) {
+  if (tracked.length > 0 && mayConvertAutomatically(layout, top, foldersOf(tracked).filter((folder) => attributesStat(folder) !== null), env)) {
     const oids = tracked.map((path) => (indexed.get(path) as IndexEntry).oid);
     const blobs = await readBlobs(plumbing.git, top, oids, Number.MAX_SAFE_INTEGER);
     if (oids.some((oid) => blobs.get(oid)?.includes(0x0d) !== false)) return null;
@@ -175,20 +182,25 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
   // unchanged bytes is: the hash cache then knows nothing this time.
   const attributesChanged = [...plan.states.keys()].some(isAttributes);
-  const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, racyMarginNs);
+  // The tip and HEAD's trees are read from their loose files where they are (a save's own
+  // writes, and HEAD after a commit, are), checked against their ids, without a process; the
+  // cat-file reads them otherwise.
+  const tipKnown = tipFromFiles(layout, tipRef);
+  // The blobs the hash cache names and the trees the memo names are all in the tree the save
+  // that wrote them built: while the tip holds that very tree, they are reachable from the wip
+  // ref (on disk, loose or packed, and out of a prune's reach), and none of them is looked for.
+  // The snapshot is then recorded on that tip or not at all (see below).
+  const tipTree = tipKnown === undefined || tipKnown === null ? null : tipKnown.tree;
+  const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
   // Where no attribute may rewrite a file's bytes, chant writes its blob itself (see
   // lib/git/blob-writer.ts), with the same target as the trees below.
   const target = looseTarget(layout, env);
   const writer = target === null || attributesElsewhere(layout, env) ? null : target;
-  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked, writer).catch((error: unknown) => {
+  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
-  // The tip and HEAD's trees are read from their loose files where they are (a save's own
-  // writes, and HEAD after a commit, are), checked against their ids, without a process; the
-  // cat-file reads them otherwise.
-  const tipKnown = tipFromFiles(layout, tipRef);
   const readBases = async (needed: readonly string[]): Promise<{ tip: RefRecord | null; trees: Array<GitObject | null> } | null> => {
     const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat);
     if (local !== null) return { tip: tipKnown as RefRecord | null, trees: local };
@@ -206,7 +218,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     else if (state.kind === 'object') leaves.set(path, { mode: state.mode, oid: state.oid });
   }
   toHash.forEach((path, index) => leaves.set(path, { mode: (plan.states.get(path) as { mode: string }).mode, oid: hashed[index] as string }));
-  const memo = treeMemo(remembered, (oid) => plumbing.keepLooseObject(objectsDir, oid));
+  const memo = treeMemo(remembered, (oid) => plumbing.keepLooseObject(objectsDir, oid), tipTree);
   let tip: RefRecord | null | undefined = prefetched?.tip;
   const headTrees = prefetched === undefined ? null : new Map(folders.map((folder, index) => [folder, prefetched.trees[index] ?? null]));
   const built = await buildTrees({
@@ -226,13 +238,17 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (bases === null) return null;
     tip = bases.tip;
   }
+  // What the caches' trees and blobs were trusted on is the tip the snapshot goes onto (its
+  // ref is moved from that commit or not at all): a tip read again since, and moved, hands the
+  // save to git add.
+  if ((cache.held || memo.held) && (tip === null || tip.commit !== (tipKnown as RefRecord).commit)) return null;
   // A tree an earlier save wrote is on disk already: only the others are written. The memo is
   // written alongside; it names a tree only while the tree is on disk. How they are written
   // (modes, syncing) is read from git's configuration, in the environment git runs with, only
   // when there is one to write.
   const missing = built.writes.filter((write) => !plumbing.keepLooseObject(objectsDir, write.oid));
   const writing = missing.length === 0 ? Promise.resolve() : plumbing.writeTrees(missing.map((write) => write.body), objectFormat, target ?? undefined);
-  await Promise.all([writing, saveMemo(memoFile, memo.used), saveHashCache(hashCacheFile, cache)]);
+  await Promise.all([writing, saveMemo(memoFile, memo.used, built.root), saveHashCache(hashCacheFile, cache, built.root)]);
   const hashedAt = new Map(toHash.map((path, index) => [path, hashed[index] as string]));
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
@@ -246,11 +262,23 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
  * changed file in turn, and 10,000 lstatSync calls took 86 to 164 ms where the same as promises
  * took 323 to 858 ms (bigint stats, 100,000-file tree, a loaded 2-core machine).
  */
-function statOf(top: string, path: string): BigIntStats | null {
+function statOf(top: string, path: string): Stats | null {
   try {
-    return lstatSync(join(top, path), { bigint: true, throwIfNoEntry: false }) ?? null;
+    return lstatSync(join(top, path), { throwIfNoEntry: false }) ?? null;
   } catch {
     return null;
+  }
+}
+
+/**
+ * The stat data of a folder's `.gitattributes` (not following a symlink): null where there is
+ * none, `unknown` where it cannot be looked at.
+ */
+function attributesStatOf(top: string, folder: string): Stats | null | 'unknown' {
+  try {
+    return lstatSync(join(top, folder, '.gitattributes'), { throwIfNoEntry: false }) ?? null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : 'unknown';
   }
 }
 
@@ -260,7 +288,7 @@ function isAttributes(path: string): boolean {
 }
 
 /** A FIFO, socket or device: nothing git can hold as a file. */
-function special(stats: Stats | BigIntStats): boolean {
+function special(stats: Stats): boolean {
   return stats.isFIFO() || stats.isSocket() || stats.isCharacterDevice() || stats.isBlockDevice();
 }
 
@@ -273,25 +301,27 @@ function special(stats: Stats | BigIntStats): boolean {
  * hashed is recorded with the stat data taken before git read it. The key holds the index's
  * blob for the path too: with `text=auto`, whether git converts line endings can hang on it.
  * `looked` holds the stat data the caller took of the files it checked (each file is looked at
- * once, before git reads it); a path it lacks is looked at here.
+ * once, before git reads it); a path it lacks is looked at here. `attributesStat` gives a
+ * folder's `.gitattributes` as the caller looked at it.
  */
-async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, BigIntStats>, writer: LooseTarget | null): Promise<string[]> {
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null): Promise<string[]> {
   if (paths.length === 0) return [];
   const { top, objectsDir, objectFormat } = layout;
-  const takenNs = BigInt(Date.now()) * 1_000_000n;
-  const attributes = new Map<string, { key: string; newest: bigint; rewrites: boolean }>();
+  const takenMs = Date.now();
+  const attributes = new Map<string, { key: string; newest: number; rewrites: boolean }>();
   // git never reads a .gitattributes through a symlink, and reads the index's instead, which
   // hash-object never does: git add decides.
   let linkedAttributes = false;
-  const attributesOf = (folder: string): { key: string; newest: bigint; rewrites: boolean } => {
+  const attributesOf = (folder: string): { key: string; newest: number; rewrites: boolean } => {
     let known = attributes.get(folder);
     if (known === undefined) {
       const file = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
-      const stats = statOf(top, file);
+      const seen = attributesStat(folder);
+      const stats = seen === 'unknown' ? null : seen;
       if (stats?.isSymbolicLink() === true) linkedAttributes = true;
       known = stats === null
-        ? { key: '-', newest: 0n, rewrites: false }
-        : { key: statKey(stats), newest: stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs, rewrites: attributesRewrite(join(top, file)) };
+        ? { key: '-', newest: 0, rewrites: false }
+        : { key: statKey(stats), newest: Math.max(stats.mtimeMs, stats.ctimeMs), rewrites: attributesRewrite(join(top, file)) };
       attributes.set(folder, known);
     }
     return known;
@@ -302,7 +332,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
     const stats = looked.get(path) ?? statOf(top, path);
     if (stats === null || !stats.isFile()) return null;
     let key = `${statKey(stats)}|${indexOid(path) ?? '-'}|${attributesOf('').key}`;
-    let newest = stats.mtimeNs > stats.ctimeNs ? stats.mtimeNs : stats.ctimeNs;
+    let newest = Math.max(stats.mtimeMs, stats.ctimeMs);
     let rewritten = attributesOf('').rewrites;
     if (attributesOf('').newest > newest) newest = attributesOf('').newest;
     for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
@@ -317,7 +347,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   const oids: Array<string | undefined> = paths.map((path, index) => {
     const known = keys[index];
     const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
-    return oid !== undefined && plumbing.keepLooseObject(objectsDir, oid) ? oid : undefined;
+    return oid !== undefined && (cache.held || plumbing.keepLooseObject(objectsDir, oid)) ? oid : undefined;
   });
   // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
   const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
@@ -336,7 +366,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   });
   for (const index of missing) {
     const known = keys[index];
-    if (known !== null && known !== undefined) cache.record(paths[index] as string, known.key, takenNs, oids[index] as string);
+    if (known !== null && known !== undefined) cache.record(paths[index] as string, known.key, takenMs, oids[index] as string);
   }
   return oids as string[];
 }
@@ -350,5 +380,8 @@ function foldersOf(paths: Iterable<string>): string[] {
 }
 
 function depth(folder: string): number {
-  return folder === '' ? 0 : folder.split('/').length;
+  if (folder === '') return 0;
+  let count = 1;
+  for (let slash = folder.indexOf('/'); slash >= 0; slash = folder.indexOf('/', slash + 1)) count += 1;
+  return count;
 }
