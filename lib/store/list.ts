@@ -1,11 +1,13 @@
 // `list`: every branch's snapshots, read from local refs through the memo of snapshot chains.
-import { lstat } from 'node:fs/promises';
+import { lstatSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import type { BranchSnapshots, ListResult } from '../documents/wip-read.js';
 import { checkNotAborted, WipError } from '../errors.js';
 import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { RepositoryLayout } from '../git/plumbing.js';
+import type { CommitRecord } from '../git/formats/commit.js';
+import { looseCommitRecord, refsFromFiles } from '../git/ref-files.js';
 import { countComparable } from './changes.js';
 import type { Totals } from '../git/diff.js';
 import type { RefRecord } from '../git/plumbing.js';
@@ -84,12 +86,16 @@ async function readChains(
   const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
   // Chains moved aside (see ASIDE_REF_PREFIX) are read in the same call, and listed under the
   // branch their tips name.
-  const [read, opened, grafted] = await Promise.all([
-    context.plumbing.readRefs([only === null ? WIP_REF_PREFIX : wipRef(only), ASIDE_REF_PREFIX]),
-    options.replaced || !options.useMemo ? emptySnapshotMemo() : openSnapshotMemo(memoFile, layout.objectFormat, limit === null),
-    historyRewritten(layout.commonDir),
-  ]);
+  // The refs, and the commits new since the memo, are read from their files where git would
+  // print just that (refs of plain names on loose commits: a save writes its commit loose), and
+  // from git otherwise; never where git reads parents other than the commits say.
+  const refs = [only === null ? WIP_REF_PREFIX : wipRef(only), ASIDE_REF_PREFIX];
+  const grafted = historyRewritten(layout.commonDir);
   const trusted = !grafted && !options.replaced;
+  const [read, opened] = await Promise.all([
+    (trusted ? refsFromFiles(layout, refs, options.replaced) : null) ?? context.plumbing.readRefs(refs),
+    options.replaced || !options.useMemo ? emptySnapshotMemo() : openSnapshotMemo(memoFile, layout.objectFormat, limit === null),
+  ]);
   // A memo that holds anything a read could not have written is not used, and is written anew.
   const memo = trusted && opened.trusted ? opened : emptySnapshotMemo();
   try {
@@ -125,7 +131,7 @@ async function readChains(
       // While the memo has lines not read, git reads only about what a page needs before the
       // memo is looked at again.
       let budget = memo.complete ? Number.POSITIVE_INFINITY : (limit ?? 0) + 64;
-      await context.plumbing.readFirstParentChains(asked, (record) => {
+      await walkFirstParents(context, layout, trusted, asked, (record) => {
         const link = chainLink(record);
         links.set(record.commit, link);
         learned.set(record.commit, link);
@@ -188,8 +194,9 @@ function countNewTips(context: StoreContext, tips: readonly RefRecord[], links: 
     pairs.set(tip.commit, first !== null && below?.snapshot !== null ? first : snapshot.head);
   }
   if (pairs.size === 0) return null;
+  const tipTrees = new Map(tips.map((tip) => [tip.commit, tip.tree]));
   // Never rejected: a count started early must not fail a read that turns out not to need it.
-  const counted = countComparable(context.plumbing, [...pairs], signal).then((value) => ({ value }), (error: unknown) => ({ error }));
+  const counted = countPairs(context, [...pairs], (commit) => tipTrees.get(commit) ?? links.get(commit)?.snapshot?.tree, signal).then((value) => ({ value }), (error: unknown) => ({ error }));
   return { pairs, counted };
 }
 
@@ -224,7 +231,7 @@ async function addChangeCounts(context: StoreContext, pages: readonly Page[], li
       }
     }
   }
-  if (rest.size > 0) for (const [commit, totals] of await countComparable(context.plumbing, [...rest], signal)) counted.set(commit, totals);
+  if (rest.size > 0) for (const [commit, totals] of await countPairs(context, [...rest], (commit) => links.get(commit)?.snapshot?.tree, signal)) counted.set(commit, totals);
   for (const [commit, totals] of counted) (links.get(commit) as ChainLink).changes = { against: unknown.get(commit) as string, ...totals };
   for (const page of pages) {
     for (let i = 0; i < page.snapshots.length; i += 1) {
@@ -234,6 +241,22 @@ async function addChangeCounts(context: StoreContext, pages: readonly Page[], li
     }
   }
   return [...unknown.keys()].filter((commit) => (links.get(commit) as ChainLink).changes?.against === unknown.get(commit));
+}
+
+/**
+ * What each commit changed against the commit paired with it: nothing where both hold the same
+ * tree (`treeOf` knows both), with no process; git counts the others ({@link countComparable}).
+ */
+async function countPairs(context: StoreContext, pairs: ReadonlyArray<[string, string]>, treeOf: (commit: string) => string | undefined, signal: AbortSignal | undefined): Promise<Map<string, Totals>> {
+  const totals = new Map<string, Totals>();
+  const asked = pairs.filter(([commit, against]) => {
+    const tree = treeOf(commit);
+    if (tree === undefined || tree !== treeOf(against)) return true;
+    totals.set(commit, { files: 0, added: 0, removed: 0 });
+    return false;
+  });
+  if (asked.length > 0) for (const [commit, counted] of await countComparable(context.plumbing, asked, signal)) totals.set(commit, counted);
+  return totals;
 }
 
 /** One chain's page: its snapshots, what each is compared with, how many older ones the chain holds, and how many links the walk went through. */
@@ -312,8 +335,40 @@ function keptLinks(tips: readonly string[], links: ReadonlyMap<string, ChainLink
 }
 
 /** Whether git reads some commits' parents other than they are stored: a shallow repository, or grafts. */
-async function historyRewritten(commonDir: string): Promise<boolean> {
-  const present = await Promise.all(['shallow', join('info', 'grafts')].map((name) => lstat(join(commonDir, name)).then(() => true, () => false)));
-  return present.some((one) => one);
+function historyRewritten(commonDir: string): boolean {
+  return ['shallow', join('info', 'grafts')].some((name) => {
+    try {
+      return lstatSync(join(commonDir, name), { throwIfNoEntry: false }) !== undefined;
+    } catch (error) {
+      // A file where the info folder should be holds no grafts; what cannot be looked at might.
+      return (error as NodeJS.ErrnoException).code !== 'ENOTDIR';
+    }
+  });
+}
+
+/** How many commits a walk reads from their loose files before git log reads the rest: a read after a save meets a few new ones. */
+const LOOSE_WALK = 64;
+
+/**
+ * `git log --first-parent` from each of `tips` while `next` names the commit to go on to (see
+ * {@link Plumbing.readFirstParentChains}): the first commits from their loose files, where
+ * `trusted` (git reads parents as the commits store them) and they are there loose, as git log
+ * prints them (see {@link looseCommitRecord}); git reads on from the first that is not.
+ */
+async function walkFirstParents(context: StoreContext, layout: RepositoryLayout, trusted: boolean, tips: readonly string[], next: (record: CommitRecord) => string | null): Promise<void> {
+  const left: string[] = [];
+  let budget = trusted ? LOOSE_WALK : 0;
+  for (const tip of tips) {
+    for (let commit: string | null = tip; commit !== null;) {
+      const record = budget > 0 ? looseCommitRecord(layout, commit) : null;
+      if (record === null) {
+        left.push(commit);
+        break;
+      }
+      budget -= 1;
+      commit = next(record);
+    }
+  }
+  await context.plumbing.readFirstParentChains(left, next);
 }
 

@@ -1,0 +1,171 @@
+// The wip refs and the commits a read walks, read from their files without a process where that
+// is plainly what git would print: loose and packed refs of plain names pointing at loose
+// commits, and loose commits with no encoding of their own. A read after a save meets only
+// those (each save writes its commit loose); anything else (a reftable, a symbolic ref, a name
+// git might refuse, a ref being written, a commit in a pack) is git's to read.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseCommit } from './formats/commit.js';
+import type { CommitRecord } from './formats/commit.js';
+import { EXACT_OBJECT_ID } from './formats/object-format.js';
+import { readCheckedLoose } from './loose-objects.js';
+import type { RefRecord, RepositoryLayout } from './plumbing.js';
+
+/** A ref name component git takes as it is: no leading dot, no `..`, no `.lock` or dot at its end. */
+const PLAIN_COMPONENT = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+
+function plainName(name: string): boolean {
+  return name.split('/').every((part) => PLAIN_COMPONENT.test(part) && !part.includes('..') && !part.endsWith('.lock') && !part.endsWith('.'));
+}
+
+/**
+ * What `git for-each-ref` prints of the refs `refs` name (a name ending in `/`: every ref under
+ * it; else that ref), with each commit's fields (its message as stored), sorted by name; null
+ * when git must be asked: the repository keeps its refs in a reftable, a ref is symbolic, being
+ * written (a lock file), or has a name or content that is not plain, packed-refs holds a line
+ * that is not plain, or a commit a ref names is not there loose.
+ * @param layout - where the checkout's git data lives
+ * @param refs - full ref names, or prefixes ending in `/`
+ * @param replaced - whether replace refs may stand for a commit (git then reads it)
+ * @internal
+ */
+export function refsFromFiles(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[], replaced: boolean): RefRecord[] | null {
+  if (replaced) return null;
+  try {
+    return read(layout, refs);
+  } catch {
+    return null;
+  }
+}
+
+function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[]): RefRecord[] | null {
+  const { commonDir } = layout;
+  if (listing(commonDir).includes('reftable')) return null;
+  if (!refs.every((ref) => ref.startsWith('refs/') && plainName(ref.endsWith('/') ? ref.slice(0, -1) : ref))) return null;
+  const found = new Map<string, string>();
+  // Packed first: a loose ref of the same name stands over its packed line.
+  const packed = textOf(join(commonDir, 'packed-refs'));
+  if (packed !== null && packed.length > 0) {
+    if (!packed.endsWith('\n')) return null;
+    for (const line of packed.slice(0, -1).split('\n')) {
+      if (line.startsWith('# pack-refs with:') || line.startsWith('^')) continue;
+      const space = line.indexOf(' ');
+      const oid = line.slice(0, space);
+      const name = line.slice(space + 1);
+      if (space < 0 || !EXACT_OBJECT_ID.test(oid)) return null;
+      if (!refs.some((ref) => covers(ref, name))) continue;
+      if (!plainName(name)) return null;
+      found.set(name, oid);
+    }
+  }
+  for (const ref of refs) {
+    if (ref.endsWith('/')) {
+      if (!looseUnder(commonDir, ref.slice(0, -1), found)) return null;
+      continue;
+    }
+    const text = textOf(join(commonDir, ref));
+    if (text === null) continue;
+    const oid = refValue(text);
+    if (oid === null) return null;
+    found.set(ref, oid);
+  }
+  const records: RefRecord[] = [];
+  for (const name of [...found.keys()].sort(compareNames)) {
+    const oid = found.get(name) as string;
+    const commit = looseCommit(layout, oid);
+    if (commit === null) return null;
+    records.push({ ref: name, ...commit.record });
+  }
+  return records;
+}
+
+/**
+ * The loose refs under `folder` (a ref name without its slash), into `found`; false when one is
+ * not plain (a lock file, a symbolic ref, a name git might refuse, something not a file).
+ */
+function looseUnder(commonDir: string, folder: string, found: Map<string, string>): boolean {
+  let entries;
+  try {
+    entries = readdirSync(join(commonDir, folder), { withFileTypes: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR';
+  }
+  for (const entry of entries) {
+    const name = `${folder}/${entry.name}`;
+    if (!plainName(name)) return false;
+    if (entry.isDirectory()) {
+      if (!looseUnder(commonDir, name, found)) return false;
+    } else if (entry.isFile()) {
+      const text = textOf(join(commonDir, name));
+      const oid = text === null ? null : refValue(text);
+      if (oid === null) return false;
+      found.set(name, oid);
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** The id a loose ref file holds (`<id>` and a newline), or null when it holds anything else. */
+function refValue(text: string): string | null {
+  const oid = text.endsWith('\n') ? text.slice(0, -1) : null;
+  return oid !== null && EXACT_OBJECT_ID.test(oid) ? oid : null;
+}
+
+function covers(ref: string, name: string): boolean {
+  return ref.endsWith('/') ? name.startsWith(ref) : name === ref;
+}
+
+/** Ref names in byte order, as git sorts them. */
+function compareNames(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function textOf(file: string): string | null {
+  try {
+    return readFileSync(file, 'latin1');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+function listing(folder: string): string[] {
+  try {
+    return readdirSync(folder);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * A commit there loose, as `git log --encoding=UTF-8 --format=%H%x00%T%x00%P%x00%ct%x00%B`
+ * prints it; null, for git to read it, when it is not there loose (or does not hash to its id),
+ * when it names an encoding of its own (git log would re-encode its message), or when its
+ * committer line does not end in a plain date.
+ * @param layout - where the checkout's objects are
+ * @param oid - the commit's full id
+ * @internal
+ */
+export function looseCommitRecord(layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, oid: string): CommitRecord | null {
+  const commit = looseCommit(layout, oid);
+  return commit === null || commit.encoded ? null : commit.record;
+}
+
+/**
+ * A commit there loose, its bytes checked against its id, read as git prints its fields, and
+ * whether it names an encoding; null when it is not there loose or its committer line does not
+ * end in a plain date.
+ */
+function looseCommit(layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, oid: string): { record: CommitRecord; encoded: boolean } | null {
+  if (!EXACT_OBJECT_ID.test(oid)) return null;
+  const content = readCheckedLoose(layout.objectsDir, oid, 'commit', layout.objectFormat);
+  if (content === null) return null;
+  const text = content.toString('utf8');
+  const split = text.indexOf('\n\n');
+  const headers = split < 0 ? text : text.slice(0, split);
+  if (!/^committer [^\n]*> \d{1,15} [+-]\d{4}$/m.test(headers)) return null;
+  return { record: parseCommit(oid, text), encoded: /^encoding /m.test(headers) };
+}
