@@ -1,8 +1,9 @@
 import { git, makeRepo, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import fs, { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, mock } from 'node:test';
 import { Plumbing } from '../lib/git/plumbing.js';
 import type { RepositoryLayout } from '../lib/git/plumbing.js';
 import type { CommitRecord } from '../lib/git/formats/commit.js';
@@ -89,8 +90,46 @@ describe('the wip refs read from their files', () => {
     rmSync(join(wip, 'short'));
     assert.equal(refsFromFiles(layout, ['refs/chant/wip/a..b'], false), null, 'a name asked for that is not plain');
     assert.ok(refsFromFiles(layout, REFS, false) !== null);
+    const packedRefs = join(layout.commonDir, 'packed-refs');
+    git(dir, ['pack-refs', '--all']);
+    const packed = readFileSync(packedRefs, 'latin1');
+    const [header, ...lines] = packed.trimEnd().split('\n');
+    writeFileSync(packedRefs, `${header}\n${[...lines].reverse().join('\n')}\n`);
+    assert.equal(refsFromFiles(layout, REFS, false), null, 'packed-refs out of order, which git searches as if sorted');
+    writeFileSync(packedRefs, `${header}\n${[lines[0], ...lines].join('\n')}\n`);
+    assert.equal(refsFromFiles(layout, REFS, false), null, 'a name packed twice');
+    writeFileSync(packedRefs, packed);
+    assert.ok(refsFromFiles(layout, REFS, false) !== null);
     git(dir, ['gc', '-q']);
     assert.equal(refsFromFiles(layout, REFS, false), null, 'the commits are packed');
+  });
+
+  it('never misses a ref git packs while it reads: the loose refs are read before packed-refs, as git reads them', async () => {
+    const dir = await repoWithChains();
+    const { plumbing, layout } = await opened(dir);
+    const before = await plumbing.readRefs(REFS);
+    const original = fs.readFileSync;
+    let packedNow = false;
+    // Right after packed-refs is read, git packs every ref and removes the loose files.
+    mock.method(fs, 'readFileSync', (...args: Parameters<typeof fs.readFileSync>) => {
+      try {
+        return original(...args);
+      } finally {
+        if (!packedNow && String(args[0]).endsWith('packed-refs')) {
+          packedNow = true;
+          git(dir, ['pack-refs', '--all']);
+        }
+      }
+    });
+    syncBuiltinESMExports();
+    try {
+      assert.deepEqual(refsFromFiles(layout, REFS, false), before);
+    } finally {
+      mock.restoreAll();
+      syncBuiltinESMExports();
+    }
+    assert.ok(packedNow, 'packed-refs was read');
+    assert.deepEqual(await plumbing.readRefs(REFS), before);
   });
 });
 
@@ -114,6 +153,16 @@ describe('commits read from their loose files', () => {
       const commit = write(content);
       assert.deepEqual(looseCommitRecord(layout, commit), await gitLogRecord(plumbing, commit), why);
     }
+    const parentId = git(dir, ['rev-parse', 'HEAD']).trim();
+    const notAsWritten = {
+      'a parent after the author': `tree ${tree}\nauthor A <a@b> 1 +0000\nparent ${parentId}\ncommitter C <c@d> 1700000000 +0000\n\nodd\n`,
+      'a parent id in capitals': `tree ${tree}\nparent ${parentId.toUpperCase()}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\n\nodd\n`,
+      'two committers': `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\ncommitter D <d@e> 1700000001 +0000\n\nodd\n`,
+      'a committer line that ends in a carriage return': `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\r\n\nodd\n`,
+      'a NUL in the message': `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\n\nodd\0cut\n`,
+      'a message that starts with a blank line': `tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\n\n\nodd\n`,
+    };
+    for (const [why, content] of Object.entries(notAsWritten)) assert.equal(looseCommitRecord(layout, write(content)), null, why);
     const encoded = write(`tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> 1700000000 +0000\nencoding ISO-8859-1\n\ncafe\n`);
     assert.equal(looseCommitRecord(layout, encoded), null, 'an encoding of its own: git log re-encodes it');
     const oddDate = write(`tree ${tree}\nauthor A <a@b> 1 +0000\ncommitter C <c@d> junk 1700000000 +0000\n\nodd date\n`);

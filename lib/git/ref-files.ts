@@ -42,11 +42,28 @@ function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objec
   const { commonDir } = layout;
   if (listing(commonDir).includes('reftable')) return null;
   if (!refs.every((ref) => ref.startsWith('refs/') && plainName(ref.endsWith('/') ? ref.slice(0, -1) : ref))) return null;
+  // Loose refs first, then packed-refs, as git reads them: git packs a ref by writing
+  // packed-refs before it removes the loose file, and deletes one from packed-refs before its
+  // loose file, so a ref read in this order is never missed, nor seen older than it was.
+  const loose = new Map<string, string>();
+  for (const ref of refs) {
+    if (ref.endsWith('/')) {
+      if (!looseUnder(commonDir, ref.slice(0, -1), loose)) return null;
+      continue;
+    }
+    const text = textOf(join(commonDir, ref));
+    if (text === null) continue;
+    const oid = refValue(text);
+    if (oid === null) return null;
+    loose.set(ref, oid);
+  }
   const found = new Map<string, string>();
-  // Packed first: a loose ref of the same name stands over its packed line.
   const packed = textOf(join(commonDir, 'packed-refs'));
   if (packed !== null && packed.length > 0) {
     if (!packed.endsWith('\n')) return null;
+    // git finds a prefix in packed-refs by a search that trusts its order: the names asked for
+    // must come in order, once each, or git's answer is its own.
+    let previous = '';
     for (const line of packed.slice(0, -1).split('\n')) {
       if (line.startsWith('# pack-refs with:') || line.startsWith('^')) continue;
       const space = line.indexOf(' ');
@@ -54,21 +71,13 @@ function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objec
       const name = line.slice(space + 1);
       if (space < 0 || !EXACT_OBJECT_ID.test(oid)) return null;
       if (!refs.some((ref) => covers(ref, name))) continue;
-      if (!plainName(name)) return null;
+      if (!plainName(name) || compareNames(previous, name) >= 0) return null;
+      previous = name;
       found.set(name, oid);
     }
   }
-  for (const ref of refs) {
-    if (ref.endsWith('/')) {
-      if (!looseUnder(commonDir, ref.slice(0, -1), found)) return null;
-      continue;
-    }
-    const text = textOf(join(commonDir, ref));
-    if (text === null) continue;
-    const oid = refValue(text);
-    if (oid === null) return null;
-    found.set(ref, oid);
-  }
+  // A loose ref stands over its packed line.
+  for (const [name, oid] of loose) found.set(name, oid);
   const records: RefRecord[] = [];
   for (const name of [...found.keys()].sort(compareNames)) {
     const oid = found.get(name) as string;
@@ -98,7 +107,9 @@ function looseUnder(commonDir: string, folder: string, found: Map<string, string
       if (!looseUnder(commonDir, name, found)) return false;
     } else if (entry.isFile()) {
       const text = textOf(join(commonDir, name));
-      const oid = text === null ? null : refValue(text);
+      // Gone since the folder was listed: packed, or deleted; packed-refs, read after, says which.
+      if (text === null) continue;
+      const oid = refValue(text);
       if (oid === null) return false;
       found.set(name, oid);
     } else {
@@ -162,10 +173,34 @@ export function looseCommitRecord(layout: Pick<RepositoryLayout, 'objectsDir' | 
 function looseCommit(layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, oid: string): { record: CommitRecord; encoded: boolean } | null {
   if (!EXACT_OBJECT_ID.test(oid)) return null;
   const content = readCheckedLoose(layout.objectsDir, oid, 'commit', layout.objectFormat);
-  if (content === null) return null;
+  // git cuts a message at a NUL.
+  if (content === null || content.includes(0)) return null;
   const text = content.toString('utf8');
   const split = text.indexOf('\n\n');
-  const headers = split < 0 ? text : text.slice(0, split);
-  if (!/^committer [^\n]*> \d{1,15} [+-]\d{4}$/m.test(headers)) return null;
-  return { record: parseCommit(oid, text), encoded: /^encoding /m.test(headers) };
+  const headers = (split < 0 ? text : text.slice(0, split)).split('\n');
+  if (!canonicalHeaders(headers, oid.length)) return null;
+  const record = parseCommit(oid, text);
+  // git's two printers part on a message that starts with a blank line.
+  if (record.message.startsWith('\n')) return null;
+  return { record, encoded: headers.some((line) => line.startsWith('encoding ')) };
+}
+
+/**
+ * Whether a commit's header lines are as git writes them, so that its fields read here are the
+ * ones git prints: the tree, then only parents (lowercase ids of the repository's length), the
+ * author, one committer whose line ends in a plain date, then other headers (an encoding, a
+ * signature and its lines) but none of those four again.
+ */
+function canonicalHeaders(lines: readonly string[], idLength: number): boolean {
+  const id = `[0-9a-f]{${idLength}}`;
+  if (!new RegExp(`^tree ${id}$`).test(lines[0] ?? '')) return false;
+  let at = 1;
+  const parent = new RegExp(`^parent ${id}$`);
+  while (lines[at]?.startsWith('parent ') === true) {
+    if (!parent.test(lines[at] as string)) return false;
+    at += 1;
+  }
+  if (lines[at]?.startsWith('author ') !== true) return false;
+  if (!/^committer [^\r]*> \d{1,15} [+-]\d{4}$/.test(lines[at + 1] ?? '')) return false;
+  return lines.slice(at + 2).every((line) => !/^(?:tree|parent|author|committer) /.test(line));
 }

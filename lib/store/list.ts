@@ -357,9 +357,12 @@ const LOOSE_WALK = 64;
  */
 async function walkFirstParents(context: StoreContext, layout: RepositoryLayout, trusted: boolean, tips: readonly string[], next: (record: CommitRecord) => string | null): Promise<void> {
   const left: string[] = [];
+  // Each commit once, as git log prints it once however many tips reach it.
+  const seen = new Set<string>();
   let budget = trusted ? LOOSE_WALK : 0;
   for (const tip of tips) {
-    for (let commit: string | null = tip; commit !== null;) {
+    for (let commit: string | null = tip; commit !== null && !seen.has(commit);) {
+      seen.add(commit);
       const record = budget > 0 ? looseCommitRecord(layout, commit) : null;
       if (record === null) {
         left.push(commit);
