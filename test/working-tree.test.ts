@@ -1,6 +1,6 @@
 import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
@@ -611,6 +611,64 @@ describe('the hash cache', () => {
     assert.equal(await byStatus(dir, undefined, 0), expected);
     assert.equal(existsSync(objectFile(blob)), true, 'a blob the tip does not hold is written again');
     assert.equal(existsSync(objectFile(folder)), true, 'a folder tree the tip does not hold is written again');
+    git(dir, ['fsck', '--no-dangling']);
+  });
+
+  it('records a tree built on objects taken without a look only on the tip that holds them: a tip moved and a prune in between make the save read every file again', async () => {
+    const dir = makeRepo({ 'd/a.txt': 'a\n', 'd/b.txt': 'b\n', 'e/c.txt': 'c\n' });
+    writeFiles(dir, { 'd/a.txt': 'dirty a\n', 'e/c.txt': 'dirty c\n' });
+    // Past the hash cache's racy margin, so that the second save takes the files from it.
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    const store = new WipStore({ cwd: dir, policy: null });
+    const first = await store.save({ label: 'one' });
+    // Weeks old, as a save's objects are after a while: a prune takes them once unreachable.
+    const old = new Date(Date.now() - 30 * 24 * 3600 * 1000);
+    const objects = join(dir, '.git', 'objects');
+    for (const folder of readdirSync(objects).filter((name) => /^[0-9a-f]{2}$/.test(name))) {
+      for (const file of readdirSync(join(objects, folder))) utimesSync(join(objects, folder, file), old, old);
+    }
+    let moved = false;
+    const second = await store.save({
+      label: 'two',
+      onProgress: (progress) => {
+        if (progress.phase !== 'recording' || moved) return;
+        moved = true;
+        // Another hand deletes the chain and a gc prunes what it held, while the save records.
+        git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+        git(dir, ['-c', 'gc.reflogExpire=now', '-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
+      },
+    });
+    assert.ok(moved);
+    assert.equal(second.snapshot.tree, first.snapshot.tree);
+    assert.deepEqual(git(dir, ['rev-parse', `${second.snapshot.commit}^@`]).trim().split('\n'), [git(dir, ['rev-parse', 'HEAD']).trim()], 'a chain begun anew');
+    // Every object the new snapshot names is there: fsck before anything else writes objects.
+    git(dir, ['fsck', '--no-dangling', '--strict']);
+    git(dir, ['ls-tree', '-r', second.snapshot.tree]);
+    assert.equal(second.snapshot.tree, stagedTree(dir));
+  });
+
+  it('puts the checkpoint of a restore onto the tip read under the lock, where the caches were trusted', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const first = await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'two\n', 'c.txt': 'new\n' });
+    const expected = stagedTree(dir);
+    let resaved = '';
+    const restored = await store.restore({
+      snapshot: first.snapshot.commit,
+      onProgress: (progress) => {
+        if (progress.phase !== 'staging' || resaved !== '') return;
+        // Another save of the same tree lands before the restore reads the working tree.
+        const head = git(dir, ['rev-parse', 'HEAD']).trim();
+        resaved = git(dir, ['commit-tree', first.snapshot.tree, '-p', first.snapshot.commit, '-p', head, '-m', 'chant wip: main (again)\n\nChant-Wip-Branch: main\nChant-Wip-Head: ' + head + '\nChant-Wip-Kind: save\nChant-Wip-Label: again\n']).trim();
+        git(dir, ['update-ref', 'refs/chant/wip/main', resaved, first.snapshot.commit]);
+      },
+    });
+    assert.notEqual(resaved, '');
+    assert.equal(restored.checkpoint.snapshot.tree, expected);
+    assert.equal(git(dir, ['rev-parse', `${restored.checkpoint.snapshot.commit}^1`]).trim(), resaved);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'one\n');
     git(dir, ['fsck', '--no-dangling']);
   });
 });

@@ -18,12 +18,27 @@ import { readTip } from './checkout.js';
 const CAS_ATTEMPTS = 8;
 
 /**
+ * Thrown by {@link recordSnapshot} when the wip tip is no longer the commit through which the
+ * tree's objects were known to be on disk (`pinned`), nor a commit of the same tree: the tree
+ * may name objects a prune took since, and is recorded nowhere. The caller reads the working
+ * tree again, looking at every object.
+ */
+export class PinnedTipMoved extends Error {
+  constructor(ref: string) {
+    super(`${ref} moved while the snapshot was being made`);
+    this.name = 'PinnedTipMoved';
+  }
+}
+
+/**
  * Records `tree` as a snapshot on the branch's wip ref by compare-and-swap, unless the tip
  * already is it: with the same fields (kind and notes, `exact`), or with any (`tree-and-head`,
  * for a checkpoint, whose only job is that the tree is kept). What the tree does not hold
- * (`unsaved`) is recorded with it, and is one of the fields `exact` compares.
+ * (`unsaved`) is recorded with it, and is one of the fields `exact` compares. A tree built on
+ * objects known to be on disk only through the tip `pinned` (see WorkingTree.pinned) goes only
+ * onto that tip or onto one of the same tree, else {@link PinnedTipMoved}.
  */
-export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
+export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null, pinned: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
   const kind = base.kind;
   const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind, ...(base.unsaved === undefined ? {} : { unsaved: base.unsaved }) }, notes);
@@ -34,6 +49,7 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
   let stagedCommit: string | null = null;
   const writer = commitWriter(plumbing, checkout.layout);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
+    if (pinned !== null && (tip === null || (tip.commit !== pinned && tip.tree !== tree))) throw new PinnedTipMoved(checkout.ref);
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
       && (reuse === 'tree-and-head' || sameFields(current, fields))) {

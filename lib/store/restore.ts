@@ -30,7 +30,7 @@ import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
 import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
-import { recordSnapshot } from './record.js';
+import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
 import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
@@ -104,6 +104,8 @@ interface Prepared {
   /** What the working tree's tree (the checkpoint's) does not hold. */
   leftOut: LeftOut[];
   fingerprint: string;
+  /** The tip the checkpoint's tree must go onto, or onto one of the same tree (see WorkingTree.pinned). */
+  pinned: string | null;
 }
 
 /** Restores a snapshot; see {@link WipStore.restore}. */
@@ -163,7 +165,12 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       try {
         checkNotAborted(signal);
         report(onProgress, 'checkpoint', 0, 1);
-        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged);
+        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged, prepared.pinned).catch((error: unknown) => {
+          // The tip moved off the commit that kept objects of the working tree's tree on disk
+          // since it was read: that tree may name objects gone since, and nothing was written.
+          if (error instanceof PinnedTipMoved) throw new WipError('wip-race', `${checkout.ref} moved while the restore of ${target.commit.slice(0, 12)} was being prepared, so nothing was changed: restore it again`, { cause: error });
+          throw error;
+        });
         report(onProgress, 'checkpoint', 1, 1);
         report(onProgress, 'writing', 0, changes.length);
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
@@ -286,6 +293,9 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
 async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, byStatus: { env: NodeJS.ProcessEnv } | null, stopped: (error: unknown) => never): Promise<Prepared> {
   const layout = opened.layout;
   const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: byStatus.env, replaced: opened.replaced }).catch(stopped);
+  // The checkpoint goes onto the tip read with the working tree, under the worktree's lock (the
+  // one read before it may be older: a save that held the lock moved it).
+  if (fast !== null) checkout.tip = fast.tip;
   const { indexFile, leftOut } = fast !== null
     ? { indexFile: null, leftOut: sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]) }
     : await stageWorkingTree(plumbing, checkout, maxFileSize).catch(stopped);
@@ -317,7 +327,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
-    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint };
+    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });

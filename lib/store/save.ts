@@ -20,7 +20,7 @@ import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { prune } from './prune.js';
-import { recordSnapshot } from './record.js';
+import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
 
@@ -97,8 +97,15 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       report(onProgress, 'recording', 0, 1);
       beforeRecording();
       const leftOut = sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]);
-      const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
-      return { ...recorded, leftOut, flagged: fast.flagged };
+      try {
+        const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact', null, fast.pinned);
+        return { ...recorded, leftOut, flagged: fast.flagged };
+      } catch (error) {
+        // The tip moved off the commit that kept the objects taken from the caches on disk: the
+        // tree is staged again through a temporary index, every object written anew.
+        if (!(error instanceof PinnedTipMoved)) throw error;
+        report(onProgress, 'staging', 0, 1);
+      }
     }
     // The tip is read while git stages the working tree: it is only needed after.
     const [tip, staged] = await Promise.allSettled([readTip(work.plumbing, checkout.ref, opened.replaced ? null : layout), stageWorkingTree(work.plumbing, checkout, maxFileSize)]);

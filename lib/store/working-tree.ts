@@ -46,6 +46,13 @@ export interface WorkingTree {
   /** Local edits under assume-unchanged or skip-worktree that it took, sorted by path. */
   flagged: FlaggedPath[];
   /**
+   * The wip tip commit through which objects the tree names are known to be on disk, taken
+   * from the caches without a look (their tree is that tip's): the tree may be recorded only
+   * on that commit, or on a tip of the same tree (see recordSnapshot). Null when nothing was
+   * taken so.
+   */
+  pinned: string | null;
+  /**
    * Whether the checkout's index, as read while status ran, holds exactly `tree` and nothing
    * more (see indexHoldsTree): the index a restore would otherwise read again whole.
    */
@@ -189,7 +196,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // The blobs the hash cache names and the trees the memo names are all in the tree the save
   // that wrote them built: while the tip holds that very tree, they are reachable from the wip
   // ref (on disk, loose or packed, and out of a prune's reach), and none of them is looked for.
-  // The snapshot is then recorded on that tip or not at all (see below).
+  // The snapshot is then recorded on that tip, or on one of the same tree, or not at all (`pinned`).
   const tipTree = tipKnown === undefined || tipKnown === null ? null : tipKnown.tree;
   const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
@@ -253,7 +260,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, indexHolds: (tree) => index.holds(tree) };
+  const pinned = cache.held || memo.held ? (tipKnown as RefRecord).commit : null;
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree) };
 }
 
 /**
