@@ -647,6 +647,52 @@ describe('the hash cache', () => {
     assert.equal(second.snapshot.tree, stagedTree(dir));
   });
 
+  it('never gives back as the snapshot a tip another hand deleted while the save recorded', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    writeFiles(dir, { 'a.txt': 'precious work\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const first = await store.save({ label: 'autosave' });
+    let moved = false;
+    // The same notes on the same tree: the tip is the snapshot, unless it is gone meanwhile.
+    const second = await store.save({
+      label: 'autosave',
+      onProgress: (progress) => {
+        if (progress.phase !== 'recording' || moved) return;
+        moved = true;
+        git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+        git(dir, ['-c', 'gc.reflogExpire=now', '-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
+      },
+    });
+    assert.ok(moved);
+    assert.equal(second.created, true, 'recorded anew');
+    assert.equal(second.snapshot.tree, first.snapshot.tree);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);
+    git(dir, ['fsck', '--no-dangling', '--strict']);
+  });
+
+  it('lets a restore whose working tree took nothing from the caches record onto a chain rewritten meanwhile', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const saved = await store.save({ label: 'two' });
+    git(dir, ['checkout', '--', '.']);
+    let rewritten = '';
+    const restored = await store.restore({
+      snapshot: saved.snapshot.commit,
+      onProgress: (progress) => {
+        if (progress.phase !== 'checkpoint' || rewritten !== '') return;
+        // A prune elsewhere rewrites the chain: the same tree on a new commit.
+        const head = git(dir, ['rev-parse', 'HEAD']).trim();
+        rewritten = git(dir, ['commit-tree', saved.snapshot.tree, '-p', head, '-m', `chant wip: main (two)\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: two\n`]).trim();
+        git(dir, ['update-ref', 'refs/chant/wip/main', rewritten, saved.snapshot.commit]);
+      },
+    });
+    assert.notEqual(rewritten, '');
+    assert.equal(git(dir, ['rev-parse', `${restored.checkpoint.snapshot.commit}^1`]).trim(), rewritten);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n');
+    git(dir, ['fsck', '--no-dangling']);
+  });
+
   it('puts the checkpoint of a restore onto the tip read under the lock, where the caches were trusted', async () => {
     const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -12,16 +12,16 @@ import type { Idents } from '../managers/identity-memo.js';
 import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
-import { readTip } from './checkout.js';
+import { readTip, tipFromFiles } from './checkout.js';
 
 /** How many times a save re-reads the tip after another writer moved it. */
 const CAS_ATTEMPTS = 8;
 
 /**
- * Thrown by {@link recordSnapshot} when the wip tip is no longer the commit through which the
- * tree's objects were known to be on disk (`pinned`), nor a commit of the same tree: the tree
- * may name objects a prune took since, and is recorded nowhere. The caller reads the working
- * tree again, looking at every object.
+ * Thrown by {@link recordSnapshot} when the wip tip's tree is no longer the one through which
+ * the tree's objects were known to be on disk (`pinned`), nor the tree itself: the tree may name
+ * objects a prune took since, and is recorded nowhere. The caller reads the working tree again,
+ * looking at every object.
  */
 export class PinnedTipMoved extends Error {
   constructor(ref: string) {
@@ -35,8 +35,9 @@ export class PinnedTipMoved extends Error {
  * already is it: with the same fields (kind and notes, `exact`), or with any (`tree-and-head`,
  * for a checkpoint, whose only job is that the tree is kept). What the tree does not hold
  * (`unsaved`) is recorded with it, and is one of the fields `exact` compares. A tree built on
- * objects known to be on disk only through the tip `pinned` (see WorkingTree.pinned) goes only
- * onto that tip or onto one of the same tree, else {@link PinnedTipMoved}.
+ * objects known to be on disk only through a tip of the tree `pinned` (see WorkingTree.pinned)
+ * goes only onto a tip of that tree or of its own, else {@link PinnedTipMoved}. A tip taken as
+ * the snapshot is read again first: one moved since is not given back.
  */
 export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null, pinned: string | null = null): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
@@ -49,11 +50,17 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
   let stagedCommit: string | null = null;
   const writer = commitWriter(plumbing, checkout.layout);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
-    if (pinned !== null && (tip === null || (tip.commit !== pinned && tip.tree !== tree))) throw new PinnedTipMoved(checkout.ref);
+    if (pinned !== null && (tip === null || (tip.tree !== pinned && tip.tree !== tree))) throw new PinnedTipMoved(checkout.ref);
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
       && (reuse === 'tree-and-head' || sameFields(current, fields))) {
-      return { created: false, snapshot: current };
+      // The tip read earlier must still be the ref's: a snapshot given back that another hand
+      // deleted since (and a prune took) would hold the working tree nowhere.
+      const now = tipFromFiles(checkout.layout, checkout.ref);
+      const still = (now === undefined ? await readTip(plumbing, checkout.ref) : now)?.commit === current.commit;
+      if (still) return { created: false, snapshot: current };
+      tip = await readTip(plumbing, checkout.ref);
+      continue;
     }
     const seconds = Math.floor(clock().getTime() / 1000);
     if (staged !== null && stagedCommit === null) {

@@ -104,7 +104,7 @@ interface Prepared {
   /** What the working tree's tree (the checkpoint's) does not hold. */
   leftOut: LeftOut[];
   fingerprint: string;
-  /** The tip the checkpoint's tree must go onto, or onto one of the same tree (see WorkingTree.pinned). */
+  /** The tree of the tip the checkpoint's tree must go onto, when not its own (see WorkingTree.pinned). */
   pinned: string | null;
 }
 

@@ -46,10 +46,9 @@ export interface WorkingTree {
   /** Local edits under assume-unchanged or skip-worktree that it took, sorted by path. */
   flagged: FlaggedPath[];
   /**
-   * The wip tip commit through which objects the tree names are known to be on disk, taken
-   * from the caches without a look (their tree is that tip's): the tree may be recorded only
-   * on that commit, or on a tip of the same tree (see recordSnapshot). Null when nothing was
-   * taken so.
+   * The tree of the wip tip through which objects the tree names, taken from the caches
+   * without a look, are known to be on disk (it holds them all): the tree may be recorded only
+   * on a tip of that tree, or of its own (see recordSnapshot). Null when nothing was taken so.
    */
   pinned: string | null;
   /**
@@ -196,7 +195,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // The blobs the hash cache names and the trees the memo names are all in the tree the save
   // that wrote them built: while the tip holds that very tree, they are reachable from the wip
   // ref (on disk, loose or packed, and out of a prune's reach), and none of them is looked for.
-  // The snapshot is then recorded on that tip, or on one of the same tree, or not at all (`pinned`).
+  // A tree built with one taken so is then recorded on a tip of that tree (or of its own), or
+  // not at all (`pinned`).
   const tipTree = tipKnown === undefined || tipKnown === null ? null : tipKnown.tree;
   const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
@@ -204,7 +204,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // lib/git/blob-writer.ts), with the same target as the trees below.
   const target = looseTarget(layout, env);
   const writer = target === null || attributesElsewhere(layout, env) ? null : target;
-  const hashing = hashChanged(plumbing, layout, toHash, cache, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
+  const unseen = { taken: false };
+  const hashing = hashChanged(plumbing, layout, toHash, cache, unseen, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
@@ -245,10 +246,10 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (bases === null) return null;
     tip = bases.tip;
   }
-  // What the caches' trees and blobs were trusted on is the tip the snapshot goes onto (its
-  // ref is moved from that commit or not at all): a tip read again since, and moved, hands the
-  // save to git add.
-  if ((cache.held || memo.held) && (tip === null || tip.commit !== (tipKnown as RefRecord).commit)) return null;
+  // What the caches' trees and blobs were trusted on is the tree of the tip the snapshot goes
+  // onto: a tip read again since, and moved to another tree, hands the save to git add.
+  const pinned = unseen.taken || memo.tookUnseen() ? tipTree : null;
+  if (pinned !== null && (tip === null || tip.tree !== pinned)) return null;
   // A tree an earlier save wrote is on disk already: only the others are written. The memo is
   // written alongside; it names a tree only while the tree is on disk. How they are written
   // (modes, syncing) is read from git's configuration, in the environment git runs with, only
@@ -260,7 +261,6 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  const pinned = cache.held || memo.held ? (tipKnown as RefRecord).commit : null;
   return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree) };
 }
 
@@ -303,7 +303,7 @@ function special(stats: Stats): boolean {
 /**
  * The blob ids of `paths`, in order: from the hash cache where the file, and every
  * .gitattributes on its way, has the stat data it had when it was hashed (and the blob is still
- * on disk), written here where no attribute may rewrite the file and it holds no carriage
+ * on disk, or the wip tip holds it: `unseen.taken` then says one was taken so), written here where no attribute may rewrite the file and it holds no carriage
  * return (lib/git/blob-writer.ts), from `git hash-object -w` for the rest (no process when
  * there is none). What was
  * hashed is recorded with the stat data taken before git read it. The key holds the index's
@@ -312,7 +312,7 @@ function special(stats: Stats): boolean {
  * once, before git reads it); a path it lacks is looked at here. `attributesStat` gives a
  * folder's `.gitattributes` as the caller looked at it.
  */
-async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null): Promise<string[]> {
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, unseen: { taken: boolean }, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null): Promise<string[]> {
   if (paths.length === 0) return [];
   const { top, objectsDir, objectFormat } = layout;
   const takenMs = Date.now();
@@ -355,7 +355,12 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   const oids: Array<string | undefined> = paths.map((path, index) => {
     const known = keys[index];
     const oid = known === null || known === undefined ? undefined : cache.lookup(path, known.key, known.newest);
-    return oid !== undefined && (cache.held || plumbing.keepLooseObject(objectsDir, oid)) ? oid : undefined;
+    if (oid === undefined) return undefined;
+    if (cache.held) {
+      unseen.taken = true;
+      return oid;
+    }
+    return plumbing.keepLooseObject(objectsDir, oid) ? oid : undefined;
   });
   // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
   const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
