@@ -1,12 +1,13 @@
 // Bounded storage: the storage report and prune, on chains of thousands of snapshots built with
 // one git fast-import stream.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
 import { BASE, buildChain } from './chains.js';
-import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, tempDir } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, tempDir } from './helpers.js';
 
 function store(dir: string, now: number = BASE + 100_000 * 60): WipStore {
   return new WipStore({ cwd: dir, policy: null, clock: () => new Date(now * 1000) });
@@ -132,6 +133,41 @@ describe('prune', () => {
     assert.ok(after * 20 < before, `${after} bytes after, ${before} before`);
     const objects = git(dir, ['count-objects', '-v']);
     assert.match(objects, /^count: 0$/m);
+  });
+
+  it('runs its gc holding every worktree\'s lock: a save in another worktree, between writing its objects and naming them, keeps them', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n' });
+    const other = `${dir}-other`;
+    git(dir, ['worktree', 'add', '-q', '-b', 'other', other]);
+    const there = new WipStore({ cwd: other, policy: null });
+    for (const turn of ['x', 'y', 'z']) {
+      writeFileSync(join(other, 'b.txt'), `${turn}\n`);
+      await there.save({ label: turn });
+    }
+    const here = new WipStore({ cwd: dir, policy: null });
+    writeFileSync(join(dir, 'a.txt'), 'new work, only in this save\n');
+    let pruned: { status: number | null; stdout: string; stderr: string } | null = null;
+    const saved = await here.save({
+      label: 'mid-prune',
+      onProgress: (progress) => {
+        if (progress.phase !== 'recording' || pruned !== null) return;
+        // The other worktree prunes with gc while this save holds its lock, its objects written
+        // and its ref not moved yet: the gc waits for the lock, then gives up.
+        const code = `const { WipStore } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))}); const result = await new WipStore({ cwd: ${JSON.stringify(other)}, policy: null, lockWaitMs: 300 }).prune({ keepLast: 1, gc: true }); process.stdout.write(JSON.stringify({ collected: result.collected, dropped: result.branches.map((branch) => branch.dropped.length) }));`;
+        pruned = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
+      },
+    });
+    const result = pruned as { status: number | null; stdout: string; stderr: string } | null;
+    assert.equal(result?.status, 0, result?.stderr);
+    assert.deepEqual(JSON.parse(result?.stdout ?? ''), { collected: false, dropped: [2] }, 'the chain pruned, the gc left undone');
+    // Every object of the save is there.
+    git(dir, ['fsck', '--no-dangling', '--strict']);
+    assert.equal(git(dir, ['show', `${saved.snapshot.commit}:a.txt`]), 'new work, only in this save\n');
+    // With no save in the way, the gc runs.
+    writeFileSync(join(other, 'b.txt'), 'w\n');
+    await there.save({ label: 'w' });
+    assert.equal((await there.prune({ keepLast: 1, gc: true })).collected, true);
+    git(dir, ['fsck', '--no-dangling', '--strict']);
   });
 
   it('refuses with wip-race and changes nothing when the chain moves under it', async () => {

@@ -4,11 +4,15 @@
 // docs/design.md, "Retention".
 import type { BranchPrune, PruneResult, RetentionRules } from '../documents/storage.js';
 import type { Snapshot } from '../documents/snapshot.js';
-import { WipError } from '../errors.js';
+import { isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { RepositoryLayout } from '../git/plumbing.js';
+import { withWorktreeLock } from '../managers/lock.js';
 import { loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -35,7 +39,13 @@ export interface PruneOptions {
    * ({@link Replicator.pushPruned}); needs a replicate policy.
    */
   push?: boolean;
-  /** Run `git gc --prune=now` afterwards, so the dropped snapshots' objects leave the disk at once (a repack of the whole repository). */
+  /**
+   * Run `git gc --prune=now` afterwards, so the dropped snapshots' objects leave the disk at once
+   * (a repack of the whole repository). It runs holding the chant lock of every worktree of the
+   * repository, so that no save or restore there is between writing its objects and naming them;
+   * one that holds its lock past the wait leaves the gc undone (`collected: false`), the chains
+   * pruned all the same.
+   */
   gc?: boolean;
 }
 
@@ -161,11 +171,43 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
     await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
-    if (options.gc === true) await collectGarbageNow(context.git, context.cwd);
-    return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
+    const collected = options.gc === true && await collectWithEveryLock(context, layout, () => collectGarbageNow(context.git, context.cwd));
+    return { dryRun, rules, branches: results, collected, replication: null };
   };
   const result = dryRun ? await work() : await locked(context, layout, work);
   // The push runs outside the lock: it is the network, and a save may go on meanwhile.
   if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
   return result;
+}
+
+/**
+ * Runs `gc` (a `git gc --prune=now`) holding the chant lock of every other worktree of the
+ * repository, this one's being held already: a save or restore writes its objects before a ref
+ * names them, and a gc that deletes every unreachable object at once would take them from under
+ * it (its snapshot would then name objects that are gone). The locks are taken in the order of
+ * their paths, each waited for as a save waits; false, with the gc not run, when one stays held.
+ */
+async function collectWithEveryLock(context: StoreContext, layout: RepositoryLayout, gc: () => Promise<void>): Promise<boolean> {
+  const own = resolve(layout.gitDir);
+  const others = [layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => dir !== own && all.indexOf(dir) === index).sort();
+  const under = async (index: number): Promise<void> => {
+    if (index === others.length) return gc();
+    return withWorktreeLock(others[index] as string, () => under(index + 1), context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+  };
+  try {
+    await under(0);
+    return true;
+  } catch (error) {
+    if (isWipError(error, 'wip-race')) return false;
+    throw error;
+  }
+}
+
+/** The git directories of a repository's linked worktrees (`<common>/worktrees/<name>`). */
+function linkedGitDirs(commonDir: string): string[] {
+  try {
+    return readdirSync(join(commonDir, 'worktrees'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(commonDir, 'worktrees', entry.name));
+  } catch {
+    return [];
+  }
 }
