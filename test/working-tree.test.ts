@@ -532,6 +532,28 @@ describe('the blobs a save from status writes itself', () => {
 
 });
 
+/** A save that, once it starts recording, sees another hand delete its chain and a gc prune all that was unreachable. */
+async function saveWhileChainDropped(store: WipStore, dir: string, label: string): Promise<Awaited<ReturnType<WipStore['save']>>> {
+  let dropped = false;
+  const saved = await store.save({
+    label,
+    onProgress: (progress) => {
+      if (progress.phase !== 'recording' || dropped) return;
+      dropped = true;
+      git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+      git(dir, ['-c', 'gc.reflogExpire=now', '-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
+    },
+  });
+  assert.ok(dropped);
+  return saved;
+}
+
+/** A snapshot of `tree` on main, on top of `below`, as a save in another process writes one. */
+function snapshotOn(dir: string, tree: string, below: string[], label: string): string {
+  const head = git(dir, ['rev-parse', 'HEAD']).trim();
+  return git(dir, ['commit-tree', tree, ...[...below, head].flatMap((parent) => ['-p', parent]), '-m', `chant wip: main (${label})\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: ${label}\n`]).trim();
+}
+
 describe('the hash cache', () => {
   const counted = (dir: string) => {
     const calls: string[] = [];
@@ -627,18 +649,7 @@ describe('the hash cache', () => {
     for (const folder of readdirSync(objects).filter((name) => /^[0-9a-f]{2}$/.test(name))) {
       for (const file of readdirSync(join(objects, folder))) utimesSync(join(objects, folder, file), old, old);
     }
-    let moved = false;
-    const second = await store.save({
-      label: 'two',
-      onProgress: (progress) => {
-        if (progress.phase !== 'recording' || moved) return;
-        moved = true;
-        // Another hand deletes the chain and a gc prunes what it held, while the save records.
-        git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
-        git(dir, ['-c', 'gc.reflogExpire=now', '-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
-      },
-    });
-    assert.ok(moved);
+    const second = await saveWhileChainDropped(store, dir, 'two');
     assert.equal(second.snapshot.tree, first.snapshot.tree);
     assert.deepEqual(git(dir, ['rev-parse', `${second.snapshot.commit}^@`]).trim().split('\n'), [git(dir, ['rev-parse', 'HEAD']).trim()], 'a chain begun anew');
     // Every object the new snapshot names is there: fsck before anything else writes objects.
@@ -652,18 +663,8 @@ describe('the hash cache', () => {
     writeFiles(dir, { 'a.txt': 'precious work\n' });
     const store = new WipStore({ cwd: dir, policy: null });
     const first = await store.save({ label: 'autosave' });
-    let moved = false;
     // The same notes on the same tree: the tip is the snapshot, unless it is gone meanwhile.
-    const second = await store.save({
-      label: 'autosave',
-      onProgress: (progress) => {
-        if (progress.phase !== 'recording' || moved) return;
-        moved = true;
-        git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
-        git(dir, ['-c', 'gc.reflogExpire=now', '-c', 'gc.reflogExpireUnreachable=now', 'gc', '-q', '--prune=now']);
-      },
-    });
-    assert.ok(moved);
+    const second = await saveWhileChainDropped(store, dir, 'autosave');
     assert.equal(second.created, true, 'recorded anew');
     assert.equal(second.snapshot.tree, first.snapshot.tree);
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);
@@ -682,8 +683,7 @@ describe('the hash cache', () => {
       onProgress: (progress) => {
         if (progress.phase !== 'checkpoint' || rewritten !== '') return;
         // A prune elsewhere rewrites the chain: the same tree on a new commit.
-        const head = git(dir, ['rev-parse', 'HEAD']).trim();
-        rewritten = git(dir, ['commit-tree', saved.snapshot.tree, '-p', head, '-m', `chant wip: main (two)\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${head}\nChant-Wip-Kind: save\nChant-Wip-Label: two\n`]).trim();
+        rewritten = snapshotOn(dir, saved.snapshot.tree, [], 'two');
         git(dir, ['update-ref', 'refs/chant/wip/main', rewritten, saved.snapshot.commit]);
       },
     });
@@ -706,8 +706,7 @@ describe('the hash cache', () => {
       onProgress: (progress) => {
         if (progress.phase !== 'staging' || resaved !== '') return;
         // Another save of the same tree lands before the restore reads the working tree.
-        const head = git(dir, ['rev-parse', 'HEAD']).trim();
-        resaved = git(dir, ['commit-tree', first.snapshot.tree, '-p', first.snapshot.commit, '-p', head, '-m', 'chant wip: main (again)\n\nChant-Wip-Branch: main\nChant-Wip-Head: ' + head + '\nChant-Wip-Kind: save\nChant-Wip-Label: again\n']).trim();
+        resaved = snapshotOn(dir, first.snapshot.tree, [first.snapshot.commit], 'again');
         git(dir, ['update-ref', 'refs/chant/wip/main', resaved, first.snapshot.commit]);
       },
     });
