@@ -6,7 +6,7 @@ import { BIN, git, makeRepo, parseDocument, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isWipError, WipStore } from '../lib/index.js';
@@ -74,6 +74,17 @@ describe('the worktree lock', () => {
     await assert.rejects(new WipStore({ cwd: dir, lockWaitMs: 300 }).save({ label: 'contender' }), (error) => isWipError(error, 'wip-race'));
     writeFileSync(join(dir, '.git', 'go'), '');
     assert.equal((await holding).created, true);
+  });
+
+  it('waits for a lock it cannot read, as for a live holder, and refuses with wip-race when the wait ends', async () => {
+    const dir = makeRepo();
+    // Something there that no read gives a holder of (another user's file, here a folder).
+    mkdirSync(join(dir, '.git', LOCK));
+    const started = Date.now();
+    await assert.rejects(new WipStore({ cwd: dir, lockWaitMs: 300 }).save({ label: 'contender' }), (error) => isWipError(error, 'wip-race') && /cannot be read/.test(error.message));
+    assert.ok(Date.now() - started < 10_000, 'the wait ends when it says');
+    rmSync(join(dir, '.git', LOCK), { recursive: true });
+    assert.equal((await new WipStore({ cwd: dir, lockWaitMs: 300 }).save({ label: 'after' })).created, true);
   });
 
   it('never takes over a live lock held from another PID namespace', async (t) => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { WipError } from '../errors.js';
@@ -207,7 +207,14 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
   for (;;) {
     if (createExclusive(path, token)) break;
     const holder = await readHolder(path);
-    if (holder === null) continue;
+    if (holder === null) {
+      // Gone since: free to take. There but unreadable (another user's): held, and waited for.
+      if (!existsSync(path)) continue;
+      options.stopWaiting?.();
+      if (Date.now() > deadline) throw new WipError('wip-race', `${path} is held by a chant process whose lock cannot be read here; try again when it ends`);
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      continue;
+    }
     if (holder.stale) {
       await breakStale(path);
       continue;

@@ -9,7 +9,7 @@ import { moveRefs } from '../git/remote.js';
 import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { withWorktreeLock } from '../managers/lock.js';
@@ -41,10 +41,10 @@ export interface PruneOptions {
   push?: boolean;
   /**
    * Run `git gc --prune=now` afterwards, so the dropped snapshots' objects leave the disk at once
-   * (a repack of the whole repository). It runs holding the chant lock of every worktree of the
-   * repository, so that no save or restore there is between writing its objects and naming them;
-   * one that holds its lock past the wait leaves the gc undone (`collected: false`), the chains
-   * pruned all the same.
+   * (a repack of the whole repository). It runs once the chains are pruned, holding the chant
+   * lock of every worktree of the repository, so that no save or restore there is between
+   * writing its objects and naming them; one that holds its lock past the wait leaves the gc
+   * undone (`collected: false`), the chains pruned all the same.
    */
   gc?: boolean;
 }
@@ -171,37 +171,56 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
     await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
-    const collected = options.gc === true && await collectWithEveryLock(context, layout, () => collectGarbageNow(context.git, context.cwd));
-    return { dryRun, rules, branches: results, collected, replication: null };
+    return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
   };
   const result = dryRun ? await work() : await locked(context, layout, work);
+  // The gc runs once the worktree's lock is let go, under every worktree's lock taken anew in one order.
+  if (result.collected) result.collected = await collectWithEveryLock(context, layout, () => collectGarbageNow(context.git, context.cwd));
   // The push runs outside the lock: it is the network, and a save may go on meanwhile.
   if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
   return result;
 }
 
 /**
- * Runs `gc` (a `git gc --prune=now`) holding the chant lock of every other worktree of the
- * repository, this one's being held already: a save or restore writes its objects before a ref
- * names them, and a gc that deletes every unreachable object at once would take them from under
- * it (its snapshot would then name objects that are gone). The locks are taken in the order of
- * their paths, each waited for as a save waits; false, with the gc not run, when one stays held.
+ * Runs `gc` (a `git gc --prune=now`) holding the chant lock of every worktree of the repository
+ * (the main git directory and each linked worktree's): a save or restore writes its objects
+ * before a ref names them, and a gc that deletes every unreachable object at once would take
+ * them from under it (its snapshot would then name objects that are gone). The locks are taken
+ * in the order of their paths, by every prune alike, so two never hold up each other; each is
+ * waited for as a save waits. A worktree gone meanwhile holds nothing; a lock still held after
+ * the wait, or one that cannot be taken, leaves the gc undone: false. A failing gc still throws.
  */
 async function collectWithEveryLock(context: StoreContext, layout: RepositoryLayout, gc: () => Promise<void>): Promise<boolean> {
-  const own = resolve(layout.gitDir);
-  const others = [layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => dir !== own && all.indexOf(dir) === index).sort();
+  const dirs = [layout.gitDir, layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => all.indexOf(dir) === index).sort();
   const under = async (index: number): Promise<void> => {
-    if (index === others.length) return gc();
-    return withWorktreeLock(others[index] as string, () => under(index + 1), context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+    if (index === dirs.length) return gc();
+    const dir = dirs[index] as string;
+    let taken = false;
+    try {
+      await withWorktreeLock(dir, () => {
+        taken = true;
+        return under(index + 1);
+      }, context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+    } catch (error) {
+      // What failed under this lock (a lock further on, the gc) is not this lock's.
+      if (taken) throw error;
+      // A linked worktree removed while the locks were taken: nothing of it can be saved.
+      if (!existsSync(dir)) return under(index + 1);
+      if (!isWipError(error)) throw error;
+      throw new LockNotTaken();
+    }
   };
   try {
     await under(0);
     return true;
   } catch (error) {
-    if (isWipError(error, 'wip-race')) return false;
+    if (error instanceof LockNotTaken) return false;
     throw error;
   }
 }
+
+/** A worktree's lock that stayed held, or could not be taken: the gc is left undone. */
+class LockNotTaken extends Error {}
 
 /** The git directories of a repository's linked worktrees (`<common>/worktrees/<name>`). */
 function linkedGitDirs(commonDir: string): string[] {
