@@ -146,7 +146,7 @@ describe('no stack trace in any case', () => {
   it('says git-failed, naming git, when git is not on the PATH', () => {
     const dir = makeRepo();
     const empty = tempDir();
-    for (const args of [['workspace', 'wip', 'save'], ['workspace', 'wip', '--json'], ['workspace', 'wip', 'push']]) {
+    for (const args of [['workspace', 'wip', 'save'], ['workspace', 'wip', 'show', 'HEAD'], ['workspace', 'wip', 'push']]) {
       const run = runBin(dir, args, { ...process.env, PATH: empty });
       assert.equal(run.code, 1, run.stderr);
       assert.equal(run.stderr, '');
@@ -154,6 +154,11 @@ describe('no stack trace in any case', () => {
       assert.match(run.doc.error.message, /git could not be started .*not on the PATH/);
       assert.doesNotMatch(run.doc.error.message, /\bat \S+ \(|node:internal/);
     }
+    // The read of a plain checkout takes the checkout, the refs and the new commits from their
+    // files: with nothing git must answer, it needs no git at all.
+    const read = runBin(dir, ['workspace', 'wip', '--json'], { ...process.env, PATH: empty });
+    assert.equal(read.code, 0, read.stderr);
+    assert.deepEqual(read.doc.branches, []);
   });
 
   it('answers not-a-git-repository when the folder it runs in was deleted', (t) => {
