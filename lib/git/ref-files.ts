@@ -3,11 +3,13 @@
 // commits, and loose commits with no encoding of their own. A read after a save meets only
 // those (each save writes its commit loose); anything else (a reftable, a symbolic ref, a name
 // git might refuse, a ref being written, a commit in a pack) is git's to read.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseCommit } from './formats/commit.js';
 import type { CommitRecord } from './formats/commit.js';
 import { EXACT_OBJECT_ID } from './formats/object-format.js';
+import { compareBytes } from '../order.js';
+import { readIfThere } from './checkout-files.js';
 import { readCheckedLoose } from './loose-objects.js';
 import type { RefRecord, RepositoryLayout } from './plumbing.js';
 
@@ -40,7 +42,7 @@ export function refsFromFiles(layout: Pick<RepositoryLayout, 'commonDir' | 'obje
 
 function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[]): RefRecord[] | null {
   const { commonDir } = layout;
-  if (listing(commonDir).includes('reftable')) return null;
+  if (existsSync(join(commonDir, 'reftable'))) return null;
   if (!refs.every((ref) => ref.startsWith('refs/') && plainName(ref.endsWith('/') ? ref.slice(0, -1) : ref))) return null;
   // Loose refs first, then packed-refs, as git reads them: git packs a ref by writing
   // packed-refs before it removes the loose file, and deletes one from packed-refs before its
@@ -51,14 +53,16 @@ function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objec
       if (!looseUnder(commonDir, ref.slice(0, -1), loose)) return null;
       continue;
     }
-    const text = textOf(join(commonDir, ref));
+    const text = readIfThere(join(commonDir, ref));
+    if (text === undefined) return null;
     if (text === null) continue;
     const oid = refValue(text);
     if (oid === null) return null;
     loose.set(ref, oid);
   }
   const found = new Map<string, string>();
-  const packed = textOf(join(commonDir, 'packed-refs'));
+  const packed = readIfThere(join(commonDir, 'packed-refs'));
+  if (packed === undefined) return null;
   if (packed !== null && packed.length > 0) {
     if (!packed.endsWith('\n')) return null;
     // git finds a prefix in packed-refs by a search that trusts its order: the names asked for
@@ -71,7 +75,7 @@ function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objec
       const name = line.slice(space + 1);
       if (space < 0 || !EXACT_OBJECT_ID.test(oid)) return null;
       if (!refs.some((ref) => covers(ref, name))) continue;
-      if (!plainName(name) || compareNames(previous, name) >= 0) return null;
+      if (!plainName(name) || compareBytes(previous, name) >= 0) return null;
       previous = name;
       found.set(name, oid);
     }
@@ -79,7 +83,7 @@ function read(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objec
   // A loose ref stands over its packed line.
   for (const [name, oid] of loose) found.set(name, oid);
   const records: RefRecord[] = [];
-  for (const name of [...found.keys()].sort(compareNames)) {
+  for (const name of [...found.keys()].sort(compareBytes)) {
     const oid = found.get(name) as string;
     const commit = looseCommit(layout, oid);
     if (commit === null) return null;
@@ -106,7 +110,8 @@ function looseUnder(commonDir: string, folder: string, found: Map<string, string
     if (entry.isDirectory()) {
       if (!looseUnder(commonDir, name, found)) return false;
     } else if (entry.isFile()) {
-      const text = textOf(join(commonDir, name));
+      const text = readIfThere(join(commonDir, name));
+      if (text === undefined) return false;
       // Gone since the folder was listed: packed, or deleted; packed-refs, read after, says which.
       if (text === null) continue;
       const oid = refValue(text);
@@ -127,28 +132,6 @@ function refValue(text: string): string | null {
 
 function covers(ref: string, name: string): boolean {
   return ref.endsWith('/') ? name.startsWith(ref) : name === ref;
-}
-
-/** Ref names in byte order, as git sorts them. */
-function compareNames(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function textOf(file: string): string | null {
-  try {
-    return readFileSync(file, 'latin1');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-}
-
-function listing(folder: string): string[] {
-  try {
-    return readdirSync(folder);
-  } catch {
-    return [];
-  }
 }
 
 /**

@@ -12,10 +12,10 @@ export const MEMO_FILE = 'chant-tree-memo';
 /**
  * The memo read from its file; a tree it names is taken only while `exists` says it is on disk
  * (git may have packed or pruned it since), or while `tipTree`, the wip tip's tree, is the root
- * the memo was built with (`held`: its trees are then reachable from the wip ref; `tookUnseen`
- * says whether one was taken so). `used` collects what this save looked up and built.
+ * the memo was built with (its trees are then reachable from the wip ref; `tookUnseen` says
+ * whether one was taken so). `used` collects what this save looked up and built.
  */
-export function treeMemo(text: string, exists: (oid: string) => boolean, tipTree: string | null): TreeMemo & { used: Map<string, string | null>; held: boolean; tookUnseen: () => boolean } {
+export function treeMemo(text: string, exists: (oid: string) => boolean, tipTree: string | null): TreeMemo & { used: Map<string, string | null>; tookUnseen: () => boolean } {
   const known = new Map<string, string>();
   let root: string | null = null;
   for (const line of text.split('\n')) {
@@ -28,7 +28,6 @@ export function treeMemo(text: string, exists: (oid: string) => boolean, tipTree
   let unseen = false;
   return {
     used,
-    held,
     tookUnseen: () => unseen,
     get(key) {
       const oid = known.get(key);
