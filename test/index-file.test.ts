@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { join } from 'node:path';
 import { git, makeRepo, writeFiles } from './helpers.js';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { indexHoldsTree, readGitlinks, readIndexEntries, scanIndex, selectIndexEntries } from '../lib/git/formats/index-file.js';
+import { indexHoldsTree, indexMayHaveFlags, readGitlinks, readIndexEntries, readUnmergedPaths, scanIndex, selectIndexEntries } from '../lib/git/formats/index-file.js';
 
 /** A repository whose index holds files, a long path and two gitlinks, with no submodule checked out. */
 function repoWithGitlinks(): { dir: string; commit: string } {
@@ -123,6 +123,44 @@ describe('the index walked while status runs, its entries then found by path', (
     assert.deepEqual(plain(scanIndex(broken, 'sha1').select(['a.txt'])), asked(broken, ['a.txt']));
     writeFileSync(join(dir, 'not-an-index'), 'DIRC');
     assert.deepEqual(scanIndex(readFileSync(join(dir, 'not-an-index')), 'sha1').select(['a.txt']), []);
+  });
+});
+
+describe('whether an index is plain, as a restore asks instead of reading it again', () => {
+  it('says plain only where neither the read of conflicts nor the read of flags would find one', async () => {
+    const cases: Record<string, [(dir: string) => void, boolean]> = {
+      'a clean checkout': [() => undefined, true],
+      'a staged change and an untracked file': [(dir) => {
+        writeFiles(dir, { 'a/b.txt': 'staged\n', 'new.txt': 'n\n' });
+        git(dir, ['add', 'a/b.txt']);
+      }, true],
+      'an intent-to-add entry': [(dir) => {
+        writeFiles(dir, { 'new.txt': 'n\n' });
+        git(dir, ['add', '-N', 'new.txt']);
+      }, false],
+      'an entry marked assume-unchanged': [(dir) => git(dir, ['update-index', '--assume-unchanged', 'z.txt']), false],
+      'an entry marked skip-worktree': [(dir) => git(dir, ['update-index', '--skip-worktree', 'z.txt']), false],
+      'a split index': [(dir) => git(dir, ['update-index', '--split-index']), false],
+      'an unmerged entry': [(dir) => {
+        const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'theirs\n' }).trim();
+        git(dir, ['update-index', '--index-info'], { input: `0 ${'0'.repeat(40)}\tz.txt\n100644 ${blob} 1\tz.txt\n100644 ${blob} 3\tz.txt\n` });
+      }, false],
+      // Not walked by the scan: not known, so not plain.
+      'version 4': [(dir) => git(dir, ['update-index', '--index-version', '4']), false],
+    };
+    for (const [name, [change, expected]] of Object.entries(cases)) {
+      const dir = makeRepo({ 'README.md': 'x\n', 'a/b.txt': 'b\n', 'z.txt': 'z\n' });
+      change(dir);
+      const file = join(dir, '.git', 'index');
+      const scan = scanIndex(readFileSync(file), 'sha1');
+      assert.equal(scan.plain, expected, name);
+      const found = (await readUnmergedPaths(file, 'sha1')).length > 0 || await indexMayHaveFlags(file, 'sha1');
+      if (scan.plain) assert.equal(found, false, `${name}: the reads find nothing in a plain index`);
+      // Intent-to-add is neither a conflict nor a flag the reads look for: not plain all the same.
+      else if (name !== 'an intent-to-add entry' && name !== 'version 4') assert.equal(found, true, `${name}: the reads find it too`);
+    }
+    assert.equal(scanIndex(null, 'sha1').plain, true, 'no index holds no conflict and no flag');
+    assert.equal(scanIndex(Buffer.from('DIRC'), 'sha1').plain, false, 'bytes that are no index');
   });
 });
 

@@ -99,6 +99,20 @@ describe('a restore plan', () => {
     await assertRefusal(() => store.restore({ snapshot: turn, expect: 'not a fingerprint' }), 'write-usage-invalid');
   });
 
+  it('meets a conflict in the index as the restore does: the plan and the restore refuse with it, writing nothing', async () => {
+    const dir = makeRepo({ 'c.txt': 'base\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const turn = (await store.save({ label: 'clean' })).snapshot.commit;
+    // A conflict's stages with no operation's files beside them (git update-index can leave one so).
+    const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'theirs\n' }).trim();
+    git(dir, ['update-index', '--index-info'], { input: `0 ${'0'.repeat(40)}\tc.txt\n100644 ${blob} 1\tc.txt\n100644 ${blob} 3\tc.txt\n` });
+    writeFiles(dir, { 'c.txt': 'mine\n' });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.plan({ snapshot: turn }), 'wip-restore-blocked', /the index holds a conflict/);
+    await assertRefusal(() => store.restore({ snapshot: turn }), 'wip-restore-blocked', /the index holds a conflict/);
+    assert.deepEqual(stateOf(dir), before);
+  });
+
   it('lists what is in the way and the refusal the restore would end with', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir, policy: null });

@@ -106,6 +106,10 @@ interface Prepared {
   fingerprint: string;
   /** The tree of the tip the checkpoint's tree must go onto, when not its own (see WorkingTree.pinned). */
   pinned: string | null;
+  /** Whether the checkout's index, read as the tree was built from status, held no conflict and no flag (see WorkingTree.indexPlain); false when not known. */
+  indexPlain: boolean;
+  /** Whether the checkout's index, read as the tree was built from status, holds a tree; null when it was not read so. */
+  indexHolds: ((tree: string) => boolean) | null;
 }
 
 /** Restores a snapshot; see {@link WipStore.restore}. */
@@ -131,16 +135,19 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
   const { maxFileSize } = await checkpointSettings(context, layout);
   return locked(context, layout, async () => {
     checkNotAborted(signal);
-    await refuseOperationInProgress(layout);
+    // An operation in progress refuses before anything is staged; a conflict with none is
+    // looked for once the index has been read with the working tree (below).
+    await refuseOperationInProgress(layout, true);
     report(onProgress, 'staging', 0, 1);
     // Built from git status where a save would, when the folder writer moves the files (the
     // only way that needs no index of the working tree): no index of it is written at all, and
     // the index file is only a name for the index of the few paths checked out.
     const byStatus = folderWriterAvailable() && viaStatus(context.staging) ? { env: context.env ?? process.env } : null;
-    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped).catch((error: unknown) => conflictFirst(layout, signal, error));
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
     try {
+      await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
         throw new WipError('wip-plan-stale', `the working tree, the index or HEAD changed since the plan this restore expects was made, so nothing was changed: plan the restore of ${target.commit.slice(0, 12)} again`);
@@ -154,8 +161,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       await indexNotLocked(layout);
-      const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead) : null;
-      if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo, changes).catch(stopped);
+      const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead, prepared.indexHolds) : null;
+      if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain).catch(stopped);
       const inexact = await inexactFiles(work.plumbing, layout.top, changes, layout.objectFormat).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
@@ -243,19 +250,18 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
     // Each check reads what it needs while the others run, each refusal reported in the
     // restore's order: the conflicts of the index are read while git status runs.
     const settled = <T>(promise: Promise<T>): Promise<{ error: unknown } | { value: T }> => promise.then((value) => ({ value }), (error: unknown) => ({ error }));
-    const operation = settled(refuseOperationInProgress(layout));
     // Built from git status as a save builds it, where the save would: the same tree, so the
     // same fingerprint as the restore's, at about a save's cost.
     const byStatus = viaStatus(context.staging) ? { env: context.env ?? process.env } : null;
-    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped);
+    const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped).catch((error: unknown) => conflictFirst(layout, signal, error));
     try {
       const { changes, targetIndex, leftOut } = prepared;
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
-        operation,
+        settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
         settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
         settled(indexNotLocked(layout)),
-        settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes))) : Promise.resolve()),
+        settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
       if ('error' in inProgress) refusal(inProgress.error);
       if (only !== null && !folderWriterAvailable()) refusal(partialUnavailable());
@@ -327,7 +333,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
-    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null };
+    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });
@@ -336,13 +342,23 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
 }
 
 /**
+ * A failure to read the working tree into a tree, in a checkout whose index holds a conflict
+ * (git cannot write a tree over one), is the conflict's refusal: the index is read for it only
+ * then, as a plain one was already read with the working tree. Anything else is thrown as it came.
+ */
+async function conflictFirst(layout: RepositoryLayout, signal: AbortSignal | undefined, error: unknown): Promise<never> {
+  if (signal?.aborted !== true) await refuseOperationInProgress(layout);
+  throw error;
+}
+
+/**
  * What a whole restore resets the checkout's index to: the index the snapshot recorded when HEAD
  * is where it was then, else HEAD; null when the index holds that tree already (the usual case:
  * nothing staged), since the reset would leave the index as it is.
  */
-async function indexResetTo(layout: RepositoryLayout, headTree: string | null, checkout: BranchCheckout, target: Snapshot, targetIndex: string | null, indexHoldsHead: boolean): Promise<string | null> {
+async function indexResetTo(layout: RepositoryLayout, headTree: string | null, checkout: BranchCheckout, target: Snapshot, targetIndex: string | null, indexHoldsHead: boolean, indexHolds: ((tree: string) => boolean) | null): Promise<string | null> {
   const wanted = targetIndex !== null && target.head === checkout.head ? targetIndex : headTree;
-  const holds = wanted === null ? false : wanted === headTree ? indexHoldsHead : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
+  const holds = wanted === null ? false : wanted === headTree ? indexHoldsHead : indexHolds !== null ? indexHolds(wanted) : await indexHoldsTree(layout.indexFile, layout.objectFormat, wanted);
   return holds ? null : wanted ?? checkout.head;
 }
 

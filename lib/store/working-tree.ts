@@ -56,6 +56,12 @@ export interface WorkingTree {
    * more (see indexHoldsTree): the index a restore would otherwise read again whole.
    */
   indexHolds(tree: string): boolean;
+  /**
+   * Whether the checkout's index, as read while status ran, holds no conflict stage and no
+   * entry under a flag, whole (see IndexScan.plain): what a restore's checks would otherwise
+   * read it again to find out.
+   */
+  indexPlain: boolean;
 }
 
 /** How {@link workingTreeByStatus} reads the working tree. */
@@ -261,7 +267,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree) };
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain };
 }
 
 /**

@@ -308,6 +308,13 @@ export interface IndexScan {
   select(paths: Iterable<string>): IndexEntry[];
   /** Whether these bytes hold exactly `tree` and nothing more, as {@link indexHoldsTree} answers for the file. */
   holds(tree: string): boolean;
+  /**
+   * Whether every entry is plain: stage 0 (no conflict), neither assume-unchanged nor under an
+   * extended flag, in a whole index (no `link`); false where that is not known (a version 4 or
+   * out-of-order index is not walked here). What {@link readUnmergedPaths} and
+   * {@link indexMayHaveFlags} would find nothing in.
+   */
+  readonly plain: boolean;
 }
 
 /**
@@ -323,7 +330,7 @@ export interface IndexScan {
  * @internal
  */
 export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan {
-  if (data === null) return { split: false, select: () => [], holds: () => false };
+  if (data === null) return { split: false, select: () => [], holds: () => false, plain: true };
   const hashBytes = objectHash(objectFormat).bytes;
   const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
   const count = data.length >= 12 ? data.readUInt32BE(8) : 0;
@@ -331,6 +338,7 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
     split: isSplitIndex(data, objectFormat),
     select: (paths) => { const wanted = new Set(paths); return parseEntries(data, hashBytes, (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path)); },
     holds: (tree) => holdsTree(data, hashBytes, tree),
+    plain: false,
   });
   // A count the bytes cannot hold is a broken index: the whole read says so as it always has.
   if (version === 4 || count * (42 + hashBytes) > data.length) return whole();
@@ -363,8 +371,10 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
     return true;
   });
   if (end < 0 || !ordered) return whole();
+  const split = hasLink(data, end, hashBytes);
   return {
-    split: hasLink(data, end, hashBytes),
+    split,
+    plain: plain && !split,
     holds: (tree) => plain && extensionsHoldTree(data, hashBytes, end, tree),
     select: (paths) => {
       const taken = new Set(marked);
