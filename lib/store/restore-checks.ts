@@ -345,8 +345,9 @@ export function compareRaw(a: { raw: string }, b: { raw: string }): number {
  * Refuses a restore, before it writes anything, while a merge, rebase, cherry-pick or revert
  * is in progress or the index holds a conflict: no snapshot holds that state (the stages of a
  * conflict, the operation's own files), and a restore under it would leave the operation
- * against files it did not make. `indexPlain`: the index was read while the working tree's tree
- * was built and held no conflict (WorkingTree.indexPlain).
+ * against files it did not make. `indexPlain`: the index is read for conflicts only with an
+ * operation in progress, as it was read while the working tree's tree was built and held none
+ * (WorkingTree.indexPlain), or is looked at again once it has been (a restore's first look).
  * @internal
  */
 export async function refuseOperationInProgress(layout: RepositoryLayout, indexPlain = false): Promise<void> {
