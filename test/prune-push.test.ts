@@ -69,6 +69,58 @@ describe('a pruned chain and the remote', () => {
     assert.equal(git(remote, ['log', '-1', '--format=%s', 'refs/chant/wip/main']).trim(), 'chant wip: main (b)');
   });
 
+  it('names no replica its chain never held: after a fetch found the chains diverged, the prune push is refused, and the other box keeps its snapshot there and at home', async () => {
+    const { remote, a, b, policy } = boxes();
+    buildChain(a, 5);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.fetch();
+    writeFileSync(join(b, 'from-b.txt'), 'b\n');
+    const bSnapshot = (await new WipStore({ cwd: b, policy }).save({ label: 'b' })).snapshot.commit;
+    assert.equal((await replicatorB.push()).replication.pushed.length, 1);
+    // a saves on its own chain; its fetch records b's snapshot as the remote's and says diverged.
+    writeFileSync(join(a, 'from-a.txt'), 'a\n');
+    await new WipStore({ cwd: a, policy }).save({ label: 'a' });
+    assert.equal((await replicatorA.fetch()).refs[0]?.result, 'diverged');
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
+    assert.doesNotMatch(git(a, ['log', '-1', '--format=%B', 'refs/chant/wip/main']), new RegExp(bSnapshot), 'the marker does not name what a never held');
+    const refused = await replicatorA.pushPruned();
+    assert.equal(refused.replication.pushed.length, 0);
+    assert.match(refused.replication.rejected[0]?.reason ?? '', /non-fast-forward|fetch first/);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), bSnapshot);
+    const fetched = await replicatorB.fetch();
+    assert.equal(fetched.refs[0]?.result, 'up-to-date');
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), bSnapshot);
+  });
+
+  it('goes on save under the declared retain block as a prune push does: over what the chain held, never over another box\'s snapshot', async () => {
+    const { remote, a, b } = boxes();
+    const declaration = `${JSON.stringify({ members: [{ name: 'app', box: { retain: { keepLast: 1, onSave: true }, replicate: { remote: 'origin', refs: ['wip'], on: ['save'] } } }] })}\n`;
+    for (const dir of [a, b]) writeFileSync(join(dir, 'chant.workspace.json'), declaration);
+    writeFileSync(join(a, 'a.txt'), 'a 1\n');
+    const first = await new WipStore({ cwd: a }).save({ label: 'a 1' });
+    assert.equal(first.replication?.pushed.length, 1);
+    await (await Replicator.open({ cwd: b })).fetch();
+    // b's own save prunes its chain (a's snapshot dropped by the rule) and pushes it over what it fetched.
+    writeFileSync(join(b, 'b.txt'), 'b 1\n');
+    const fromB = await new WipStore({ cwd: b }).save({ label: 'b 1' });
+    assert.deepEqual(fromB.replication?.pushed.map((ref) => ref.commit), [fromB.pruned?.next]);
+    // a saves again before it fetched: its lease on its own push is stale, and its push refused.
+    writeFileSync(join(a, 'a.txt'), 'a 2\n');
+    assert.equal((await new WipStore({ cwd: a }).save({ label: 'a 2' })).replication?.pushed.length, 0);
+    // Its fetch records b's chain as the remote's and says diverged; a's next save prunes a chain
+    // that never held it, and its push is refused: b's snapshot stays there and at home.
+    assert.equal((await (await Replicator.open({ cwd: a })).fetch()).refs[0]?.result, 'diverged');
+    writeFileSync(join(a, 'a.txt'), 'a 3\n');
+    const third = await new WipStore({ cwd: a }).save({ label: 'a 3' });
+    assert.equal(third.replication?.pushed.length, 0);
+    assert.match(third.replication?.rejected[0]?.reason ?? '', /non-fast-forward|fetch first/);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), fromB.pruned?.next);
+    assert.equal((await (await Replicator.open({ cwd: b })).fetch()).refs[0]?.result, 'up-to-date');
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), fromB.pruned?.next);
+  });
+
   it('is learnt by a fetching box whose tip the prune replaced, and a box with a snapshot of its own stays diverged', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 40);

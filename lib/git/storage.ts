@@ -53,6 +53,24 @@ export async function replacedTips(git: GitRunner, cwd: string, tip: string, loc
 }
 
 /**
+ * Whether the chain at `tip` holds what the chain at `replica` held: `replica` is on it, or a
+ * prune marker on its way names `replica` as a tip it replaced (see {@link replacedTips}). Only
+ * such a chain may take the place of `replica` (a prune's marker, a leased push): another box's
+ * snapshots above what this chain ever held would be dropped.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param tip - the chain's tip
+ * @param replica - what the other side holds
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function chainHolds(git: GitRunner, cwd: string, tip: string, replica: string): Promise<boolean> {
+  if (tip === replica) return true;
+  if ((await run(git, cwd, ['rev-list', '-n', '1', replica, '--not', tip, '--'])).trim() === '') return true;
+  return (await replacedTips(git, cwd, tip, replica)).has(replica);
+}
+
+/**
  * A commit as stored, split into what a rewrite keeps and what it changes.
  * @internal
  */

@@ -15,7 +15,7 @@ import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import { ancestryOf, countReachable } from './ancestry.js';
-import { replacedTips } from '../git/storage.js';
+import { chainHolds, replacedTips } from '../git/storage.js';
 import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
@@ -495,9 +495,10 @@ export class Replicator {
     const remote = view.policy.remote;
     const { due, sources, heldBack } = await this.#gate(view, candidates, allow);
     const network = this.#network(view.sshCommand, view.secrets);
+    const leased = leases === undefined ? undefined : await this.#heldLeases(due, leases);
     const report = due.length === 0
       ? { statuses: new Map<string, RefPushStatus>(), reached: false }
-      : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leases === undefined ? {} : { leases }) });
+      : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leased === undefined ? {} : { leases: leased }) });
     if (report.reached) await this.#clearNamesInTheWay(view, due, report, { ...network, sources });
     if (report.reached && view.lfsFilter) {
       // What git-lfs's pre-push hook would have sent, had chant run hooks: the LFS objects of every
@@ -537,6 +538,22 @@ export class Replicator {
       await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
     }
     return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
+  }
+
+  /**
+   * The leases of `leases` a push may rewrite its refs with: a lease on a replica the local chain
+   * holds (see chainHolds), or on none. A chain that never held what the remote holds (another
+   * box pushed above it) goes without one, so never forced: the remote refuses it as it refuses
+   * any push that is no fast-forward, and keeps every snapshot it held.
+   */
+  async #heldLeases(due: LocalView['refs'], leases: ReadonlyMap<string, string | null>): Promise<Map<string, string | null>> {
+    const held = new Map<string, string | null>();
+    for (const ref of due) {
+      if (!leases.has(ref.ref)) continue;
+      const replica = leases.get(ref.ref) ?? null;
+      if (replica === null || await chainHolds(this.#git, this.#cwd, ref.commit, replica)) held.set(ref.ref, replica);
+    }
+    return held;
   }
 
   /**

@@ -6,7 +6,7 @@ import type { BranchPrune, PruneResult, RetentionRules } from '../documents/stor
 import type { Snapshot } from '../documents/snapshot.js';
 import { isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
-import { collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
+import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
 import { existsSync, readdirSync } from 'node:fs';
@@ -146,7 +146,10 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
         results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: null, kept: kept.length, dropped });
         continue;
       }
-      const recorded = replicas.get(entry.ref) ?? [];
+      // A replica is named as replaced only where this chain held it: one another box pushed
+      // above it (recorded by a fetch that found the chains diverged) is not this prune's to drop.
+      const recorded: string[] = [];
+      for (const replica of replicas.get(entry.ref) ?? []) if (await chainHolds(context.git, context.cwd, entry.tip, replica)) recorded.push(replica);
       const raws = await readRawCommits(context.git, context.cwd, kept.map((snapshot) => snapshot.commit).reverse());
       let below: string | null = null;
       raws.forEach((raw, index) => {

@@ -135,7 +135,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   let pruned: BranchPrune | null = null;
   if (retain !== null && (options.prune === true || retain.onSave)) {
     try {
-      pruned = (await prune({ ...context, policy: null }, { branch: checkout.branch, ...retain.rules })).branches[0] ?? null;
+      // With the declared policy, so that the prune marker names what the remote held (see prune).
+      pruned = (await prune({ ...context, policy }, { branch: checkout.branch, ...retain.rules })).branches[0] ?? null;
     } catch (error) {
       // A save in another worktree moved the chain meanwhile: the snapshot stands, the next save prunes.
       if (!isWipError(error, 'wip-race')) throw error;
