@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 import { isWipError, WipStore } from '../lib/index.js';
 
 const FILES = 400;
@@ -115,5 +115,33 @@ describe('restore: a racing writer', () => {
       assert.deepEqual(contents(outside), before, `round ${round} (${outcome}): nothing outside the working tree was written or deleted`);
     }
     assert.ok(swapsSeen > 0, 'the racer swapped folders while the restores wrote');
+  });
+});
+
+describe('restore: a path changed while it is prepared', () => {
+  it('stops before the move, writing no file, when another process writes, adds or edits a path it would overwrite or remove', async () => {
+    for (const racing of ['an edit of a file the restore overwrites', 'a new file where the snapshot has one', 'an edit of a file the restore removes'] as const) {
+      const dir = makeRepo({ '.gitattributes': '*.touchy filter=touchy\n', 'README.md': 'x\n' });
+      git(dir, ['config', 'filter.touchy.clean', 'cat']);
+      git(dir, ['config', 'filter.touchy.required', 'true']);
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { 'f.touchy': 'v1\n', 'notes.txt': 'old notes\n', 'gen.txt': 'snapshot gen\n' });
+      const saved = (await store.save({ label: 'turn:1' })).snapshot.commit;
+      writeFiles(dir, { 'f.touchy': 'v2\n', 'notes.txt': 'mine\n', 'gen.txt': null, 'draft.txt': 'draft 1\n' });
+      const [path, text] = racing === 'an edit of a file the restore overwrites' ? ['notes.txt', 'precious edit\n']
+        : racing === 'a new file where the snapshot has one' ? ['gen.txt', 'new work\n'] : ['draft.txt', 'draft 2\n'];
+      // The smudge filter, run as the snapshot's files are staged, stands for an editor that
+      // saves while the restore runs.
+      git(dir, ['config', 'filter.touchy.smudge', `printf '${text.trim()}\\n' > '${join(dir, path)}'; cat`]);
+      const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      await assert.rejects(store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-race') && error.message.includes(path) && /no file of the working tree was written/.test(error.message), racing);
+      assert.equal(readFileSync(join(dir, path), 'utf8'), text, `${racing}: the other process's work stays`);
+      assert.equal(readFileSync(join(dir, 'f.touchy'), 'utf8'), 'v2\n', `${racing}: nothing else moved`);
+      if (path !== 'draft.txt') assert.equal(readFileSync(join(dir, 'draft.txt'), 'utf8'), 'draft 1\n', racing);
+      // The checkpoint taken meanwhile holds the tree as the restore found it.
+      const checkpoint = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      assert.notEqual(checkpoint, tip);
+      assert.equal(git(dir, ['show', `${checkpoint}:notes.txt`]), 'mine\n');
+    }
   });
 });

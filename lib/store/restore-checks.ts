@@ -364,3 +364,46 @@ export async function refuseOperationInProgress(layout: RepositoryLayout, indexP
   const intro = `${state}: no snapshot holds that state, so nothing was changed; finish or abort it first (git merge --abort, git rebase --abort, ...), then restore`;
   throw blockers.length > 0 ? blockedError(intro, blockers) : new WipError('wip-restore-blocked', intro);
 }
+
+/**
+ * The stat data of each path `changes` names, as the restore found it once it had read the
+ * working tree (`-` where nothing is there): what {@link changedSince} compares with before the
+ * first file is moved. Gitlinks (folders holding another repository) are left out.
+ * @internal
+ */
+export function pathStats(top: string, changes: readonly TreeChange[]): Map<string, string> {
+  const stats = new Map<string, string>();
+  for (const change of changes) {
+    if (change.oldMode === GITLINK || change.newMode === GITLINK) continue;
+    stats.set(change.raw, statText(top, change.raw));
+  }
+  return stats;
+}
+
+/**
+ * The paths of `before` (see {@link pathStats}) whose stat data changed since: another process
+ * wrote, replaced or removed them while the restore staged the snapshot's files and recorded
+ * its checkpoint, which holds them as they were. Moving the snapshot's files over them would
+ * destroy what no snapshot holds.
+ * @internal
+ */
+export function changedSince(top: string, before: ReadonlyMap<string, string>): string[] {
+  return [...before].filter(([raw, stats]) => statText(top, raw) !== stats).map(([raw]) => raw);
+}
+
+/**
+ * A path's stat data as text (not following a last symlink): every field a write, a replacement
+ * or a removal changes; `-` when nothing is there (a file on the way where a folder was
+ * included), and the error's code where it cannot be looked at (a name too long, which the
+ * checks before the move refuse anyway).
+ */
+function statText(top: string, raw: string): string {
+  let stats: Stats | undefined;
+  try {
+    stats = lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]), { throwIfNoEntry: false });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+    return code === 'ENOTDIR' ? '-' : `!${code}`;
+  }
+  return stats === undefined ? '-' : `${stats.dev}:${stats.ino}:${stats.mode}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+}

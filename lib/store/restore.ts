@@ -31,7 +31,7 @@ import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
 import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
-import { blockedError, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import { blockedError, changedSince, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
 import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -147,6 +147,10 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
     try {
+      // Each path the move will write or remove, as it is now: another process that changes
+      // one while the snapshot's files are staged and the checkpoint recorded stops the restore
+      // before the move (below), or its work would be overwritten, and held by no snapshot.
+      const found = pathStats(layout.top, changes);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -179,6 +183,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
           throw error;
         });
         report(onProgress, 'checkpoint', 1, 1);
+        const moved = changedSince(layout.top, found);
+        if (moved.length > 0) throw changedWhilePrepared(target, checkpoint.snapshot, moved);
         report(onProgress, 'writing', 0, changes.length);
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
         report(onProgress, 'writing', changes.length, changes.length);
@@ -339,6 +345,17 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     if (indexFile !== null) rmSync(indexFile, { force: true });
     throw error;
   }
+}
+
+/**
+ * The refusal of a restore whose paths another process changed after the working tree was read:
+ * nothing of the working tree was written; the checkpoint, taken meanwhile, holds the tree as
+ * the restore found it.
+ */
+function changedWhilePrepared(target: Snapshot, checkpoint: Snapshot, moved: readonly string[]): WipError {
+  const shown = moved.slice(0, 5).map(rawPathText).join(', ');
+  const more = moved.length > 5 ? ` and ${moved.length - 5} more` : '';
+  return new WipError('wip-race', `another process changed ${shown}${more} while the restore of ${target.commit.slice(0, 12)} was being prepared, so no file of the working tree was written (checkpoint ${checkpoint.commit} holds the tree as the restore found it): restore again once it is done`, { paths: moved.map(rawPathText) });
 }
 
 /**
