@@ -837,6 +837,25 @@ describe('what only git add can decide', () => {
     return { store, calls };
   };
 
+  for (const damage of ['missing', 'corrupt'] as const) {
+    it(`keeps the files of a folder whose tree in HEAD is ${damage}: no empty folder, git add decides from the index`, async () => {
+      const dir = makeRepo({ top: 'top\n', 'd/a': 'a\n', 'd/e/b': 'b\n' });
+      const tree = git(dir, ['rev-parse', 'HEAD:d']).trim();
+      const file = join(dir, '.git', 'objects', tree.slice(0, 2), tree.slice(2));
+      if (damage === 'missing') rmSync(file);
+      else {
+        chmodSync(file, 0o644);
+        writeFileSync(file, 'garbage');
+      }
+      writeFiles(dir, { 'd/new': 'new\n' });
+      assert.equal(await byStatus(dir), null, 'the tree is git add\'s to build');
+      const { store, calls } = counted(dir);
+      const saved = await store.save({ label: damage });
+      assert.ok(calls.includes('add'), calls.join(' '));
+      assert.deepEqual(git(dir, ['ls-tree', '-r', '--name-only', saved.snapshot.tree]).trim().split('\n'), ['d/a', 'd/e/b', 'd/new', 'top']);
+    });
+  }
+
   for (const flag of ['--skip-worktree', '--assume-unchanged']) {
     it(`keeps the local edit of a file under ${flag} whose index already differs from HEAD`, async () => {
       const dir = makeRepo({ f: 'one\n', g: 'x\n' });

@@ -78,7 +78,7 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
     if (folder !== '') waiting.add(parentOf(folder));
   }
   const bases = toBuild.length === 0 ? [] : await inputs.read(toBuild);
-  if (bases === null) return null;
+  if (bases === null || !basesRead(toBuild, bases, objectFormat)) return null;
   const writes: TreeWrite[] = [];
   for (const [index, folder] of toBuild.entries()) {
     const base = bases[index] ?? null;
@@ -160,6 +160,27 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
   }
   const root = results.get('');
   return root === undefined || root === null ? null : { root, writes };
+}
+
+/**
+ * Whether every folder HEAD holds a tree for was read as one: a folder read as nothing is built
+ * on an empty tree, which is right where HEAD has no folder there, and would drop every file
+ * HEAD holds in it where its tree is missing from the object store or cannot be read (cat-file
+ * says `missing` for both). Each folder's parent is among `folders` (every folder above one
+ * built is built), so its tree says which it is.
+ */
+function basesRead(folders: readonly string[], bases: ReadonlyArray<GitObject | null>, objectFormat: string): boolean {
+  const read = new Map(folders.map((folder, index) => [folder, bases[index] ?? null]));
+  for (const [folder, base] of read) {
+    if (base?.type === 'tree') continue;
+    if (folder === '') return false;
+    const slash = folder.lastIndexOf('/');
+    const parent = read.get(slash < 0 ? '' : folder.slice(0, slash));
+    if (parent === undefined) return false;
+    if (parent?.type !== 'tree') continue;
+    if (treeEntry(parent.content, bytesOf(folder.slice(slash + 1)), objectFormat)?.mode === TREE_MODE) return false;
+  }
+  return true;
 }
 
 /**
