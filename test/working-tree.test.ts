@@ -837,6 +837,34 @@ describe('what only git add can decide', () => {
     return { store, calls };
   };
 
+  it('takes a file swapped for a symlink after status named it as git add does: the link, never its target\'s bytes', async () => {
+    for (const tracked of [true, false]) {
+      const dir = makeRepo({ top: 'top\n', ...(tracked ? { victim: 'one\n' } : {}) });
+      writeFiles(dir, { victim: 'two\n' });
+      const outside = join(tempDir(), 'secret');
+      writeFileSync(outside, 'outside bytes\n');
+      const runner = new SimpleGitRunner(dir);
+      const store = new WipStore({
+        cwd: dir, policy: null,
+        git: {
+          run: async (args, options) => {
+            const out = await runner.run(args, options);
+            // Right after status named the file: another process makes it a symlink out of the tree.
+            if (args.includes('status')) {
+              rmSync(join(dir, 'victim'));
+              symlinkSync(outside, join(dir, 'victim'));
+            }
+            return out;
+          },
+        },
+      });
+      const saved = await store.save({ label: 'swapped' });
+      const entry = git(dir, ['ls-tree', saved.snapshot.tree, 'victim']);
+      assert.match(entry, /^120000 blob /, `${tracked ? 'tracked' : 'untracked'}: ${entry}`);
+      assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.tree}:victim`]), outside);
+    }
+  });
+
   for (const damage of ['missing', 'corrupt'] as const) {
     it(`keeps the files of a folder whose tree in HEAD is ${damage}: no empty folder, git add decides from the index`, async () => {
       const dir = makeRepo({ top: 'top\n', 'd/a': 'a\n', 'd/e/b': 'b\n' });

@@ -135,6 +135,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     const stats = statOf(top, path);
     if (stats === null) keepIndexed(path, 'vanished');
     else if (special(stats)) keepIndexed(path, 'not-a-file');
+    // Status named a file, and something else is there now (a symlink, a folder): hash-object
+    // would follow a symlink and store its target's bytes as the file. git add decides.
+    else if (!stats.isFile()) return null;
     else looked.set(path, stats);
   }
   for (const path of plan.untracked) {
@@ -342,8 +345,9 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   };
   // Each file's key: its own stat data, then that of the .gitattributes in each folder on its
   // way; and whether one of those may ask git to rewrite its bytes.
-  const keys = paths.map((path) => {
-    const stats = looked.get(path) ?? statOf(top, path);
+  const taken = paths.map((path) => looked.get(path) ?? statOf(top, path));
+  const keys = paths.map((path, index) => {
+    const stats = taken[index] ?? null;
     if (stats === null || !stats.isFile()) return null;
     let key = `${statKey(stats)}|${indexOid(path) ?? '-'}|${attributesOf('').key}`;
     let newest = Math.max(stats.mtimeMs, stats.ctimeMs);
@@ -378,8 +382,14 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   });
   const left = missing.filter((index) => oids[index] === undefined);
   const hashed = await plumbing.hashFiles(top, left.map((index) => paths[index] as string));
-  // Fewer ids than paths: the caller hands the save to git add.
+  // Fewer ids than paths: the caller hands the save to git add. So does a file git read that is
+  // not the file looked at before (swapped for a symlink, whose target hash-object read instead).
   if (hashed.length !== left.length) return [];
+  for (const index of left) {
+    const before = taken[index] ?? null;
+    const after = statOf(top, paths[index] as string);
+    if (before === null || after === null || !before.isFile() || !after.isFile() || statKey(after) !== statKey(before)) return [];
+  }
   left.forEach((index, at) => {
     oids[index] = hashed[at] as string;
   });
