@@ -81,6 +81,35 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.deepEqual(reasons(readSnapshot(dir, saved.doc.snapshot.commit).unsaved.paths), [['secret.txt', 'unreadable'], ['tracked-secret.txt', 'unreadable']], 'the read says what the snapshot does not hold');
     });
 
+    it(`lists a folder the user cannot open as unreadable, never leaving its files out in silence (${staging} staging)`, (t) => {
+      if (!canDropPrivileges) return t.skip('needs root and setpriv to run the save as an unprivileged user (root reads every file)');
+      if (!binReachable) return t.skip(`uid 65534 cannot read the built bin ${BIN}: a folder above the clone is private to its owner`);
+      const home = tempDir('chant-wip-nobody-home-');
+      writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Nobody\n\temail = nobody@example.com\n[init]\n\tdefaultBranch = main\n');
+      const dir = makeRepo({ 'README.md': 'hello\n', 'd/tracked': 'committed\n' });
+      writeFiles(dir, { 'work.txt': 'work\n', 'd/tracked': 'edited\n', 'd/untracked': 'new\n', 'priv/x': 'private\n' });
+      spawnSync('chown', ['-R', '65534:65534', dir, home]);
+      spawnSync('chown', ['0:0', join(dir, 'd'), join(dir, 'priv')]);
+      chmodSync(join(dir, 'd'), 0o000);
+      chmodSync(join(dir, 'priv'), 0o000);
+      for (let parent = dir; parent !== '/'; parent = join(parent, '..')) {
+        if (statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, statSync(parent).mode | 0o001);
+      }
+      const saved = bin(dir, ['workspace', 'wip', 'save', '--label', 'closed folders'], { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CHANT_WIP_STAGING: staging }, AS_NOBODY);
+      chmodSync(join(dir, 'd'), 0o755);
+      chmodSync(join(dir, 'priv'), 0o755);
+      assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+      const listed = reasons(saved.doc.unsaved);
+      for (const folder of ['d', 'priv']) assert.ok(listed.some(([path, reason]) => path === folder && reason === 'unreadable'), JSON.stringify(listed));
+      for (const [path, reason] of listed) assert.ok(reason === 'unreadable' && /^(d|priv)(\/|$)/.test(path), JSON.stringify(listed));
+      spawnSync('chown', ['-R', '0:0', dir]);
+      const files = filesOf(dir, saved.doc.snapshot.commit);
+      assert.equal(files.get('work.txt'), 'work\n');
+      assert.equal(files.get('d/tracked'), 'committed\n', 'a tracked file in it holds what the index holds');
+      assert.equal(files.has('d/untracked'), false);
+      assert.equal(files.has('priv/x'), false);
+    });
+
     it(`lists a FIFO at a tracked path as not-a-file, without hanging (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'was a file\n', 'big/other.txt': 'x\n' });
       writeFiles(dir, { 'pipe': null, 'work.txt': 'work\n' });

@@ -462,12 +462,14 @@ export class Plumbing {
    * How the working tree and the index differ from HEAD, as `git status` sees them (porcelain
    * v2, NUL-separated, every untracked file listed, renames not followed, a submodule reported
    * only when the commit it is at moved), read without refreshing or writing the index.
+   * `stderr`, when given, receives what git said beside it, line by line (see unreadableInWalk).
    */
-  async status(top: string): Promise<string | null> {
+  async status(top: string, stderr?: string[]): Promise<string | null> {
     try {
       return (await this.git.run(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-ahead-behind', '--no-renames', '--ignore-submodules=dirty'], {
         cwd: top,
         env: { GIT_OPTIONAL_LOCKS: '0' },
+        ...(stderr === undefined ? {} : { onStderr: (line: string) => stderr.push(line) }),
       })).stdout;
     } catch (error) {
       // A racily clean file git reads again to know it is unchanged, through a clean filter that fails.
@@ -917,6 +919,30 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
     if (filtered === null && /^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
   }
   return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
+}
+
+/**
+ * The folders and files git could not look into or at as it walked the working tree, from what
+ * it said (in the C locale): `warning: could not open directory '<folder>/': <cause>`, and
+ * `<path>: Permission denied` for a tracked file whose stat data it could not read (status).
+ * What they hold is in nothing git reported: git goes on as if a folder were empty and a file
+ * unchanged, and a save lists them as unreadable. Folders come without their slash.
+ * @internal
+ */
+export function unreadableInWalk(lines: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const said of lines) {
+    // A line as the runner hands it on ends with its newline.
+    const line = said.replace(/\r?\n$/, '');
+    const folder = /^warning: could not open directory '(.*)\/': .*$/.exec(line);
+    if (folder !== null) {
+      found.add(folder[1] as string);
+      continue;
+    }
+    const file = /^(.+): Permission denied$/.exec(line);
+    if (file !== null && !/^(?:warning|error|fatal|hint): /.test(line)) found.add(file[1] as string);
+  }
+  return [...found];
 }
 
 /**

@@ -431,7 +431,9 @@ async function blockersOf(top: string, cwd: string, changes: readonly TreeChange
   const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
     .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry.reason]));
   for (const change of changes) {
-    const reason = notHeld.get(change.raw);
+    // The path itself, or a folder on its way the checkpoint could not look into.
+    let reason = notHeld.get(change.raw);
+    for (let slash = change.raw.lastIndexOf('/'); reason === undefined && slash > 0; slash = change.raw.lastIndexOf('/', slash - 1)) reason = notHeld.get(change.raw.slice(0, slash));
     if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
   }
   return blockers.sort(compareRaw);

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
 import { gitlinksOf, isSplitIndex, readIndexEntries } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
-import { StagingStopped } from '../git/plumbing.js';
+import { StagingStopped, unreadableInWalk } from '../git/plumbing.js';
 import type { Plumbing, RepositoryLayout, StagingProblem } from '../git/plumbing.js';
 import type { GitRunOptions } from '../git/runner.js';
 import { temporaryIndexFile } from '../managers/temporaries.js';
@@ -110,7 +110,9 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
   // A split index is made whole first, so that its entries are all of them.
   if (checkoutIndex !== null) await unsplit(plumbing, top, indexFile, objectFormat, options);
   // What the index says and which files are untracked are read while each other runs.
-  const [before, untracked] = await Promise.all([checkoutIndex === null ? [] : readIndexEntries(indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, options).then((raws) => raws.map(utf8Of))]);
+  // What git could not look into as it listed the untracked files (a folder it cannot open) is listed, never silent.
+  const said: string[] = [];
+  const [before, untracked] = await Promise.all([checkoutIndex === null ? [] : readIndexEntries(indexFile, objectFormat), plumbing.untrackedFiles(top, indexFile, { ...options, onStderr: (line) => said.push(line) }).then((raws) => raws.map(utf8Of))]);
   const flaggedOnDisk: IndexEntry[] = [];
   for (const entry of before) {
     if (entry.flag === null || entry.stage !== 0) continue;
@@ -142,6 +144,7 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
   const flagged = flaggedOnDisk
     .filter((entry) => staged.get(entry.path)?.oid !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
+  for (const path of unreadableInWalk(said)) if (!problems.has(path)) problems.set(path, 'unreadable');
   const leftOut: LeftOut[] = [
     ...[...problems].map(([path, reason]) => ({ path, reason })),
     ...tooLarge,

@@ -13,6 +13,7 @@ import { lstatSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unreadableInWalk } from '../git/plumbing.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
@@ -103,8 +104,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // edits are work all the same.
   // Status runs with optional locks off, so it never rewrites the index: the index is walked
   // while it runs, and its entries are looked up by path once status has named them.
+  const said: string[] = [];
   const [out, remembered, index, cacheText, fingerprint] = await Promise.all([
-    plumbing.status(top),
+    plumbing.status(top, said),
     readFile(memoFile, 'latin1').catch(() => ''),
     readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)),
     readFile(hashCacheFile, 'utf8').catch(() => ''),
@@ -119,7 +121,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const entries = index.select(plan.states.keys());
   const indexed = new Map<string, IndexEntry>();
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
-  const leftOut: LeftOut[] = [];
+  // A folder git could not open, or a tracked file it could not look at: git reported nothing
+  // of what they hold, and the tree keeps what the index holds there. Listed, never silent.
+  const leftOut: LeftOut[] = unreadableInWalk(said).filter((path) => !plan.states.has(path)).map((path) => ({ path, reason: 'unreadable' as const }));
   // Where the save cannot take the file, the tree keeps what the index holds, as git add does.
   const keepIndexed = (path: string, reason: LeftOut['reason']): void => {
     const entry = indexed.get(path);
