@@ -99,6 +99,21 @@ describe('a restore plan', () => {
     await assertRefusal(() => store.restore({ snapshot: turn, expect: 'not a fingerprint' }), 'write-usage-invalid');
   });
 
+  it('binds its fingerprint to the snapshot and the paths planned: the restore of another, or of the whole tree, refuses it', async () => {
+    const { dir, store, turn } = await movedOn();
+    writeFiles(dir, { 'c.txt': 'c\n' });
+    const other = (await store.save({ label: 'turn:2' })).snapshot.commit;
+    const ofOther = await store.plan({ snapshot: other });
+    const ofPaths = await store.plan({ snapshot: turn, paths: ['a.txt'] });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: turn, expect: ofOther.fingerprint }), 'wip-plan-stale', /another snapshot or other paths/);
+    await assertRefusal(() => store.restore({ snapshot: turn, expect: ofPaths.fingerprint }), 'wip-plan-stale');
+    await assertRefusal(() => store.restore({ snapshot: turn, paths: ['src'], expect: ofPaths.fingerprint }), 'wip-plan-stale');
+    assert.deepEqual(stateOf(dir), before, 'nothing written, no checkpoint taken');
+    const done = await store.restore({ snapshot: turn, paths: ['a.txt'], expect: ofPaths.fingerprint });
+    assert.deepEqual(done.written, ['a.txt']);
+  });
+
   it('meets a conflict in the index as the restore does: the plan and the restore refuse with it, writing nothing', async () => {
     const dir = makeRepo({ 'c.txt': 'base\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -233,7 +233,7 @@ export const RestorePlan = Type.Object({
   ),
   fingerprint: Type.String({
     pattern: '^[0-9a-f]{64}$',
-    description: 'What the working tree, the index and HEAD were when the plan was made. Given to restore as expect, it makes the restore refuse with wip-plan-stale, writing nothing, when any of them changed since.',
+    description: 'What the working tree, the index and HEAD were when the plan was made, and what it was made for (the snapshot, the paths). Given to restore as expect, it makes the restore refuse with wip-plan-stale, writing nothing, when any of them changed since, or when the restore is of another snapshot or other paths.',
   }),
 });
 /**
@@ -287,9 +287,10 @@ export interface RestorePlan {
     message: string;
   } | null;
   /**
-   * What the working tree, the index and HEAD were when the plan was made. Given to restore as
-   * expect, it makes the restore refuse with wip-plan-stale, writing nothing, when any of them
-   * changed since.
+   * What the working tree, the index and HEAD were when the plan was made, and what it was made for
+   * (the snapshot, the paths). Given to restore as expect, it makes the restore refuse with
+   * wip-plan-stale, writing nothing, when any of them changed since, or when the restore is of
+   * another snapshot or other paths.
    */
   fingerprint: string;
 }

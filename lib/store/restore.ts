@@ -70,7 +70,8 @@ export interface RestoreOptions {
   paths?: readonly string[] | null;
   /**
    * The `fingerprint` of a {@link WipStore.plan}: the restore is refused with `wip-plan-stale`,
-   * before it writes anything, when the working tree, the index or HEAD changed since that plan.
+   * before it writes anything, when the working tree, the index or HEAD changed since that plan,
+   * or the plan was of another snapshot or other paths.
    */
   expect?: string | null;
   /**
@@ -154,7 +155,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
-        throw new WipError('wip-plan-stale', `the working tree, the index or HEAD changed since the plan this restore expects was made, so nothing was changed: plan the restore of ${target.commit.slice(0, 12)} again`);
+        throw new WipError('wip-plan-stale', `the working tree, the index or HEAD changed since the plan this restore expects was made, or that plan was of another snapshot or other paths, so nothing was changed: plan the restore of ${target.commit.slice(0, 12)} again`);
       }
       if (only !== null && !folderWriterAvailable()) throw partialUnavailable();
       // Checked before anything is written, the checkpoint included: git would refuse some of
@@ -338,7 +339,9 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
-    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index'].join('\0')).digest('hex');
+    // What the plan was made for is part of it too: a fingerprint vouches for one target and one
+    // choice of paths, never for the restore of another snapshot or of the whole tree.
+    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, only === null ? 'whole' : only.join('\n')].join('\0')).digest('hex');
     return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);

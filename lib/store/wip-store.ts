@@ -187,7 +187,7 @@ export class WipStore {
    * those files and folders are put back, the rest of the working tree and the index left as
    * they are (the checkpoint still holds the whole tree). With `expect`, the fingerprint of a
    * {@link WipStore.plan}, it is refused with `wip-plan-stale` when the working tree, the index
-   * or HEAD changed since that plan.
+   * or HEAD changed since that plan, or the plan was of another snapshot or other paths.
    * @param options - the snapshot (the branch's newest save when absent), the principal, the paths and the plan's fingerprint
    * @returns what was restored, the checkpoint, and every path written (`written`) or removed (`removed`); `paths` holds both
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,
@@ -205,7 +205,7 @@ export class WipStore {
    * path it would write or remove, what is in the way and the refusal it would end with, and the
    * fingerprint of the working tree, index and HEAD it was computed on. Give that fingerprint to
    * {@link WipStore.restore} as `expect`, and the restore is refused with `wip-plan-stale` if
-   * any of them changed since. It waits for a save or restore of the same worktree to finish.
+   * any of them changed since, or if it restores another snapshot or other paths than planned. It waits for a save or restore of the same worktree to finish.
    * @param options - the snapshot (the branch's newest save when absent) and the paths a partial restore would be limited to
    * @returns the plan
    * @throws {@link WipError} `write-usage-invalid`, `not-a-git-repository`, `wip-no-branch`,

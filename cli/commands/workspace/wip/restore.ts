@@ -6,7 +6,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   static override paths = [['workspace', 'wip', 'restore']];
   static override usage = Command.Usage({
     description: 'Put the working tree back as a snapshot holds it, after a pre-restore checkpoint of how it is.',
-    details: "Restores the branch's newest save, or the snapshot named by its commit (a checkpoint is restored by naming it). Restoring the checkpoint undoes the restore, index included. The index is reset to HEAD, so everything restored reads as uncommitted; HEAD and the branch stay where they are; ignored files, submodules and embedded repositories are never touched. Paths after the snapshot (after -- when one could read as an option) limit the restore to those files and folders, from the repository root, leaving the rest of the working tree and the index alone; the checkpoint still holds the whole tree. --dry-run writes nothing and prints the plan (a wip-changes document, action plan): what would be written, removed or refused, and a fingerprint that --expect takes, so the restore is refused with wip-plan-stale when the working tree, the index or HEAD changed since.",
+    details: "Restores the branch's newest save, or the snapshot named by its commit (a checkpoint is restored by naming it). Restoring the checkpoint undoes the restore, index included. The index is reset to HEAD, so everything restored reads as uncommitted; HEAD and the branch stay where they are; ignored files, submodules and embedded repositories are never touched. Paths after the snapshot (after -- when one could read as an option) limit the restore to those files and folders, from the repository root, leaving the rest of the working tree and the index alone; the checkpoint still holds the whole tree. --dry-run writes nothing and prints the plan (a wip-changes document, action plan): what would be written, removed or refused, and a fingerprint that --expect takes, so the restore is refused with wip-plan-stale when the working tree, the index or HEAD changed since, or when it restores another snapshot or other paths than the dry run did.",
     examples: [
       ['Restore the newest save', 'chant workspace wip restore'],
       ['Restore one snapshot by its commit', 'chant workspace wip restore 4b76a2ec --json'],
@@ -21,7 +21,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   targets = Option.Rest({ name: 'snapshot' });
   by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Say what the restore would write, remove or refuse, and its fingerprint; write nothing.' });
-  expect = Option.String('--expect', { description: 'The fingerprint a --dry-run printed: refuse (wip-plan-stale) when the working tree, the index or HEAD changed since.' });
+  expect = Option.String('--expect', { description: 'The fingerprint a --dry-run printed: refuse (wip-plan-stale) when the working tree, the index or HEAD changed since, or the dry run was of another snapshot or other paths.' });
 
   override async execute(): Promise<number> {
     if (!this.dryRun) return super.execute();
