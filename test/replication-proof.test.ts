@@ -52,6 +52,22 @@ test('a remote re-pointed at a new empty mirror: the read stops saying replicate
   assert.equal((await replicator.state())?.replicated, true);
 });
 
+test('a remote re-pointed by url.<base>.insteadOf, its url unchanged: the read stops saying replicated, and push sends every ref', async () => {
+  const first = bareRemote();
+  const dir = checkout(first);
+  const replicator = new Replicator({ cwd: dir, policy: POLICY });
+  await replicator.push();
+  assert.equal((await replicator.state())?.replicated, true);
+  const mirror = bareRemote();
+  git(dir, ['config', `url.${mirror}.insteadOf`, first]);
+  assert.equal(git(dir, ['remote', 'get-url', 'origin']).trim(), mirror);
+  assert.equal((await replicator.state())?.replicated, false, 'nothing was confirmed where the remote now is');
+  const pushed = await replicator.pushOrReport();
+  assert.deepEqual(pushed.pushed.map((ref) => ref.ref), REFS);
+  assert.deepEqual(remoteRefs(mirror), REFS);
+  assert.equal((await replicator.state())?.replicated, true);
+});
+
 test('a remote recreated empty at the same URL: wip push asks it, and sends every ref again', async () => {
   const remote = bareRemote();
   const dir = checkout(remote);

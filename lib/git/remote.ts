@@ -104,7 +104,7 @@ export type RefPushStatus =
  * @internal
  */
 export async function readRemoteConfig(git: GitRunner, cwd: string, remote: string): Promise<RemoteConfig> {
-  const out = await run(git, cwd, ['config', '-z', '--get-regexp', '^(remote\\..*\\.(url|pushurl)|core\\.sshcommand|chant-replica\\..*\\.confirmed|filter\\.lfs\\.(process|clean))$'], { okExitCodes: [1] });
+  const out = await run(git, cwd, ['config', '-z', '--get-regexp', '^(remote\\..*\\.(url|pushurl)|url\\..*\\.(insteadof|pushinsteadof)|core\\.sshcommand|chant-replica\\..*\\.confirmed|filter\\.lfs\\.(process|clean))$'], { okExitCodes: [1] });
   let exists = false;
   let sshCommand: string | null = null;
   let confirmation: string | null = null;
@@ -120,6 +120,10 @@ export async function readRemoteConfig(git: GitRunner, cwd: string, remote: stri
       urls.push(`${key.slice(key.lastIndexOf('.') + 1)} ${value}`);
       const secret = urlSecret(value);
       if (secret !== null) secrets.push(secret);
+    } else if (key.startsWith('url.') && (key.endsWith('.insteadof') || key.endsWith('.pushinsteadof'))) {
+      // A rewrite of URLs (url.<base>.insteadOf) moves the remote as surely as its url does: any
+      // rule counts, as which apply to the remote's URLs is git's to say.
+      urls.push(`${key} ${value}`);
     } else if (key === 'core.sshcommand' && value.length > 0) sshCommand = value;
     else if (key === confirmationKey(remote)) confirmation = value;
     else if (key.startsWith('filter.lfs.') && value.length > 0) lfsFilter = true;
