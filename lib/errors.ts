@@ -1,4 +1,4 @@
-import { GitCommandError } from './git/runner.js';
+import { GitCommandError, subcommandOf } from './git/runner.js';
 import type { WipErrorCode } from './error-codes.js';
 
 export { WIP_ERROR_CODES } from './error-codes.js';
@@ -96,7 +96,7 @@ export function asWipError(error: unknown): WipError {
     }
     // The summary keeps git's `error:` lines, which name the path and the system's reason; the
     // last `fatal:` line alone often says only "adding files failed".
-    return new WipError('git-failed', `git ${error.args[0] ?? ''} failed: ${error.summary}`, { cause: error });
+    return new WipError('git-failed', `git ${subcommandOf(error.args)} failed: ${error.summary}`, { cause: error });
   }
   return new WipError('git-failed', `git failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
 }

@@ -5,6 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { GitCommandError, SimpleGitRunner } from '../lib/git/runner.js';
+import { asWipError } from '../lib/errors.js';
 import type { TestContext } from 'node:test';
 
 // git itself failing: objects that cannot be written, a corrupt index, a full disk. Each is a
@@ -207,5 +209,21 @@ describe('git failing', () => {
     } finally {
       disk.unmount();
     }
+  });
+});
+
+describe('what a git failure names', () => {
+  it('names the git command, past the -c options chant puts before it', async () => {
+    const dir = makeRepo();
+    const runner = new SimpleGitRunner(dir);
+    const failed = await runner.run(['-c', 'core.quotepath=off', '-C', dir, 'rev-parse', '--verify', '--quiet', 'refs/heads/absent'], { cwd: dir }).then(() => null, (error: unknown) => error);
+    assert.ok(failed instanceof GitCommandError);
+    assert.match(failed.message, /^git rev-parse failed \(exit 1\)/);
+    assert.match(asWipError(failed).message, /^git rev-parse failed: /);
+    const controller = new AbortController();
+    controller.abort();
+    const stopped = await runner.run(['-c', 'core.quotepath=off', 'status'], { cwd: dir, signal: controller.signal }).then(() => null, (error: unknown) => error);
+    assert.ok(stopped instanceof Error);
+    assert.doesNotMatch(stopped.message, /git -c/);
   });
 });

@@ -110,7 +110,7 @@ export class GitCommandError extends Error {
    * @param stopped - why the runner stopped it, when it did
    */
   constructor(args: readonly string[], exitCode: number | null, stderr: string, stopped: GitStopReason | null = null) {
-    super(`git ${args[0] ?? ''} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${causeOf(stderr)}`);
+    super(`git ${subcommandOf(args)} failed${exitCode === null ? '' : ` (exit ${exitCode})`}: ${causeOf(stderr)}`);
     this.name = 'GitCommandError';
     this.args = args;
     this.exitCode = exitCode;
@@ -385,7 +385,7 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
   const ok = new Set([0, ...(options.okExitCodes ?? [])]);
   const deadline = options.deadline;
   if (deadline !== undefined && Date.now() >= deadline) {
-    return Promise.reject(new GitCommandError(args, null, `the deadline had passed before git ${args[0] ?? ''} could start`, 'deadline'));
+    return Promise.reject(new GitCommandError(args, null, `the deadline had passed before git ${subcommandOf(args)} could start`, 'deadline'));
   }
   if (options.signal?.aborted) return Promise.reject(new GitCommandError(args, null, 'aborted before it started'));
   watchSignals();
@@ -547,9 +547,20 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
   });
 }
 
+/**
+ * The git command `args` run, for messages: the first word that is neither an option nor the
+ * value of a `-c` or `-C` before it (chant passes config as `-c key=value` first).
+ * @internal
+ */
+export function subcommandOf(args: readonly string[]): string {
+  let at = 0;
+  while (at < args.length && (args[at] as string).startsWith('-')) at += args[at] === '-c' || args[at] === '-C' ? 2 : 1;
+  return args[at] ?? '';
+}
+
 function stoppedMessage(args: readonly string[], stderr: string, reason: GitStopReason | 'aborted', options: GitRunOptions): string {
   const said = stderr.trim().length > 0 ? `${stderr}${stderr.endsWith('\n') ? '' : '\n'}` : '';
-  const verb = `git ${args[0] ?? ''}`;
+  const verb = `git ${subcommandOf(args)}`;
   if (reason === 'aborted') return `${said}${verb} was stopped by its caller`;
   if (reason === 'deadline') return `${said}${verb} was stopped: the deadline passed while it ran`;
   const seconds = (options.timeoutMs ?? DEFAULT_STALL_MS) / 1000;
