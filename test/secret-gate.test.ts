@@ -83,6 +83,24 @@ describe('the secret gate', () => {
     assert.deepEqual(findings.map(({ path, line }) => ({ path, line })), [{ path: 'blob.bin', line: null }]);
   });
 
+  it('reads a file in UTF-16 as the text it is, with or without a byte order mark, in either byte order', async () => {
+    const text = `# local settings\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`;
+    const encodings: Array<[string, Buffer]> = [
+      ['powershell.env', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')])],
+      ['big-endian.env', Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()])],
+      ['no-mark.env', Buffer.from(text, 'utf16le')],
+    ];
+    for (const [name, bytes] of encodings) {
+      const { dir, remote, store, replicator } = box();
+      writeFileSync(join(dir, name), bytes);
+      await store.save({});
+      const { replication } = await replicator.push();
+      const findings = replication.heldBack?.[0]?.findings ?? [];
+      assert.deepEqual(findings.map(({ path, line }) => ({ path, line })), [{ path: name, line: 2 }], name);
+      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
+    }
+  });
+
   it('lets a false positive go once the host allows its id, and the document says nothing was held', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);

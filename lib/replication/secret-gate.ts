@@ -51,6 +51,24 @@ function printableRuns(content: Buffer): string {
 }
 
 /**
+ * The text of a file in UTF-16: with a byte order mark (little or big endian), or without one
+ * where the first bytes are ASCII in UTF-16 (a zero in every second byte, and in no other); null
+ * for anything else.
+ */
+function utf16Text(content: Buffer): string | null {
+  if (content.length >= 2 && content[0] === 0xff && content[1] === 0xfe) return content.subarray(2).toString('utf16le');
+  if (content.length >= 2 && content[0] === 0xfe && content[1] === 0xff) return Buffer.from(content.subarray(2, content.length - (content.length % 2))).swap16().toString('utf16le');
+  const probe = content.subarray(0, Math.min(content.length, BINARY_PROBE) & ~1);
+  if (probe.length < 8) return null;
+  for (const start of [1, 0]) {
+    let wide = true;
+    for (let at = 0; at < probe.length && wide; at += 1) wide = ((at % 2) === start) === (probe[at] === 0);
+    if (wide) return start === 1 ? content.toString('utf16le') : Buffer.from(content.subarray(0, content.length & ~1)).swap16().toString('utf16le');
+  }
+  return null;
+}
+
+/**
  * Scans files for likely secrets. Each (content, path) is scanned once, credited to the first
  * snapshot listed that holds it.
  * @param git - the runner
@@ -73,8 +91,11 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
   for (const file of files) {
     const content = contents.get(file.blob);
     if (content === undefined || content.length === 0) continue;
-    const binary = content.subarray(0, BINARY_PROBE).includes(0);
-    const text = binary ? printableRuns(content) : content.toString('utf8');
+    // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
+    // as binary whose printable runs hold nothing: it is read as the text it is.
+    const wide = utf16Text(content);
+    const binary = wide === null && content.subarray(0, BINARY_PROBE).includes(0);
+    const text = wide ?? (binary ? printableRuns(content) : content.toString('utf8'));
     for (const hit of await lint(file.path, text)) {
       const line = binary ? null : hit.line;
       findings.push({ id: findingId(file.blob, file.path, hit.rule, line), path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
