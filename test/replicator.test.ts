@@ -1,6 +1,7 @@
 import { git, makeRepo } from './helpers.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { PolicyDocument } from '../lib/documents/replication.js';
 import { readDocument, writeDocument, writeFailureDocument } from '../lib/documents/document.js';
@@ -318,6 +319,29 @@ test('fetch leaves a branch checked out in a linked worktree alone and reports i
   assert.deepEqual(result.refs.find((ref) => ref.ref === WORK), { ref: WORK, class: 'work', remote: work2, local: fixture.work, result: 'checked-out' });
   assert.equal(rev(fixture.clone, WORK), fixture.work);
   assertDocument(writeDocument('fetch', result));
+});
+
+test('fetch leaves a branch a worktree is rebasing or bisecting alone, its HEAD detached meanwhile, as git fetch does', async () => {
+  for (const operation of ['rebase', 'bisect'] as const) {
+    const fixture = await pushedAndCloned();
+    const replicator = new Replicator({ cwd: fixture.clone, policy: POLICY });
+    await replicator.fetch();
+    const linked = join(fixture.clone, '..', `linked-${operation}`);
+    git(fixture.clone, ['worktree', 'add', '-q', linked, 'chant/work/W-001']);
+    // The operation's own files, as git writes them: HEAD detached, the branch named beside it.
+    const gitDir = git(linked, ['rev-parse', '--absolute-git-dir']).trim();
+    git(linked, ['checkout', '-q', '--detach']);
+    if (operation === 'rebase') {
+      mkdirSync(join(gitDir, 'rebase-merge'), { recursive: true });
+      writeFileSync(join(gitDir, 'rebase-merge', 'head-name'), 'refs/heads/chant/work/W-001\n');
+    } else writeFileSync(join(gitDir, 'BISECT_START'), 'chant/work/W-001\n');
+    const work2 = commit(fixture.dir, 'work 2', [fixture.work]);
+    git(fixture.dir, ['update-ref', WORK, work2]);
+    await new Replicator({ cwd: fixture.dir, policy: POLICY }).push();
+    const result = await replicator.fetch();
+    assert.equal(result.refs.find((ref) => ref.ref === WORK)?.result, 'checked-out', operation);
+    assert.equal(rev(fixture.clone, WORK), fixture.work, operation);
+  }
 });
 
 test('a ledger the remote lacks is not a failure for fetch', async () => {

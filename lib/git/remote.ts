@@ -2,7 +2,7 @@
 // call names its cwd, output is NUL-separated where a value could hold a newline, and nothing a
 // remote or a URL says reaches a message unredacted.
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { compareBytes } from '../order.js';
 import { asWipError, redactCredentials } from '../errors.js';
@@ -181,7 +181,9 @@ export async function readRefTips(git: GitRunner, cwd: string, patterns: readonl
 }
 
 /**
- * Every branch checked out in any worktree of the repository, as full refnames.
+ * Every branch checked out in any worktree of the repository, as full refnames, and every
+ * branch a worktree is rebasing or bisecting (its HEAD detached meanwhile), as git's own fetch
+ * and checkout count them: moving one would make `git rebase --continue` fail to update it.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @returns the branches
@@ -191,10 +193,43 @@ export async function readRefTips(git: GitRunner, cwd: string, patterns: readonl
 export async function checkedOutBranches(git: GitRunner, cwd: string): Promise<Set<string>> {
   const out = await run(git, cwd, ['worktree', 'list', '--porcelain', '-z']);
   const branches = new Set<string>();
+  let worktree: string | null = null;
   for (const field of out.split('\0')) {
-    if (field.startsWith('branch ')) branches.add(field.slice('branch '.length));
+    if (field.startsWith('worktree ')) worktree = field.slice('worktree '.length);
+    else if (field.startsWith('branch ')) branches.add(field.slice('branch '.length));
+    else if (field === 'detached' && worktree !== null) for (const branch of branchesInOperation(worktree)) branches.add(branch);
   }
   return branches;
+}
+
+/** The branches a worktree whose HEAD is detached is rebasing or bisecting, read from its git directory. */
+function branchesInOperation(worktree: string): string[] {
+  const dotGit = join(worktree, '.git');
+  let gitDir = dotGit;
+  try {
+    if (!statSync(dotGit).isDirectory()) {
+      const named = /^gitdir: (.*)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      if (named === undefined) return [];
+      gitDir = resolve(worktree, named.trim());
+    }
+  } catch {
+    return [];
+  }
+  const read = (name: string): string | null => {
+    try {
+      return readFileSync(join(gitDir, name), 'utf8').trim();
+    } catch {
+      return null;
+    }
+  };
+  const found: string[] = [];
+  for (const name of ['rebase-merge/head-name', 'rebase-apply/head-name']) {
+    const head = read(name);
+    if (head !== null && head.startsWith('refs/heads/')) found.push(head);
+  }
+  const bisected = read('BISECT_START');
+  if (bisected !== null && bisected.length > 0 && !OBJECT_ID.test(bisected)) found.push(`refs/heads/${bisected}`);
+  return found;
 }
 
 /**
