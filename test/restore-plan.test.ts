@@ -114,6 +114,18 @@ describe('a restore plan', () => {
     assert.deepEqual(done.written, ['a.txt']);
   });
 
+  it('names a file the checkpoint left out for its size once, by why, not as an ignored file', async () => {
+    const dir = makeRepo({ 'base.txt': 'base\n' });
+    const store = new WipStore({ cwd: dir, policy: null, maxFileSize: 1000 });
+    writeFiles(dir, { 'big.bin': 'small\n' });
+    const turn = (await store.save({ label: 'small' })).snapshot.commit;
+    writeFiles(dir, { 'big.bin': 'x'.repeat(5000) });
+    const plan = await store.plan({ snapshot: turn });
+    assert.deepEqual(plan.refused.map((entry) => entry.path), ['big.bin']);
+    assert.match(plan.refused[0]?.reason ?? '', /^too-large: /);
+    await assertRefusal(() => store.restore({ snapshot: turn }), 'wip-restore-blocked', /big\.bin \(too-large/);
+  });
+
   it('meets a conflict in the index as the restore does: the plan and the restore refuse with it, writing nothing', async () => {
     const dir = makeRepo({ 'c.txt': 'base\n' });
     const store = new WipStore({ cwd: dir, policy: null });

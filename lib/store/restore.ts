@@ -439,7 +439,11 @@ async function blockersOf(top: string, cwd: string, changes: readonly TreeChange
     for (let slash = change.raw.lastIndexOf('/'); reason === undefined && slash > 0; slash = change.raw.lastIndexOf('/', slash - 1)) reason = notHeld.get(change.raw.slice(0, slash));
     if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
   }
-  return blockers.sort(compareRaw);
+  // One blocker a path: why the checkpoint could not take it says more than that it is in the
+  // way (a file left out for its size is no ignored file), and comes last.
+  const byPath = new Map<string, Blocker>();
+  for (const blocker of blockers) byPath.set(blocker.raw, blocker);
+  return [...byPath.values()].sort(compareRaw);
 }
 
 /** The paths `changes` write (added, changed, of another type) and remove, each sorted by bytes. */
