@@ -2,7 +2,7 @@
 // and its undo is exact (issue 14). Each case was written to fail before the change it proves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
@@ -543,5 +543,32 @@ describe('restore: room and permissions, checked first', () => {
     assert.deepEqual(stateOf(dir), before);
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'now\n');
     assert.ok(lstatSync(join(dir, 'ro')).isDirectory());
+  });
+});
+
+describe('restore: a worktree on another file system than its git directory', () => {
+  it('puts a file back over a folder holding only empty folders, as on one file system', async (t) => {
+    const other = '/dev/shm';
+    const base = makeRepo({ 'base.txt': 'base\n' });
+    if (!existsSync(other) || statSync(other).dev === statSync(join(base, '.git')).dev) return t.skip(`needs ${other} on another file system than the temporary folder, to make the move cross file systems`);
+    for (const leftover of ['an empty subfolder', 'nothing']) {
+      const worktree = join(mkdtempSync(join(other, 'chant-wip-worktree-')), 'w');
+      try {
+        git(base, ['worktree', 'add', '-q', '-b', `feat-${leftover.length}`, worktree]);
+        const store = new WipStore({ cwd: worktree, policy: null });
+        writeFiles(worktree, { d: 'file\n' });
+        const saved = (await store.save({})).snapshot.commit;
+        rmSync(join(worktree, 'd'));
+        mkdirSync(join(worktree, 'd'));
+        writeFiles(worktree, { 'd/a': 'a\n' });
+        if (leftover === 'an empty subfolder') mkdirSync(join(worktree, 'd', 'empty'));
+        const restored = await store.restore({ snapshot: saved });
+        assert.deepEqual(restored.written, ['d'], leftover);
+        assert.equal(readFileSync(join(worktree, 'd'), 'utf8'), 'file\n', leftover);
+      } finally {
+        git(base, ['worktree', 'remove', '--force', worktree], { allowFail: true });
+        rmSync(join(worktree, '..'), { recursive: true, force: true });
+      }
+    }
   });
 });

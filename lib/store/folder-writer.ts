@@ -133,22 +133,27 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
         continue;
       }
       const from = Buffer.concat([Buffer.from(`${staging}/`), Buffer.from(op.raw, 'latin1')]);
+      // The folder in the file's place was emptied of its files above, but untracked empty
+      // folders (which git never records) can remain in it: they go, and nothing else can.
+      const clearFolder = (): void => {
+        for (const [raw, fd] of folders) {
+          if (raw === op.raw || raw.startsWith(`${op.raw}/`)) {
+            closeSync(fd);
+            folders.delete(raw);
+          }
+        }
+        removeEmptyTree(path);
+      };
       try {
         renameSync(from, path);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EISDIR') {
-          // The folder in the file's place was emptied of its files above, but untracked empty
-          // folders (which git never records) can remain in it: they go, and nothing else can.
-          for (const [raw, fd] of folders) {
-            if (raw === op.raw || raw.startsWith(`${op.raw}/`)) {
-              closeSync(fd);
-              folders.delete(raw);
-            }
-          }
-          removeEmptyTree(path);
+          clearFolder();
           renameSync(from, path);
         } else if (code === 'EXDEV') {
+          // Across file systems the rename fails before it looks at what is in the way.
+          if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true) clearFolder();
           copyInto(from, path);
         } else {
           throw error;
