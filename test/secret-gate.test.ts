@@ -101,6 +101,20 @@ describe('the secret gate', () => {
     }
   });
 
+  it('scans the snapshots a local branch or tag reaches too: a branch made to look at one hides nothing below it', async () => {
+    for (const [kind, make] of [['branch', ['branch', 'look-at-it']], ['tag', ['tag', 'looked-at']]] as const) {
+      const { dir, remote, store, replicator } = box();
+      writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+      const secret = (await store.save({ label: 'secret' })).snapshot.commit;
+      git(dir, [...make, 'refs/chant/wip/main']);
+      writeFileSync(join(dir, 'n.txt'), 'later\n');
+      await store.save({ label: 'later' });
+      const { replication } = await replicator.push();
+      assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, snapshot }) => ({ path, snapshot })), [{ path: '.env', snapshot: secret }], kind);
+      assert.equal(remoteTip(remote), null, `${kind}: nothing of the ref went`);
+    }
+  });
+
   it('lets a false positive go once the host allows its id, and the document says nothing was held', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);

@@ -234,23 +234,35 @@ export interface AddedBlob {
 export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{
   chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[]; held: Set<string>;
 }> {
-  const input = `${tip}\n${[...new Set(known)].map((oid) => `^${oid}\n`).join('')}`;
   // One git log lists the chain and what each snapshot changed against the one below it (its
   // first parent; a snapshot's last parent, its head, is left out): a chain ends at the commit
   // HEAD named, which a branch reaches, so the branches' history is never walked. Each commit is
   // "\x01<commit> <parents>\0", then per change ":<modes> <ids> <status>\0<path>\0". No
   // --diff-filter: in a log it would also drop the commits that only delete from the chain.
-  const out = await run(git, cwd, [
-    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P',
-    '--ignore-missing', '--not', '--branches', '--tags', '--stdin',
-  ], { input });
+  const log = (negatives: readonly string[] | null): Promise<string> => run(git, cwd, [
+    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)',
+    '--ignore-missing', ...(negatives === null ? ['--not', '--branches', '--tags'] : []), '--stdin',
+  ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}` });
+  let out = await log(null);
+  // A branch or tag that reaches a snapshot (one made on it to look at it) would end the walk
+  // there, and what lies below would go unscanned: where the walk ends on a snapshot the remote
+  // is not known to hold, it runs again with only the branches and tags that do not reach it.
+  for (let ended = chainEnd(out, tip); ended !== null && !known.includes(ended) && (ended !== tip || await isSnapshot(git, cwd, ended));) {
+    // Ended by what the remote holds (a known commit above it), not by a branch: nothing to redo.
+    if ((await run(git, cwd, ['for-each-ref', '--count=1', '--format=%(refname)', `--contains=${ended}`, 'refs/heads', 'refs/tags'])).trim() === '') break;
+    const below = (await run(git, cwd, ['for-each-ref', '--format=%(objectname)', `--no-contains=${ended}`, 'refs/heads', 'refs/tags'])).split('\n').filter((line) => OBJECT_NAME.test(line));
+    out = await log(below);
+    const next = chainEnd(out, tip);
+    if (next === ended) break;
+    ended = next;
+  }
   const chain: Array<{ commit: string; parent: string | null }> = [];
   const blobs: AddedBlob[] = [];
   const held = new Set<string>();
   const knownSet = new Set(known);
   for (const record of out.split('\x01').slice(1)) {
     const fields = record.split('\0');
-    const [commit = '', parent] = (fields[0] as string).trim().split(' ');
+    const [commit = '', parent] = ((fields[0] as string).split('\x02')[0] as string).trim().split(' ');
     chain.push({ commit, parent: parent ?? null });
     const onKnown = parent !== undefined && knownSet.has(parent);
     for (let i = 1; i < fields.length; i += 1) {
@@ -265,6 +277,29 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
     }
   }
   return { chain, blobs, held };
+}
+
+/** A full object id, as for-each-ref prints them. */
+const OBJECT_NAME = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/**
+ * Where a chain's log (see addedBlobs) ended on a snapshot: the first parent of its oldest
+ * commit when that is not the commit the snapshot was taken on (its `Chant-Wip-Head`, the first
+ * parent of a chain's first snapshot; any other first parent is the snapshot below), `tip` when
+ * it listed nothing (for the caller to look at), null where it ended on the head or a root.
+ */
+function chainEnd(out: string, tip: string): string | null {
+  const first = out.indexOf('\x01');
+  if (first < 0) return tip;
+  const [ids = '', head = ''] = out.slice(first + 1, out.indexOf('\0', first)).split('\x02');
+  const parent = ids.trim().split(' ')[1];
+  return parent === undefined || parent === head.trim() ? null : parent;
+}
+
+/** Whether a commit is a snapshot: its message carries chant's branch trailer. */
+async function isSnapshot(git: GitRunner, cwd: string, commit: string): Promise<boolean> {
+  const message = await run(git, cwd, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Branch,valueonly)', commit, '--']);
+  return message.trim().length > 0;
 }
 
 /**
