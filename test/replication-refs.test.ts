@@ -2,6 +2,7 @@
 // takes the others, on this push and every later one, with the hook's own reason; a fetch that
 // cannot write one local ref says which and why and brings the rest; a refused fetch writes nothing.
 import assert from 'node:assert/strict';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
@@ -132,4 +133,28 @@ test('a fetch refused after the remote answered writes nothing: no replica refs,
   assert.ok(isWipError(caught, 'git-failed'), `refused with git-failed: ${String(caught)}`);
   assert.match((caught as Error).message, /No space left on device/);
   assert.equal(refsOf(box), before);
+});
+
+test('a hook refusing many refs scattered among many: every ref reported refused is one the hook refuses, or says it was not tried alone', async () => {
+  const remote = bareRemote();
+  writeFileSync(join(remote, 'hooks', 'pre-receive'), ['#!/bin/sh', 'status=0', 'while read old new ref; do', '  case "$ref" in *-bad) echo "refused: $ref" >&2; status=1 ;; esac', 'done', 'exit $status', ''].join('\n'));
+  chmodSync(join(remote, 'hooks', 'pre-receive'), 0o755);
+  const dir = makeRepo();
+  git(dir, ['remote', 'add', 'origin', remote]);
+  const base = git(dir, ['rev-parse', 'HEAD']).trim();
+  // 200 kept refs, every tenth refused: the bisection runs out of pushes before it has them all apart.
+  const names = Array.from({ length: 200 }, (_, index) => `refs/chant/kept/W-001/t${String(index).padStart(3, '0')}${index % 10 === 3 ? '-bad' : ''}`);
+  const commits = git(dir, ['fast-import', '--quiet'], { input: names.map((name, index) => `commit ${name}\ncommitter T <t@t> ${1790000000 + index} +0000\ndata 2\nk\nfrom ${base}\n\n`).join('') });
+  assert.equal(commits, '');
+  const replicator = new Replicator({ cwd: dir, policy: { ...POLICY, refs: ['kept'] } });
+  const { replication } = await replicator.push();
+  const refused = new Set(names.filter((name) => name.endsWith('-bad')));
+  for (const ref of replication.rejected) {
+    if (!refused.has(ref.ref)) assert.match(ref.reason, /not tried alone: the next push tries it again/, ref.ref);
+  }
+  for (const name of refused) assert.ok(replication.rejected.some((ref) => ref.ref === name), name);
+  assert.equal(replication.pushed.length + replication.rejected.length, names.length);
+  // Each later push takes more of what the remote takes, and never one it refuses.
+  const again = await replicator.push();
+  assert.ok(again.replication.pushed.every((ref) => !refused.has(ref.ref)));
 });

@@ -369,7 +369,11 @@ export async function pushRefs(git: GitRunner, cwd: string, remote: string, refs
     reached = true;
     const together = group.filter((ref) => outcome.refusedTogether.has(ref));
     for (const ref of group) {
-      if (!together.includes(ref) || together.length < 2 || budget <= 0) statuses.set(ref, outcome.statuses.get(ref) as RefPushStatus);
+      const status = outcome.statuses.get(ref) as RefPushStatus;
+      if (!together.includes(ref) || together.length < 2) statuses.set(ref, status);
+      // Out of pushes to split with: what the remote said of the group is not said of this ref
+      // alone, which it may well take; the next push tries it again.
+      else if (budget <= 0) statuses.set(ref, status.status === 'rejected' ? { status: 'rejected', reason: `${status.reason} (refused in one push with ${together.length - 1} other refs, some of which the remote refuses; not tried alone: the next push tries it again)` } : status);
     }
     if (together.length < 2 || budget <= 0) return;
     const half = Math.ceil(together.length / 2);
