@@ -51,7 +51,7 @@ describe('a restore plan', () => {
     const plan = await store.plan({ snapshot: turn, paths: ['a.txt', 'src'] });
     assert.deepEqual([plan.write, plan.remove, plan.refusal], [['a.txt', 'src/x.ts'], ['src/new.ts'], null]);
     const whole = await store.plan({ snapshot: turn });
-    assert.ok(whole.refused.some((path) => path.path === 'b.txt' && path.reason === 'too-large: the checkpoint could not take it'), 'a file the checkpoint cannot take is in the way');
+    assert.ok(whole.refused.some((path) => path.path === 'b.txt' && path.reason.startsWith('too-large: the checkpoint could not take it')), 'a file the checkpoint cannot take is in the way');
     assert.equal(whole.refusal?.code, 'wip-restore-blocked');
     const index = new WipStore({ cwd: dir, policy: null, staging: 'index', maxFileSize: 32 });
     assert.deepEqual((await index.plan({ snapshot: turn })).refused, whole.refused, 'as the plan through an index finds it');
@@ -202,6 +202,23 @@ describe('a partial restore', () => {
 });
 
 describe('restore --dry-run, --expect and paths on the CLI', () => {
+  it('takes --max-file-size, so that a file saved under a larger limit can be put back over a changed one', async () => {
+    const dir = makeRepo({ 'chant.workspace.json': `${JSON.stringify({ wip: { maxFileSize: '1k' }, members: [{ name: 'app', box: {} }] })}\n` });
+    writeFiles(dir, { 'model.bin': 'a'.repeat(5000) });
+    const saved = await runCli(dir, ['workspace', 'wip', 'save', '--max-file-size', '10k', '--json']);
+    assert.equal(saved.code, 0, saved.stdout);
+    writeFiles(dir, { 'model.bin': 'b'.repeat(6000) });
+    const refused = await runCli(dir, ['workspace', 'wip', 'restore', saved.doc.snapshot.commit, '--json']);
+    assert.equal(refused.code, 1, refused.stdout);
+    assert.match(refused.doc.error.message, /model\.bin \(too-large: the checkpoint could not take it \(a larger --max-file-size/);
+    const restored = await runCli(dir, ['workspace', 'wip', 'restore', saved.doc.snapshot.commit, '--max-file-size', '10k', '--json']);
+    assert.equal(restored.code, 0, restored.stdout);
+    assert.equal(read(dir, 'model.bin'), 'a'.repeat(5000));
+    // The checkpoint took the changed file under the same limit: the undo gives it back.
+    await runCli(dir, ['workspace', 'wip', 'restore', restored.doc.checkpoint.snapshot.commit, '--max-file-size', '10k', '--json']);
+    assert.equal(read(dir, 'model.bin'), 'b'.repeat(6000));
+  });
+
   it('prints the plan as a wip-changes document, refuses a stale --expect, and restores paths after --', async () => {
     const { dir, turn } = await movedOn();
     const before = stateOf(dir);

@@ -8,7 +8,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
-import { isWipError, WipStore } from '../lib/index.js';
+import { isWipError, SimpleGitRunner, WipStore } from '../lib/index.js';
 
 const FILES = 400;
 
@@ -144,4 +144,38 @@ describe('restore: a path changed while it is prepared', () => {
       assert.equal(git(dir, ['show', `${checkpoint}:notes.txt`]), 'mine\n');
     }
   });
+});
+
+describe('restore: a path changed between the read of the working tree and the first look at it', () => {
+  for (const staging of ['status', 'index'] as const) {
+    it(`refuses with wip-race, taking no checkpoint and writing nothing (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'x\n' });
+      writeFiles(dir, { 'notes.txt': 'old notes\n' });
+      const saved = (await new WipStore({ cwd: dir, policy: null }).save({ label: 'turn:1' })).snapshot.commit;
+      writeFiles(dir, { 'notes.txt': 'mine\n', 'README.md': 'y\n' });
+      // Something staged: the restore reads the index's tree with git write-tree after the working tree.
+      git(dir, ['add', 'README.md']);
+      const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      const runner = new SimpleGitRunner(dir);
+      let fired = false;
+      const store = new WipStore({
+        cwd: dir, policy: null, staging,
+        git: {
+          run: async (args, options) => {
+            const out = await runner.run(args, options);
+            // An editor saves notes.txt after the restore read the working tree.
+            if (!fired && args.includes('write-tree')) {
+              fired = true;
+              writeFileSync(join(dir, 'notes.txt'), 'precious edit\n');
+            }
+            return out;
+          },
+        },
+      });
+      await assert.rejects(store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-race') && error.message.includes('notes.txt'));
+      assert.ok(fired);
+      assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'precious edit\n');
+      assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint taken');
+    });
+  }
 });

@@ -722,6 +722,23 @@ export class Plumbing {
     await this.run(['checkout-index', '-z', '--stdin'], { cwd: staging, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: staging, ...temporaryIndex(indexFile) } });
   }
 
+  /**
+   * Whether the files of the working tree at `entries` still hold what `entries` say, as `git
+   * diff` compares them: through the same filters as git add, a file whose stat data differs read
+   * again. Compared through `indexFile`, a small index of just those entries that is written
+   * there and never refreshed (optional locks off); the caller removes it.
+   */
+  async filesHold(top: string, indexFile: string, entries: readonly NewIndexEntry[], objectFormat: string): Promise<boolean> {
+    if (entries.length === 0) return true;
+    writeIndexFile(indexFile, indexFileOf(entries, objectFormat));
+    try {
+      const { exitCode } = await this.git.run(['diff', '--quiet', '--no-ext-diff', '--no-textconv', '--ignore-submodules'], { cwd: top, env: { ...temporaryIndex(indexFile), GIT_OPTIONAL_LOCKS: '0' }, okExitCodes: [1] });
+      return exitCode === 0;
+    } catch (error) {
+      throw asWipError(error);
+    }
+  }
+
   /** Objects read whole by names given as byte strings (one character a byte), as {@link Plumbing.readObjects}. */
   async #readRawNames(names: readonly string[]): Promise<Array<GitObject | null> | null> {
     const chunks: Buffer[] = [];

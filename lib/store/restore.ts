@@ -152,6 +152,10 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // one while the snapshot's files are staged and the checkpoint recorded stops the restore
       // before the move (below), or its work would be overwritten, and held by no snapshot.
       const found = pathStats(layout.top, changes);
+      // And each holds now what the tree read of the working tree holds (the checkpoint's): a
+      // file written between that read and the look above would otherwise be overwritten
+      // unseen. Paths the tree did not hold must still be empty.
+      await unchangedSinceRead(plumbing, layout, changes, found).catch(stopped);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -351,6 +355,28 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
 }
 
 /**
+ * Refuses with `wip-race`, nothing written and no checkpoint taken, when a file the restore
+ * would overwrite or remove no longer holds what the working tree's tree (read before) holds
+ * there. A file at a path that tree did not hold is in the way, which the checks after refuse
+ * (wip-restore-blocked), whenever it came.
+ */
+async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>): Promise<void> {
+  // A path with nothing there now loses nothing to the move (a sparse checkout's file outside
+  // its cone is absent all along, its index content in the tree).
+  const present = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK && change.newMode !== GITLINK && found.get(change.raw) !== '-');
+  const scratch = temporaryIndexFile(layout.gitDir);
+  let held: boolean;
+  try {
+    held = await plumbing.filesHold(layout.top, scratch, present.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat);
+  } finally {
+    rmSync(scratch, { force: true });
+  }
+  if (held) return;
+  const shown = present.slice(0, 5).map((change) => rawPathText(change.raw)).join(', ');
+  throw new WipError('wip-race', `another process changed one of ${shown}${present.length > 5 ? ', ...' : ''} while the restore read the working tree, so nothing was changed and no checkpoint taken: restore again once it is done`, { paths: present.map((change) => rawPathText(change.raw)) });
+}
+
+/**
  * The refusal of a restore whose paths another process changed after the working tree was read:
  * nothing of the working tree was written; the checkpoint, taken meanwhile, holds the tree as
  * the restore found it.
@@ -437,7 +463,7 @@ async function blockersOf(top: string, cwd: string, changes: readonly TreeChange
     // The path itself, or a folder on its way the checkpoint could not look into.
     let reason = notHeld.get(change.raw);
     for (let slash = change.raw.lastIndexOf('/'); reason === undefined && slash > 0; slash = change.raw.lastIndexOf('/', slash - 1)) reason = notHeld.get(change.raw.slice(0, slash));
-    if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it` });
+    if (reason !== undefined) blockers.push({ raw: change.raw, why: `${reason}: the checkpoint could not take it${reason === 'too-large' ? ' (a larger --max-file-size, or the declaration\'s wip.maxFileSize, lets it)' : ''}` });
   }
   // One blocker a path: why the checkpoint could not take it says more than that it is in the
   // way (a file left out for its size is no ignored file), and comes last.

@@ -21,6 +21,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   targets = Option.Rest({ name: 'snapshot' });
   by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Say what the restore would write, remove or refuse, and its fingerprint; write nothing.' });
+  maxFileSize = Option.String('--max-file-size', { description: 'The checkpoint leaves out new untracked files over this size, and the restore refuses to write over them: bytes, or 512k, 64M, 2G (default: the declaration\'s wip.maxFileSize, else 32M); give the size a snapshot was saved with to put back a file that large.' });
   expect = Option.String('--expect', { description: 'The fingerprint a --dry-run printed: refuse (wip-plan-stale) when the working tree, the index or HEAD changed since, or the dry run was of another snapshot or other paths.' });
 
   override async execute(): Promise<number> {
@@ -41,7 +42,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   #store(): WipStore {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env, ...(this.maxFileSize === undefined ? {} : { maxFileSize: this.maxFileSize }) });
   }
 
   #paths(): string[] | null {
