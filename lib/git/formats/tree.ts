@@ -170,15 +170,25 @@ export async function buildTrees(inputs: TreeInputs): Promise<{ root: string; wr
  * built is built), so its tree says which it is.
  */
 function basesRead(folders: readonly string[], bases: ReadonlyArray<GitObject | null>, objectFormat: string): boolean {
+  const hashBytes = objectHash(objectFormat).bytes;
   const read = new Map(folders.map((folder, index) => [folder, bases[index] ?? null]));
+  // Each parent's tree scanned once, each child found in it by binary search: a thousand new
+  // folders under a folder of thousands cost a scan, not a thousand.
+  const scans = new Map<string, TreeScan | null>();
   for (const [folder, base] of read) {
     if (base?.type === 'tree') continue;
     if (folder === '') return false;
     const slash = folder.lastIndexOf('/');
-    const parent = read.get(slash < 0 ? '' : folder.slice(0, slash));
+    const parentFolder = slash < 0 ? '' : folder.slice(0, slash);
+    const parent = read.get(parentFolder);
     if (parent === undefined) return false;
     if (parent?.type !== 'tree') continue;
-    if (treeEntry(parent.content, bytesOf(folder.slice(slash + 1)), objectFormat)?.mode === TREE_MODE) return false;
+    if (!scans.has(parentFolder)) scans.set(parentFolder, scanTree(parent.content, hashBytes));
+    const records = scans.get(parentFolder) ?? null;
+    // A tree chant would not rewrite: the build hands it to git add anyway.
+    if (records === null) return false;
+    const at = findEntry(parent.content, records, Buffer.from(bytesOf(folder.slice(slash + 1)), 'latin1'));
+    if (at >= 0 && records.tree[at] === 1) return false;
   }
   return true;
 }
