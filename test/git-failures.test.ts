@@ -6,6 +6,7 @@ import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, 
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { GitCommandError, SimpleGitRunner } from '../lib/git/runner.js';
+import { unreadableInWalk } from '../lib/git/plumbing.js';
 import { asWipError } from '../lib/errors.js';
 import type { TestContext } from 'node:test';
 
@@ -225,5 +226,20 @@ describe('what a git failure names', () => {
     const stopped = await runner.run(['-c', 'core.quotepath=off', 'status'], { cwd: dir, signal: controller.signal }).then(() => null, (error: unknown) => error);
     assert.ok(stopped instanceof Error);
     assert.doesNotMatch(stopped.message, /git -c/);
+  });
+});
+
+describe('what git says it could not look at', () => {
+  it('takes folders and files inside the working tree only, from the lines as the runner hands them', () => {
+    const said = [
+      "warning: could not open directory 'priv/': Permission denied\n",
+      'd/tracked: Permission denied\n',
+      "warning: unable to access '/root/.config/git/ignore': Permission denied\n",
+      // A clean filter's own talk passes through the same stream.
+      '/root/.keys/master: Permission denied\n',
+      '../outside: Permission denied\n',
+      "warning: could not open directory '../up/': Permission denied\n",
+    ];
+    assert.deepEqual(unreadableInWalk(said), { folders: ['priv'], files: ['d/tracked'] });
   });
 });

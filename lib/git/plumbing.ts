@@ -943,23 +943,27 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
  * it said (in the C locale): `warning: could not open directory '<folder>/': <cause>`, and
  * `<path>: Permission denied` for a tracked file whose stat data it could not read (status).
  * What they hold is in nothing git reported: git goes on as if a folder were empty and a file
- * unchanged, and a save lists them as unreadable. Folders come without their slash.
+ * unchanged, and a save lists them as unreadable. Folders come without their slash. Only paths
+ * inside the working tree (relative, no `..`) are taken; a file is the caller's to check against
+ * the index (a clean filter's own messages pass through the same stream).
  * @internal
  */
-export function unreadableInWalk(lines: readonly string[]): string[] {
-  const found = new Set<string>();
+export function unreadableInWalk(lines: readonly string[]): { folders: string[]; files: string[] } {
+  const folders = new Set<string>();
+  const files = new Set<string>();
+  const inside = (path: string): boolean => path.length > 0 && !path.startsWith('/') && !path.split('/').includes('..');
   for (const said of lines) {
     // A line as the runner hands it on ends with its newline.
     const line = said.replace(/\r?\n$/, '');
     const folder = /^warning: could not open directory '(.*)\/': .*$/.exec(line);
     if (folder !== null) {
-      found.add(folder[1] as string);
+      if (inside(folder[1] as string)) folders.add(folder[1] as string);
       continue;
     }
     const file = /^(.+): Permission denied$/.exec(line);
-    if (file !== null && !/^(?:warning|error|fatal|hint): /.test(line)) found.add(file[1] as string);
+    if (file !== null && !/^(?:warning|error|fatal|hint): /.test(line) && inside(file[1] as string)) files.add(file[1] as string);
   }
-  return [...found];
+  return { folders: [...folders], files: [...files] };
 }
 
 /**

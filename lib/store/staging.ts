@@ -144,7 +144,7 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
   const flagged = flaggedOnDisk
     .filter((entry) => staged.get(entry.path)?.oid !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  for (const path of unreadableInWalk(said)) if (!problems.has(path)) problems.set(path, 'unreadable');
+  for (const path of unreadableInWalk(said).folders) if (!problems.has(path)) problems.set(path, 'unreadable');
   const leftOut: LeftOut[] = [
     ...[...problems].map(([path, reason]) => ({ path, reason })),
     ...tooLarge,

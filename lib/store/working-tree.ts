@@ -123,7 +123,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
   // A folder git could not open, or a tracked file it could not look at: git reported nothing
   // of what they hold, and the tree keeps what the index holds there. Listed, never silent.
-  const leftOut: LeftOut[] = unreadableInWalk(said).filter((path) => !plan.states.has(path)).map((path) => ({ path, reason: 'unreadable' as const }));
+  const unread = unreadableInWalk(said);
+  const unreadFiles = new Set(unread.files.length === 0 ? [] : index.select(unread.files).map((entry) => entry.path).filter((path) => unread.files.includes(path)));
+  const leftOut: LeftOut[] = [...unread.folders, ...unreadFiles].filter((path) => !plan.states.has(path)).map((path) => ({ path, reason: 'unreadable' as const }));
   // Where the save cannot take the file, the tree keeps what the index holds, as git add does.
   const keepIndexed = (path: string, reason: LeftOut['reason']): void => {
     const entry = indexed.get(path);
