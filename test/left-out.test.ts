@@ -53,21 +53,30 @@ const AS_NOBODY = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'
 // of mode 700) keeps it out of reach.
 const binReachable = canDropPrivileges && spawnSync(AS_NOBODY[0] as string, [...AS_NOBODY.slice(1), 'test', '-r', BIN]).status === 0;
 
+/**
+ * Hands a repository to uid 65534, with a home of its own holding a git identity, and lets it
+ * through every folder above the repository: what a save as that user needs. Returns the home.
+ */
+function givenToNobody(dir: string): string {
+  const home = tempDir('chant-wip-nobody-home-');
+  writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Nobody\n\temail = nobody@example.com\n[init]\n\tdefaultBranch = main\n');
+  spawnSync('chown', ['-R', '65534:65534', dir, home]);
+  for (let parent = dir; parent !== '/'; parent = join(parent, '..')) {
+    if (statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, statSync(parent).mode | 0o001);
+  }
+  return home;
+}
+
 describe('a save takes what it can and lists what it could not', () => {
   for (const staging of STAGINGS) {
     it(`lists a file the user cannot read as unreadable and saves the rest (${staging} staging)`, (t) => {
       if (!canDropPrivileges) return t.skip('needs root and setpriv to run the save as an unprivileged user (root reads every file)');
       if (!binReachable) return t.skip(`uid 65534 cannot read the built bin ${BIN}: a folder above the clone is private to its owner`);
-      const home = tempDir('chant-wip-nobody-home-');
-      writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Nobody\n\temail = nobody@example.com\n[init]\n\tdefaultBranch = main\n');
       const dir = makeRepo({ 'README.md': 'hello\n', 'tracked-secret.txt': 'committed secret\n' });
       writeFiles(dir, { 'work.txt': 'work\n', 'secret.txt': 'nobody may read this\n', 'tracked-secret.txt': 'edited secret\n', 'README.md': 'changed\n' });
-      spawnSync('chown', ['-R', '65534:65534', dir, home]);
+      const home = givenToNobody(dir);
       chmodSync(join(dir, 'secret.txt'), 0o000);
       chmodSync(join(dir, 'tracked-secret.txt'), 0o000);
-      for (let parent = dir; parent !== '/'; parent = join(parent, '..')) {
-        if (statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, statSync(parent).mode | 0o001);
-      }
       const saved = bin(dir, ['workspace', 'wip', 'save', '--label', 'unreadable'], { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CHANT_WIP_STAGING: staging }, AS_NOBODY);
       assert.equal(saved.code, 0, saved.stdout + saved.stderr);
       assert.deepEqual(reasons(saved.doc.unsaved), [['secret.txt', 'unreadable'], ['tracked-secret.txt', 'unreadable']]);
@@ -84,17 +93,12 @@ describe('a save takes what it can and lists what it could not', () => {
     it(`lists a folder the user cannot open as unreadable, never leaving its files out in silence (${staging} staging)`, (t) => {
       if (!canDropPrivileges) return t.skip('needs root and setpriv to run the save as an unprivileged user (root reads every file)');
       if (!binReachable) return t.skip(`uid 65534 cannot read the built bin ${BIN}: a folder above the clone is private to its owner`);
-      const home = tempDir('chant-wip-nobody-home-');
-      writeFileSync(join(home, '.gitconfig'), '[user]\n\tname = Nobody\n\temail = nobody@example.com\n[init]\n\tdefaultBranch = main\n');
       const dir = makeRepo({ 'README.md': 'hello\n', 'd/tracked': 'committed\n' });
       writeFiles(dir, { 'work.txt': 'work\n', 'd/tracked': 'edited\n', 'd/untracked': 'new\n', 'priv/x': 'private\n' });
-      spawnSync('chown', ['-R', '65534:65534', dir, home]);
+      const home = givenToNobody(dir);
       spawnSync('chown', ['0:0', join(dir, 'd'), join(dir, 'priv')]);
       chmodSync(join(dir, 'd'), 0o000);
       chmodSync(join(dir, 'priv'), 0o000);
-      for (let parent = dir; parent !== '/'; parent = join(parent, '..')) {
-        if (statSync(parent).uid === 0 && (statSync(parent).mode & 0o001) === 0) chmodSync(parent, statSync(parent).mode | 0o001);
-      }
       const saved = bin(dir, ['workspace', 'wip', 'save', '--label', 'closed folders'], { HOME: home, XDG_CONFIG_HOME: join(home, '.config'), CHANT_WIP_STAGING: staging }, AS_NOBODY);
       chmodSync(join(dir, 'd'), 0o755);
       chmodSync(join(dir, 'priv'), 0o755);
