@@ -3,8 +3,8 @@
 // over and over. Whatever the restore answers, nothing outside the working tree is written or
 // deleted.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
@@ -178,4 +178,29 @@ describe('restore: a path changed between the read of the working tree and the f
       assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint taken');
     });
   }
+});
+
+describe('restore: the second look never refuses a tree that did not change', () => {
+  it('trusts a file git status trusted by its stat data, under settings changed since, and refuses a FIFO by what it is', async () => {
+    const dir = makeRepo({ f: 'a\n' });
+    git(dir, ['config', 'core.autocrlf', 'true']);
+    writeFiles(dir, { f: 's\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const saved = (await store.save({ label: 'turn:1' })).snapshot.commit;
+    // Checked out again under autocrlf (a CRLF on disk, LF in the index), then the setting goes:
+    // git status, trusting the stat data, says clean, and hashing it again would not.
+    git(dir, ['checkout', '-q', 'f']);
+    // A second on, git status refreshes the index's stat data of f (no longer racy).
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.equal(git(dir, ['status', '--porcelain']), '');
+    git(dir, ['config', 'core.autocrlf', 'false']);
+    assert.equal(git(dir, ['status', '--porcelain']), '');
+    const restored = await store.restore({ snapshot: saved });
+    assert.deepEqual(restored.written, ['f']);
+    assert.equal(readFileSync(join(dir, 'f'), 'utf8'), 's\n');
+    // A tracked file made a FIFO is one the checkpoint cannot take: in the way, not a race.
+    rmSync(join(dir, 'f'));
+    spawnSync('mkfifo', [join(dir, 'f')]);
+    await assert.rejects(store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-restore-blocked') && /not-a-file/.test(error.message));
+  });
 });

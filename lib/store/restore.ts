@@ -5,14 +5,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
 import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
 import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
 import { listTree } from '../git/diff.js';
 import { diffLooseTrees } from '../git/tree-diff.js';
-import { indexHoldsTree } from '../git/formats/index-file.js';
+import { indexHoldsTree, scanIndex } from '../git/formats/index-file.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
@@ -155,7 +155,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // And each holds now what the tree read of the working tree holds (the checkpoint's): a
       // file written between that read and the look above would otherwise be overwritten
       // unseen. Paths the tree did not hold must still be empty.
-      await unchangedSinceRead(plumbing, layout, changes, found).catch(stopped);
+      await unchangedSinceRead(plumbing, layout, changes, found, leftOut).catch(stopped);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -360,14 +360,31 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
  * there. A file at a path that tree did not hold is in the way, which the checks after refuse
  * (wip-restore-blocked), whenever it came.
  */
-async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>): Promise<void> {
-  // A path with nothing there now loses nothing to the move (a sparse checkout's file outside
-  // its cone is absent all along, its index content in the tree).
-  const present = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK && change.newMode !== GITLINK && found.get(change.raw) !== '-');
+async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>, leftOut: readonly LeftOut[]): Promise<void> {
+  // A path the read could not take is refused by the checks after, as in the way; a path with
+  // nothing there now loses nothing to the move (a sparse checkout's file outside its cone is
+  // absent all along, its index content in the tree).
+  const notTaken = leftOut.map((entry) => Buffer.from(entry.path, 'utf8').toString('latin1'));
+  const taken = (raw: string): boolean => !notTaken.some((path) => raw === path || raw.startsWith(`${path}/`));
+  const present = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK && change.newMode !== GITLINK && found.get(change.raw) !== '-' && taken(change.raw));
+  if (present.length === 0) return;
+  // Where the checkout's index holds the same blob, its stat data goes with it: git then trusts a
+  // file whose stat data it still matches, as git status trusted it when the tree was read,
+  // rather than hashing it again under attributes or settings changed since (the read kept the
+  // index's blob, and so does the checkpoint).
+  const indexed = new Map(scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat)
+    .select(present.map((change) => Buffer.from(change.raw, 'latin1').toString('utf8')))
+    .filter((entry) => entry.stage === 0 && entry.flag === null && !entry.intentToAdd)
+    .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry]));
+  const entries = present.map((change) => {
+    const entry = indexed.get(change.raw);
+    const stat = entry !== undefined && entry.oid === change.oldOid && entry.mode === change.oldMode ? entry.statData?.() : undefined;
+    return { raw: change.raw, mode: change.oldMode, oid: change.oldOid, ...(stat === undefined ? {} : { stat }) };
+  });
   const scratch = temporaryIndexFile(layout.gitDir);
   let held: boolean;
   try {
-    held = await plumbing.filesHold(layout.top, scratch, present.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat);
+    held = await plumbing.filesHold(layout.top, scratch, entries, layout.objectFormat);
   } finally {
     rmSync(scratch, { force: true });
   }

@@ -264,6 +264,8 @@ export interface IndexEntry {
   flag: 'assume-unchanged' | 'skip-worktree' | null;
   /** Intent-to-add (`git add -N`). */
   intentToAdd: boolean;
+  /** The entry's stat data as the index holds it (ctime, mtime, device, inode, mode, uid, gid, size: 40 bytes), where it was read from an index. */
+  statData?(): Buffer;
 }
 
 /**
@@ -439,6 +441,10 @@ class IndexRecord implements IndexEntry {
     this.#oid ??= this.#data.toString('hex', this.#at, this.#end);
     return this.#oid;
   }
+
+  statData(): Buffer {
+    return Buffer.from(this.#data.subarray(this.#at - 40, this.#at));
+  }
 }
 
 function parseEntries(data: Buffer, hashBytes: number, keep: Parameters<typeof selectIndexEntries>[2] | null): IndexEntry[] {
@@ -470,10 +476,12 @@ export interface NewIndexEntry {
   /** `100644`, `100755` or `120000`. */
   mode: string;
   oid: string;
+  /** Stat data to give it (see IndexEntry.statData), where git may trust it as it trusts the index it came from; none when absent. */
+  stat?: Buffer;
 }
 
 /**
- * An index file (version 2) holding exactly `entries`, at stage 0 with no stat data, sorted as
+ * An index file (version 2) holding exactly `entries`, at stage 0 with no stat data (but what an entry brings), sorted as
  * git sorts them: what `git read-tree` of a tree holding only them would write, but for the
  * stat data and the cache tree, which a checkout from it does not need.
  * @throws on a path that appears twice
@@ -493,6 +501,7 @@ export function indexFileOf(entries: readonly NewIndexEntry[], objectFormat: str
     const name = Buffer.from(entry.raw, 'latin1');
     // The fixed part and the name, padded with one to eight NULs to a multiple of eight.
     const record = Buffer.alloc((fixed + name.length + 8) & ~7);
+    if (entry.stat !== undefined && entry.stat.length === 40) entry.stat.copy(record, 0);
     record.writeUInt32BE(parseInt(entry.mode, 8), 24);
     Buffer.from(entry.oid, 'hex').copy(record, 40);
     record.writeUInt16BE(Math.min(name.length, 0xfff), 40 + hashBytes);
