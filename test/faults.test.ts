@@ -110,7 +110,7 @@ function dataFiles(tag: string): Record<string, string> {
 
 describe('a restore or save killed with SIGKILL', () => {
   // The checkpoint's tree built from git status (the default) and through a temporary index.
-  for (const [staging, expectedCalls] of [['auto', 4], ['index', 6]] as const) {
+  for (const [staging, expectedCalls] of [['auto', 5], ['index', 7]] as const) {
   it(`leaves the pre-restore checkpoint on the ref before the first file is touched, at every git call and mid-checkout, and restoring it gives the tree back (staging ${staging})`, async (t) => {
     const dir = makeRepo({ 'README.md': 'x\n', 'tracked.txt': 'tracked\n' });
     const kill = killer();
@@ -188,7 +188,8 @@ describe('a restore or save killed with SIGKILL', () => {
     // temporary index, ls-files, add and write-tree. The target commit, named by its full id, and the
     // writability check's object types and sizes are read from their loose files, not by cat-file,
     // and so is the wip tip (its loose ref and loose commit), not by for-each-ref, and the paths
-    // the working tree's tree and the target's differ on, not by diff-tree.
+    // the working tree's tree and the target's differ on, not by diff-tree. One git diff looks at
+    // the files the move will touch against what the read of the working tree found there.
     assert.equal(callsOfARestore, expectedCalls, `a restore that writes a checkpoint recording the index and resets the index makes ${expectedCalls} git calls`);
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
   });
