@@ -154,7 +154,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       const found = pathStats(layout.top, changes);
       // And each holds now what the tree read of the working tree holds (the checkpoint's): a
       // file written between that read and the look above would otherwise be overwritten
-      // unseen. Paths the tree did not hold must still be empty.
+      // unseen. A file at a path the tree did not hold is in the way: the checks below refuse it.
       await unchangedSinceRead(plumbing, layout, changes, found, leftOut).catch(stopped);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
