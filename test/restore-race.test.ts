@@ -4,7 +4,7 @@
 // deleted.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
@@ -203,4 +203,80 @@ describe('restore: the second look never refuses a tree that did not change', ()
     spawnSync('mkfifo', [join(dir, 'f')]);
     await assert.rejects(store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-restore-blocked') && /not-a-file/.test(error.message));
   });
+});
+
+describe('restore: the second look asks git only where an attribute may rewrite a file', () => {
+  /**
+   * A store whose git calls are counted by subcommand; with `racer`, it is called once just after
+   * the restore reads the index's tree (git write-tree, once the working tree was read).
+   */
+  const counted = (dir: string, racer?: () => void): { store: WipStore; calls: string[] } => {
+    const runner = new SimpleGitRunner(dir);
+    const calls: string[] = [];
+    let fired = false;
+    const store = new WipStore({
+      cwd: dir, policy: null,
+      git: {
+        run: async (args, options) => {
+          calls.push(args.find((arg) => /^[a-z][a-z-]+$/.test(arg)) ?? '');
+          const out = await runner.run(args, options);
+          if (racer !== undefined && !fired && args.includes('write-tree')) {
+            fired = true;
+            racer();
+          }
+          return out;
+        },
+      },
+    });
+    return { store, calls };
+  };
+
+  it('tells files, executables and symlinks that still hold what the read found without a git process', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', 'deep/er/f.txt': 'f\n' });
+    writeFiles(dir, { 'notes.txt': 'old notes\n', 'run.sh': '#!/bin/sh\n' });
+    chmodSync(join(dir, 'run.sh'), 0o755);
+    symlinkSync('README.md', join(dir, 'link'));
+    const { store, calls } = counted(dir);
+    const saved = (await store.save({ label: 'turn:1' })).snapshot.commit;
+    writeFiles(dir, { 'notes.txt': 'mine\n', 'run.sh': '#!/bin/sh\necho\n', 'deep/er/f.txt': 'g\n' });
+    rmSync(join(dir, 'link'));
+    symlinkSync('deep', join(dir, 'link'));
+    calls.length = 0;
+    const restored = await store.restore({ snapshot: saved });
+    assert.deepEqual([...restored.written].sort(), ['deep/er/f.txt', 'link', 'notes.txt', 'run.sh']);
+    assert.ok(!calls.includes('diff'), `no git diff: ${calls.join(' ')}`);
+    assert.equal(readFileSync(join(dir, 'notes.txt'), 'utf8'), 'old notes\n');
+  });
+
+  for (const [how, setup] of [
+    ['no attribute may rewrite a file', () => undefined],
+    ['a .gitattributes on the way names a filter', (dir: string) => writeFiles(dir, { 'deep/.gitattributes': '*.txt filter=upper\n' })],
+    ['the index holds a .gitattributes the working tree lacks', (dir: string) => { writeFiles(dir, { 'deep/.gitattributes': '*.txt ident\n' }); git(dir, ['add', 'deep/.gitattributes']); rmSync(join(dir, 'deep/.gitattributes')); }],
+    ['the repository\'s info/attributes may rewrite', (dir: string) => writeFileSync(join(dir, '.git', 'info', 'attributes'), '*.txt ident\n')],
+    ['the file holds a carriage return', (dir: string) => writeFiles(dir, { 'deep/er/f.txt': 'g\r\n' })],
+  ] as const) {
+    it(`where ${how}: asks git diff only then, and refuses a file written after the read`, async () => {
+      const dir = makeRepo({ 'README.md': 'x\n', 'deep/er/f.txt': 'f\n' });
+      git(dir, ['config', 'filter.upper.clean', 'cat']);
+      const saved = (await new WipStore({ cwd: dir, policy: null }).save({ label: 'turn:1' })).snapshot.commit;
+      writeFiles(dir, { 'deep/er/f.txt': 'g\n' });
+      setup(dir);
+      const asked = how !== 'no attribute may rewrite a file';
+      const quiet = counted(dir);
+      await quiet.store.restore({ snapshot: saved });
+      assert.equal(quiet.calls.includes('diff'), asked, `git diff compares: ${quiet.calls.join(' ')}`);
+      assert.equal(readFileSync(join(dir, 'deep/er/f.txt'), 'utf8'), 'f\n');
+      // Back to the edit, something staged (the restore then reads the index's tree after the
+      // working tree), and an editor that writes the file just after that read.
+      await quiet.store.restore({ snapshot: git(dir, ['rev-parse', 'refs/chant/wip/main']).trim() });
+      git(dir, ['add', 'README.md']);
+      writeFiles(dir, { 'README.md': 'staged\n' });
+      git(dir, ['add', 'README.md']);
+      const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      const racing = counted(dir, () => writeFileSync(join(dir, 'deep/er/f.txt'), 'precious edit\n'));
+      await assert.rejects(racing.store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-race') && error.message.includes('deep/er/f.txt'));
+      assert.equal(readFileSync(join(dir, 'deep/er/f.txt'), 'utf8'), 'precious edit\n');
+      assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint taken');
+    });
+  }
 });

@@ -3,9 +3,9 @@
 // file holds no carriage return, so no line-ending conversion (`text`, `eol`, `core.autocrlf`)
 // changes it (convert.c: convert_to_git runs those four steps and no other). A save's changed
 // files are then hashed in-process, a git process less; anything else is git's to hash.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { looseObjectSoon } from './formats/loose.js';
+import { looseObjectSoon, objectId } from './formats/loose.js';
 import { configOrAttributesMention, fileMentions } from './config-files.js';
 import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
@@ -51,7 +51,7 @@ export function attributesElsewhere(dirs: { commonDir: string; gitDir: string },
  * stores; false where there is none.
  * @internal
  */
-export function attributesRewrite(file: string): boolean {
+export function attributesRewrite(file: string | Buffer): boolean {
   return fileMentions(file, REWRITES);
 }
 
@@ -89,10 +89,42 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
 }
 
 /**
- * A regular file's bytes, read without following a symlink or waiting on a FIFO put there since
- * it was looked at; null when it is not one, holds more than `limit` bytes, or cannot be read.
+ * Whether each path (a byte string from `top`, one character a byte) still holds the blob of
+ * `oid`, told without git where that needs no attribute: a symlink whose target is those bytes,
+ * or a regular file of the mode's executable bit whose bytes (no carriage return, no larger than
+ * a save hashes itself) are. The caller knows that no attribute may rewrite the file's bytes
+ * (git add would then store them as they are). False says only that it was not told here: git
+ * compares those, through its filters.
+ * @param top - the working tree's top folder
+ * @param entries - each path, the mode and the blob it held when the working tree was read
+ * @param objectFormat - `sha1` or `sha256`
+ * @internal
  */
-function readPlainFile(path: string, limit: number): Buffer | null {
+export function blobsStillHeld(top: string, entries: ReadonlyArray<{ raw: string; mode: string; oid: string }>, objectFormat: string): boolean[] {
+  let budget = ALL_BYTES;
+  return entries.map(({ raw, mode, oid }) => {
+    const path = Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]);
+    if (mode === '120000') {
+      try {
+        return objectId('blob', readlinkSync(path, { encoding: 'buffer' }), objectFormat) === oid;
+      } catch {
+        return false;
+      }
+    }
+    if (mode !== '100644' && mode !== '100755') return false;
+    const content = readPlainFile(path, Math.min(FILE_BYTES, budget), mode === '100755');
+    if (content === null || content.includes(0x0d)) return false;
+    budget -= content.length;
+    return objectId('blob', content, objectFormat) === oid;
+  });
+}
+
+/**
+ * A regular file's bytes, read without following a symlink or waiting on a FIFO put there since
+ * it was looked at; null when it is not one, holds more than `limit` bytes, or cannot be read,
+ * or (`executable` given) when its owner's executable bit is not that.
+ */
+function readPlainFile(path: string | Buffer, limit: number, executable?: boolean): Buffer | null {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -102,6 +134,7 @@ function readPlainFile(path: string, limit: number): Buffer | null {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile() || stats.size > limit) return null;
+    if (executable !== undefined && ((stats.mode & 0o100) !== 0) !== executable) return null;
     // Read to the end, not to the size looked at: a file growing meanwhile is read as it is then, as git would.
     const chunks: Buffer[] = [];
     let total = 0;

@@ -47,7 +47,7 @@ export function attributesFiles(commonDir: string, env: Readonly<Record<string, 
  * but cannot be read (the caller cannot tell, and says yes).
  * @internal
  */
-export function fileMentions(file: string, pattern: RegExp): boolean {
+export function fileMentions(file: string | Buffer, pattern: RegExp): boolean {
   try {
     return pattern.test(readFileSync(file, 'latin1'));
   } catch (error) {

@@ -11,6 +11,8 @@ import { join, relative, sep } from 'node:path';
 import type { Snapshot } from '../documents/snapshot.js';
 import { WipError } from '../errors.js';
 import { indexMayHaveFlags, readUnmergedPaths } from '../git/formats/index-file.js';
+import type { IndexScan } from '../git/formats/index-file.js';
+import { attributesElsewhere, attributesRewrite } from '../git/blob-writer.js';
 import { readLooseInfo } from '../git/loose-objects.js';
 import { rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
@@ -406,4 +408,49 @@ function statText(top: string, raw: string): string {
     return code === 'ENOTDIR' ? '-' : `!${code}`;
   }
   return stats === undefined ? '-' : `${stats.dev}:${stats.ino}:${stats.mode}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
+}
+
+/**
+ * The paths of `raws` (byte strings) whose bytes git add would store as they are, but for line
+ * endings: no attributes file git reads for them may ask for a filter, `ident` or an encoding.
+ * Each folder on a path's way is looked at once: its `.gitattributes` must be a plain file that
+ * names none of those, or be absent from both the working tree and the index (git reads the
+ * index's where the working tree has none); attributes from elsewhere (the repository's
+ * `info/attributes`, a global file, config naming one) that may rewrite leave every path out.
+ * @internal
+ */
+export function storedAsTheyAre(layout: RepositoryLayout, raws: readonly string[], index: IndexScan, env: NodeJS.ProcessEnv): Set<string> {
+  if (raws.length === 0 || attributesElsewhere(layout, env)) return new Set();
+  const folders = new Map<string, boolean>();
+  const missing: string[] = [];
+  const plainFolder = (folder: string): boolean => {
+    let known = folders.get(folder);
+    if (known === undefined) {
+      const raw = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
+      const file = onDisk(layout.top, raw);
+      let stats: Stats | null | undefined;
+      try {
+        stats = lstatSync(file, { throwIfNoEntry: false }) ?? null;
+      } catch (error) {
+        // A folder on the way that is now a file holds no attributes; anything else is not known.
+        stats = (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : undefined;
+      }
+      if (stats === null) missing.push(Buffer.from(raw, 'latin1').toString('utf8'));
+      known = stats === null || (stats !== undefined && stats.isFile() && !attributesRewrite(file));
+      folders.set(folder, known);
+    }
+    return known;
+  };
+  const candidates = raws.filter((raw) => {
+    if (!plainFolder('')) return false;
+    for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) {
+      if (!plainFolder(raw.slice(0, slash))) return false;
+    }
+    return true;
+  });
+  if (candidates.length === 0) return new Set();
+  // A .gitattributes the working tree lacks but the index holds is read from the index.
+  const wanted = new Set(missing);
+  if (index.select(missing).some((entry) => wanted.has(entry.path))) return new Set();
+  return new Set(candidates);
 }

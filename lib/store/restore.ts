@@ -26,12 +26,13 @@ import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
+import { blobsStillHeld } from '../git/blob-writer.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
 import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
-import { blockedError, changedSince, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import { blockedError, changedSince, storedAsTheyAre, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
 import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -155,7 +156,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // And each holds now what the tree read of the working tree holds (the checkpoint's): a
       // file written between that read and the look above would otherwise be overwritten
       // unseen. A file at a path the tree did not hold is in the way: the checks below refuse it.
-      await unchangedSinceRead(plumbing, layout, changes, found, leftOut).catch(stopped);
+      await unchangedSinceRead(plumbing, layout, changes, found, leftOut, context.env ?? process.env).catch(stopped);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -360,7 +361,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
  * there. A file at a path that tree did not hold is in the way, which the checks after refuse
  * (wip-restore-blocked), whenever it came.
  */
-async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>, leftOut: readonly LeftOut[]): Promise<void> {
+async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>, leftOut: readonly LeftOut[], env: NodeJS.ProcessEnv): Promise<void> {
   // A path the read could not take is refused by the checks after, as in the way; a path with
   // nothing there now loses nothing to the move (a sparse checkout's file outside its cone is
   // absent all along, its index content in the tree).
@@ -368,15 +369,26 @@ async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, 
   const taken = (raw: string): boolean => !notTaken.some((path) => raw === path || raw.startsWith(`${path}/`));
   const present = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK && change.newMode !== GITLINK && found.get(change.raw) !== '-' && taken(change.raw));
   if (present.length === 0) return;
+  const utf8 = (raw: string): string => Buffer.from(raw, 'latin1').toString('utf8');
+  const index = scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat);
+  // Where no attribute may rewrite a file's bytes, what git add stores is those bytes: a file
+  // (or a symlink's target) that still hashes to the blob the read found is told here, without
+  // a git process; the rest are git's to compare, through its filters (see blobsStillHeld).
+  const plain = storedAsTheyAre(layout, present.map((change) => change.raw), index, env);
+  const told = present.filter((change) => plain.has(change.raw));
+  const same = new Set(blobsStillHeld(layout.top, told.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat)
+    .flatMap((holds, at) => (holds ? [(told[at] as TreeChange).raw] : [])));
+  const asked = present.filter((change) => !same.has(change.raw));
+  if (asked.length === 0) return;
   // Where the checkout's index holds the same blob, its stat data goes with it: git then trusts a
   // file whose stat data it still matches, as git status trusted it when the tree was read,
   // rather than hashing it again under attributes or settings changed since (the read kept the
   // index's blob, and so does the checkpoint).
-  const indexed = new Map(scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat)
-    .select(present.map((change) => Buffer.from(change.raw, 'latin1').toString('utf8')))
+  const indexed = new Map(index
+    .select(asked.map((change) => utf8(change.raw)))
     .filter((entry) => entry.stage === 0 && entry.flag === null && !entry.intentToAdd)
     .map((entry) => [Buffer.from(entry.path, 'utf8').toString('latin1'), entry]));
-  const entries = present.map((change) => {
+  const entries = asked.map((change) => {
     const entry = indexed.get(change.raw);
     const stat = entry !== undefined && entry.oid === change.oldOid && entry.mode === change.oldMode ? entry.statData?.() : undefined;
     return { raw: change.raw, mode: change.oldMode, oid: change.oldOid, ...(stat === undefined ? {} : { stat }) };
@@ -389,8 +401,8 @@ async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, 
     rmSync(scratch, { force: true });
   }
   if (held) return;
-  const shown = present.slice(0, 5).map((change) => rawPathText(change.raw)).join(', ');
-  throw new WipError('wip-race', `another process changed one of ${shown}${present.length > 5 ? ', ...' : ''} while the restore read the working tree, so nothing was changed and no checkpoint taken: restore again once it is done`, { paths: present.map((change) => rawPathText(change.raw)) });
+  const shown = asked.slice(0, 5).map((change) => rawPathText(change.raw)).join(', ');
+  throw new WipError('wip-race', `another process changed one of ${shown}${asked.length > 5 ? ', ...' : ''} while the restore read the working tree, so nothing was changed and no checkpoint taken: restore again once it is done`, { paths: asked.map((change) => rawPathText(change.raw)) });
 }
 
 /**
