@@ -189,7 +189,8 @@ describe('a restore or save killed with SIGKILL', () => {
     // writability check's object types and sizes are read from their loose files, not by cat-file,
     // and so is the wip tip (its loose ref and loose commit), not by for-each-ref, and the paths
     // the working tree's tree and the target's differ on, not by diff-tree. One git diff looks at
-    // the files the move will touch against what the read of the working tree found there.
+    // the files the move will touch against what the read of the working tree found there (the
+    // filter in info/attributes sends them to git; with no attribute that rewrites, chant hashes them).
     assert.equal(callsOfARestore, expectedCalls, `a restore that writes a checkpoint recording the index and resets the index makes ${expectedCalls} git calls`);
     t.diagnostic(`${killed} kills: before and after each of the ${callsOfARestore} git calls of a restore, and at 4 points inside its checkout`);
   });
