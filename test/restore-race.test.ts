@@ -4,7 +4,7 @@
 // deleted.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
@@ -254,6 +254,8 @@ describe('restore: the second look asks git only where an attribute may rewrite 
     ['the index holds a .gitattributes the working tree lacks', (dir: string) => { writeFiles(dir, { 'deep/.gitattributes': '*.txt ident\n' }); git(dir, ['add', 'deep/.gitattributes']); rmSync(join(dir, 'deep/.gitattributes')); }],
     ['the repository\'s info/attributes may rewrite', (dir: string) => writeFileSync(join(dir, '.git', 'info', 'attributes'), '*.txt ident\n')],
     ['the file holds a carriage return', (dir: string) => writeFiles(dir, { 'deep/er/f.txt': 'g\r\n' })],
+    // Its entries partly in a shared index the lookup of an index-only .gitattributes does not read.
+    ['the index is split', (dir: string) => git(dir, ['update-index', '--split-index'])],
   ] as const) {
     it(`where ${how}: asks git diff only then, and refuses a file written after the read`, async () => {
       const dir = makeRepo({ 'README.md': 'x\n', 'deep/er/f.txt': 'f\n' });
@@ -279,4 +281,39 @@ describe('restore: the second look asks git only where an attribute may rewrite 
       assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint taken');
     });
   }
+});
+
+describe('restore: the second look never reads through a folder swapped for a symlink', () => {
+  it('refuses with wip-race before the checkpoint when a folder holding a file it would remove becomes a symlink to a copy', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const outside = tempDir();
+    writeFileSync(join(outside, 'gone.txt'), 'work\n');
+    writeFiles(dir, { 'b.txt': 'snap b\n' });
+    const saved = (await new WipStore({ cwd: dir, policy: null }).save({ label: 'turn:1' })).snapshot.commit;
+    writeFiles(dir, { 'b.txt': 'mine b\n', 'dir/gone.txt': 'work\n', 'README.md': 'y\n' });
+    git(dir, ['add', 'README.md']);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const runner = new SimpleGitRunner(dir);
+    let fired = false;
+    const store = new WipStore({
+      cwd: dir, policy: null,
+      git: {
+        run: async (args, options) => {
+          const out = await runner.run(args, options);
+          // Just after the read: the folder goes aside, a symlink to a folder outside with the same bytes in its place.
+          if (!fired && args.includes('write-tree')) {
+            fired = true;
+            renameSync(join(dir, 'dir'), join(dir, 'dir.aside'));
+            symlinkSync(outside, join(dir, 'dir'));
+          }
+          return out;
+        },
+      },
+    });
+    await assert.rejects(store.restore({ snapshot: saved }), (error) => isWipError(error, 'wip-race') && error.message.includes('dir/gone.txt') && error.message.includes('no checkpoint taken'));
+    assert.ok(fired);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'no checkpoint taken');
+    assert.equal(readFileSync(join(dir, 'b.txt'), 'utf8'), 'mine b\n');
+    assert.deepEqual(readdirSync(outside), ['gone.txt']);
+  });
 });

@@ -3,7 +3,7 @@
 // file holds no carriage return, so no line-ending conversion (`text`, `eol`, `core.autocrlf`)
 // changes it (convert.c: convert_to_git runs those four steps and no other). A save's changed
 // files are then hashed in-process, a git process less; anything else is git's to hash.
-import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { looseObjectSoon, objectId } from './formats/loose.js';
 import { configOrAttributesMention, fileMentions } from './config-files.js';
@@ -92,7 +92,7 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
  * Whether each path (a byte string from `top`, one character a byte) still holds the blob of
  * `oid`, told without git where that needs no attribute: a symlink whose target is those bytes,
  * or a regular file of the mode's executable bit whose bytes (no carriage return, no larger than
- * a save hashes itself) are. The caller knows that no attribute may rewrite the file's bytes
+ * a save hashes itself) are, every folder on its way a folder (not a symlink to one). The caller knows that no attribute may rewrite the file's bytes
  * (git add would then store them as they are). False says only that it was not told here: git
  * compares those, through its filters.
  * @param top - the working tree's top folder
@@ -102,7 +102,26 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
  */
 export function blobsStillHeld(top: string, entries: ReadonlyArray<{ raw: string; mode: string; oid: string }>, objectFormat: string): boolean[] {
   let budget = ALL_BYTES;
+  // Only the last name is opened without following a symlink: each folder on the way must be a
+  // folder itself, or the bytes read would be another place's (git counts a path under a
+  // symlinked folder as gone).
+  const folders = new Map<string, boolean>();
+  const isFolder = (raw: string): boolean => {
+    let known = folders.get(raw);
+    if (known === undefined) {
+      try {
+        known = lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]), { throwIfNoEntry: false })?.isDirectory() === true;
+      } catch {
+        known = false;
+      }
+      folders.set(raw, known);
+    }
+    return known;
+  };
   return entries.map(({ raw, mode, oid }) => {
+    for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) {
+      if (!isFolder(raw.slice(0, slash))) return false;
+    }
     const path = Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]);
     if (mode === '120000') {
       try {

@@ -4,6 +4,7 @@
 // its cost follows the change, not the size of the working tree. Paths are byte strings (one
 // character a byte, as `latin1` decodes them), so names that are not UTF-8 are looked at as
 // they are on disk.
+import { isUtf8 } from 'node:buffer';
 import { accessSync, constants, lstatSync, realpathSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { lstat, readdir, statfs } from 'node:fs/promises';
@@ -420,7 +421,8 @@ function statText(top: string, raw: string): string {
  * @internal
  */
 export function storedAsTheyAre(layout: RepositoryLayout, raws: readonly string[], index: IndexScan, env: NodeJS.ProcessEnv): Set<string> {
-  if (raws.length === 0 || attributesElsewhere(layout, env)) return new Set();
+  // A split index holds entries in its shared index, which the lookup below does not read.
+  if (raws.length === 0 || index.split || attributesElsewhere(layout, env)) return new Set();
   const folders = new Map<string, boolean>();
   const missing: string[] = [];
   const plainFolder = (folder: string): boolean => {
@@ -442,7 +444,8 @@ export function storedAsTheyAre(layout: RepositoryLayout, raws: readonly string[
     return known;
   };
   const candidates = raws.filter((raw) => {
-    if (!plainFolder('')) return false;
+    // The index is looked up by UTF-8 names: a name that is not UTF-8 is git's to compare.
+    if (!isUtf8(Buffer.from(raw, 'latin1')) || !plainFolder('')) return false;
     for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) {
       if (!plainFolder(raw.slice(0, slash))) return false;
     }
