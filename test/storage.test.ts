@@ -194,4 +194,47 @@ describe('prune', () => {
     await assertRefusal(() => racing.prune({ keepLast: 3 }), 'wip-race');
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main^']).trim(), tip);
   });
+
+  it('keeps the index a kept checkpoint recorded: after the prune and a gc, restoring it gives back the staged file too', async () => {
+    const dir = makeRepo({ f: 'base\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFileSync(join(dir, 'f'), 'old\n');
+    await store.save({ label: 'turn:1' });
+    writeFileSync(join(dir, 'f'), 's1\n');
+    const s1 = (await store.save({ label: 'turn:2' })).snapshot.commit;
+    // Staged content no commit holds, and other work over it.
+    writeFileSync(join(dir, 'f'), 'staged only\n');
+    git(dir, ['add', 'f']);
+    writeFileSync(join(dir, 'f'), 'working\n');
+    const checkpoint = (await store.restore({ snapshot: s1 })).checkpoint.snapshot.commit;
+    assert.equal(git(dir, ['rev-list', '--parents', '-n', '1', checkpoint]).trim().split(' ').length, 4, 'the snapshot below, the index, HEAD');
+    const pruned = await store.prune({ keepLast: 2, gc: true });
+    assert.equal(pruned.branches[0]?.dropped.length, 1);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const parents = git(dir, ['rev-list', '--parents', '-n', '1', tip]).trim().split(' ').slice(1);
+    assert.equal(parents.length, 3, 'the rewritten checkpoint keeps its index and its head');
+    assert.equal(git(dir, ['rev-parse', `${parents[1]}^{tree}`]).trim(), git(dir, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Index,valueonly)', tip]).trim());
+    git(dir, ['fsck', '--strict', '--no-dangling']);
+    await store.restore({ snapshot: tip });
+    assert.equal(git(dir, ['show', ':f']), 'staged only\n', 'the staged file is back in the index');
+    assert.equal(git(dir, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Label,valueonly)', `${tip}^1`]).trim(), 'turn:2', 'below it, the snapshot it was taken over');
+  });
+
+  it('refuses, pruning nothing, a chain that goes on below what reads as snapshots', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFileSync(join(dir, 'a.txt'), 'precious\n');
+    await store.save({ label: 'precious' });
+    // A commit no chant reads as a snapshot (an empty branch trailer) on the chain, then more snapshots above it.
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const odd = git(dir, ['commit-tree', '-p', tip, '-p', 'HEAD', '-m', 'odd\n\nChant-Wip-Branch:\n', `${tip}^{tree}`]).trim();
+    git(dir, ['update-ref', 'refs/chant/wip/main', odd, tip]);
+    for (let i = 0; i < 3; i += 1) {
+      writeFileSync(join(dir, 'a.txt'), `turn ${i}\n`);
+      await store.save();
+    }
+    const before = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    await assertRefusal(() => store.prune({ keepLast: 1, keepLabelled: true }), 'wip-snapshot-unknown');
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), before, 'nothing pruned');
+  });
 });

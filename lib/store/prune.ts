@@ -7,6 +7,8 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
+import type { RawCommit } from '../git/storage.js';
+import { indexTrailer } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
 import { existsSync, readdirSync } from 'node:fs';
@@ -150,15 +152,25 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
       // above it (recorded by a fetch that found the chains diverged) is not this prune's to drop.
       const recorded: string[] = [];
       for (const replica of replicas.get(entry.ref) ?? []) if (await chainHolds(context.git, context.cwd, entry.tip, replica)) recorded.push(replica);
-      const raws = await readRawCommits(context.git, context.cwd, kept.map((snapshot) => snapshot.commit).reverse());
+      // The oldest snapshot listed is read too: a chain that goes on below it into commits the
+      // read could not take as snapshots (another version's, a damaged one) would lose them all
+      // to the rewrite, whatever the rules keep there.
+      const oldest = entry.snapshots.at(-1) as Snapshot;
+      const kin = kept.map((snapshot) => snapshot.commit).reverse();
+      const read = await readRawCommits(context.git, context.cwd, kin[0] === oldest.commit ? kin : [oldest.commit, ...kin]);
+      if (ownParents(read[0] as RawCommit).below !== null) {
+        throw new WipError('wip-snapshot-unknown', `the chain of ${entry.branch} goes on below ${oldest.commit.slice(0, 12)} with a commit that does not read as a snapshot (another chant's, or damaged), so nothing was pruned: a prune would drop it and everything under it`);
+      }
+      const raws = kin[0] === oldest.commit ? read : read.slice(1);
       let below: string | null = null;
       raws.forEach((raw, index) => {
-        const head = raw.parents.at(-1) as string;
         // One remote trailer for each replica recorded (a prune's marker names what every remote held), none when there is none.
         const remotes = (recorded.length === 0 ? ['none'] : recorded).map((replica) => `${PRUNED_REMOTE_TRAILER}: ${replica}\n`).join('');
         const marker = index === 0 ? `${PRUNED_TRAILER}: ${entry.tip}\n${remotes}` : '';
         const message = marker === '' ? raw.message : `${raw.message.replace(/\n*$/, '\n')}${marker}`;
-        const bytes = commitBytes({ tree: raw.tree, parents: below === null ? [head] : [below, head], rest: raw.rest, message });
+        // Its own parents stay: the commit of the index a checkpoint recorded, and its head.
+        const { own } = ownParents(raw);
+        const bytes = commitBytes({ tree: raw.tree, parents: below === null ? own : [below, ...own], rest: raw.rest, message });
         bodies.push(bytes);
         below = objectId('commit', bytes, layout.objectFormat);
       });
@@ -182,6 +194,16 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
   // The push runs outside the lock: it is the network, and a save may go on meanwhile.
   if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
   return result;
+}
+
+/**
+ * A snapshot's parents split as a save or a restore wrote them: the snapshot below it (none for
+ * a chain's first), then its own, the commit of the index a checkpoint recorded (when its
+ * message names one) and the commit HEAD named.
+ */
+function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
+  const own = indexTrailer(raw.message) === null ? 1 : 2;
+  return raw.parents.length > own ? { below: raw.parents[0] as string, own: raw.parents.slice(1) } : { below: null, own: raw.parents };
 }
 
 /**
