@@ -112,6 +112,14 @@ describe('prune', () => {
     assert.equal(refused.code, 1);
     assert.equal(refused.doc.error.code, 'write-usage-invalid');
     await assertValidDocument(refused.doc, { oursOnly: true });
+    // What Number() would read as a number, and the empty text as 0: refused, quoted as given.
+    for (const given of ['0x2', '1e1', '+2', ' 2', '', '2abc']) {
+      const bad = await runCli(dir, ['workspace', 'wip', 'prune', '--keep-last', given]);
+      assert.equal(bad.code, 1, given);
+      assert.equal(bad.doc.error.code, 'write-usage-invalid');
+      assert.ok(bad.doc.error.message.includes(JSON.stringify(given)), bad.doc.error.message);
+    }
+    assert.equal(refsOf(dir), refs);
   });
 
   it('frees the dropped snapshots\' objects with gc, and the storage report shows it', async () => {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { WipStore } from '../../../../lib/index.js';
+import { WipError, WipStore } from '../../../../lib/index.js';
 import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipPruneCommand extends WriteCommand<'prune'> {
@@ -24,6 +24,8 @@ export class WipPruneCommand extends WriteCommand<'prune'> {
   gc = Option.Boolean('--gc', false, { description: 'Run git gc --prune=now afterwards (a repack of the whole repository).' });
 
   perform() {
+    // Digits only: Number() would take 0x2, 1e1, +2 and ' 2' as numbers, and '' as 0.
+    if (this.keepLast !== undefined && !/^[0-9]{1,15}$/.test(this.keepLast)) throw new WipError('write-usage-invalid', `--keep-last takes a whole number from 1, in digits; it was given ${JSON.stringify(this.keepLast)}`);
     const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
     return store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
   }
