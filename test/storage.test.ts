@@ -113,7 +113,7 @@ describe('prune', () => {
     assert.equal(refused.doc.error.code, 'write-usage-invalid');
     await assertValidDocument(refused.doc, { oursOnly: true });
     // What Number() would read as a number, and the empty text as 0: refused, quoted as given.
-    for (const given of ['0x2', '1e1', '+2', ' 2', '', '2abc']) {
+    for (const given of ['0x2', '1e1', '+2', ' 2', '', '2abc', '0', '00']) {
       const bad = await runCli(dir, ['workspace', 'wip', 'prune', '--keep-last', given]);
       assert.equal(bad.code, 1, given);
       assert.equal(bad.doc.error.code, 'write-usage-invalid');
@@ -226,6 +226,28 @@ describe('prune', () => {
     await store.restore({ snapshot: tip });
     assert.equal(git(dir, ['show', ':f']), 'staged only\n', 'the staged file is back in the index');
     assert.equal(git(dir, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Label,valueonly)', `${tip}^1`]).trim(), 'turn:2', 'below it, the snapshot it was taken over');
+  });
+
+  it('counts what a checkpoint left first by a prune changed against its head, in show as in the read', async () => {
+    const dir = makeRepo({ f: 'base\n', g: 'g\n', h: 'h\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFileSync(join(dir, 'f'), 's1\n');
+    const s1 = (await store.save()).snapshot.commit;
+    writeFileSync(join(dir, 'f'), 's2\n');
+    await store.save();
+    writeFileSync(join(dir, 'g'), 'staged g\n');
+    writeFileSync(join(dir, 'h'), 'staged h\n');
+    git(dir, ['add', 'g', 'h']);
+    writeFileSync(join(dir, 'f'), 'edited\n');
+    await store.restore({ snapshot: s1 });
+    await store.prune({ keepLast: 1, gc: true });
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.equal(git(dir, ['rev-list', '--parents', '-n', '1', tip]).trim().split(' ').length, 3, 'the index and the head');
+    const shown = await store.show({ snapshot: tip });
+    const listed = (await store.list({ changes: true })).branches[0]?.snapshots[0];
+    assert.equal(shown.changes?.against, git(dir, ['rev-parse', 'HEAD']).trim());
+    assert.deepEqual(shown.changes, listed?.changes);
+    assert.equal(shown.changes?.files, 3);
   });
 
   it('refuses, pruning nothing, a chain that goes on below what reads as snapshots', async () => {

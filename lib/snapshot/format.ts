@@ -299,6 +299,16 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
  */
 export const INDEX_TRAILER = 'Chant-Wip-Index';
 
+/**
+ * The snapshot below a snapshot on its chain, from its commit's parents and message: its first
+ * parent when it has more parents than its own (the commit of the index a checkpoint recorded,
+ * when its message names one, then its head), else null (a chain's first snapshot).
+ */
+export function parentBelow(parents: readonly string[], message: string): string | null {
+  const own = indexTrailer(message) === null ? 1 : 2;
+  return parents.length > own ? (parents[0] as string) : null;
+}
+
 /** The index tree a snapshot's message records in its trailers, or null. */
 export function indexTrailer(message: string): string | null {
   const trimmed = message.replace(/\s+$/, '');

@@ -13,7 +13,7 @@ import type { CommitRecord } from '../git/formats/commit.js';
 import { readLooseCommits } from '../git/loose-objects.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import { compareBytes } from '../order.js';
-import { readSnapshot } from '../snapshot/format.js';
+import { parentBelow, readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
 import { checkpointSettings } from './context.js';
 import { stageWorkingTree } from './staging.js';
@@ -97,8 +97,9 @@ export async function countComparable(plumbing: Plumbing, pairs: Array<[string, 
   }
 }
 
+/** What a snapshot changed is counted against: the snapshot below it, or its head for a chain's first (a checkpoint's index commit is neither). */
 function firstParent(record: CommitRecord, snapshot: Snapshot): string {
-  return record.parents.length > 1 ? (record.parents[0] as string) : snapshot.head;
+  return parentBelow(record.parents, record.message) ?? snapshot.head;
 }
 
 /** A commit and the working tree: the tree a save would record is staged first, then diffed. */

@@ -8,7 +8,7 @@ import { isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import type { RawCommit } from '../git/storage.js';
-import { indexTrailer } from '../snapshot/format.js';
+import { parentBelow } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
 import { existsSync, readdirSync } from 'node:fs';
@@ -202,8 +202,8 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
  * message names one) and the commit HEAD named.
  */
 function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
-  const own = indexTrailer(raw.message) === null ? 1 : 2;
-  return raw.parents.length > own ? { below: raw.parents[0] as string, own: raw.parents.slice(1) } : { below: null, own: raw.parents };
+  const below = parentBelow(raw.parents, raw.message);
+  return { below, own: below === null ? raw.parents : raw.parents.slice(1) };
 }
 
 /**
