@@ -219,3 +219,25 @@ describe('the secret gate', () => {
     assert.equal((await runCli(dir, ['workspace', 'wip', 'push'])).doc.replication.heldBack?.length, 1);
   });
 });
+
+describe('the secret gate and what a checkpoint staged', () => {
+  it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'notes.txt'), 'first\n');
+    const first = (await store.save({ label: 'one' })).snapshot.commit;
+    assert.equal((await replicator.push()).replication.pushed.length, 1);
+    // A token staged, then taken out of the working tree: only the index holds it.
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    git(dir, ['add', '.env']);
+    writeFileSync(join(dir, '.env'), 'GITHUB_TOKEN=\n');
+    const restored = await store.restore({ snapshot: first });
+    const checkpoint = restored.checkpoint.snapshot.commit;
+    assert.equal(git(dir, ['rev-list', '--parents', '-n', '1', checkpoint]).trim().split(' ').length, 4, 'the snapshot below, the index, the head');
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.pushed, []);
+    assert.equal(remoteTip(remote), first);
+    const [held] = replication.heldBack ?? [];
+    assert.deepEqual(held?.findings.map(({ path, line, snapshot }) => ({ path, line, snapshot })), [{ path: '.env', line: 1, snapshot: checkpoint }]);
+    assert.ok(!JSON.stringify(replication).includes(GITHUB_TOKEN));
+  });
+});

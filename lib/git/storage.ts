@@ -221,7 +221,9 @@ export interface AddedBlob {
 
 /**
  * The snapshots `tip`'s first-parent chain holds that none of `known` reaches, oldest first, and
- * the files each adds or changes over the one below it: one `git log`, however many snapshots.
+ * the files each adds or changes over the one below it, and over its head what a checkpoint's
+ * recorded index stages: one `git log`, however many snapshots (and one `git diff-tree` when
+ * checkpoints that recorded an index are among them).
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param tip - the chain's tip
@@ -240,7 +242,7 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   // "\x01<commit> <parents>\0", then per change ":<modes> <ids> <status>\0<path>\0". No
   // --diff-filter: in a log it would also drop the commits that only delete from the chain.
   const log = (negatives: readonly string[] | null): Promise<string> => run(git, cwd, [
-    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)',
+    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
     '--ignore-missing', ...(negatives === null ? ['--not', '--branches', '--tags'] : []), '--stdin',
   ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}` });
   let out = await log(null);
@@ -257,13 +259,21 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
     ended = next;
   }
   const chain: Array<{ commit: string; parent: string | null }> = [];
-  const blobs: AddedBlob[] = [];
+  const own = new Map<string, AddedBlob[]>();
   const held = new Set<string>();
   const knownSet = new Set(known);
+  // A checkpoint that recorded the index has a commit of that index among its parents (before
+  // its head), off the first-parent walk: what was staged goes to the remote with it.
+  const indexCommits = new Map<string, string>();
   for (const record of out.split('\x01').slice(1)) {
     const fields = record.split('\0');
-    const [commit = '', parent] = ((fields[0] as string).split('\x02')[0] as string).trim().split(' ');
+    const [ids = '', trailers = ''] = (fields[0] as string).split('\x02');
+    const [commit = '', ...parents] = ids.trim().split(' ');
+    const parent = parents[0];
     chain.push({ commit, parent: parent ?? null });
+    const found: AddedBlob[] = [];
+    own.set(commit, found);
+    if ((trailers.split('\x03')[1] ?? '').trim() !== '' && parents.length >= 2) indexCommits.set(parents[parents.length - 2] as string, commit);
     const onKnown = parent !== undefined && knownSet.has(parent);
     for (let i = 1; i < fields.length; i += 1) {
       const field = (fields[i] as string).replace(/^\n/, '');
@@ -273,10 +283,42 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
       i += 1;
       if (onKnown && oldMode?.startsWith('100') && oldBlob !== undefined) held.add(oldBlob);
       // Added, changed and retyped files only: a gitlink names a commit, and a symlink's target is no file's content.
-      if (parent !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) blobs.push({ snapshot: commit, path, blob: newBlob });
+      if (parent !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) found.push({ snapshot: commit, path, blob: newBlob });
     }
   }
+  // What each index commit stages over its own parent (the head), credited to its checkpoint,
+  // in one git diff-tree for them all.
+  const staged = indexCommits.size === 0 ? new Map<string, AddedBlob[]>() : await stagedBlobs(git, cwd, indexCommits);
+  const blobs = chain.flatMap((link) => [...(own.get(link.commit) ?? []), ...(staged.get(link.commit) ?? [])]);
   return { chain, blobs, held };
+}
+
+/**
+ * The files each index commit (a checkpoint's record of the index) adds or changes over its
+ * parent, by the checkpoint that names it: `git diff-tree --stdin`, which prints each commit's
+ * id, then its changes, NUL-separated.
+ */
+async function stagedBlobs(git: GitRunner, cwd: string, indexCommits: ReadonlyMap<string, string>): Promise<Map<string, AddedBlob[]>> {
+  const out = await run(git, cwd, ['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-abbrev', '--stdin'], { input: [...indexCommits.keys()].map((commit) => `${commit}\n`).join('') });
+  const found = new Map<string, AddedBlob[]>();
+  let snapshot: string | undefined;
+  const fields = out.split('\0');
+  for (let i = 0; i < fields.length; i += 1) {
+    const field = (fields[i] as string).replace(/^\n/, '');
+    if (!field.startsWith(':')) {
+      snapshot = indexCommits.get(field.trim());
+      continue;
+    }
+    const [, newMode, , newBlob, status] = field.slice(1).split(' ');
+    const path = fields[i + 1] as string;
+    i += 1;
+    if (snapshot !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) {
+      const list = found.get(snapshot) ?? [];
+      list.push({ snapshot, path, blob: newBlob });
+      found.set(snapshot, list);
+    }
+  }
+  return found;
 }
 
 /** A full object id, as for-each-ref prints them. */
@@ -291,9 +333,10 @@ const OBJECT_NAME = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 function chainEnd(out: string, tip: string): string | null {
   const first = out.indexOf('\x01');
   if (first < 0) return tip;
-  const [ids = '', head = ''] = out.slice(first + 1, out.indexOf('\0', first)).split('\x02');
+  const [ids = '', trailers = ''] = out.slice(first + 1, out.indexOf('\0', first)).split('\x02');
+  const head = (trailers.split('\x03')[0] ?? '').trim();
   const parent = ids.trim().split(' ')[1];
-  return parent === undefined || parent === head.trim() ? null : parent;
+  return parent === undefined || parent === head ? null : parent;
 }
 
 /** Whether a commit is a snapshot: its message carries chant's branch trailer. */
