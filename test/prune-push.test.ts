@@ -94,7 +94,7 @@ describe('a pruned chain and the remote', () => {
     assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), bSnapshot);
   });
 
-  it('goes on save under the declared retain block as a prune push does: over what the chain held, never over another box\'s snapshot', async () => {
+  it('goes on save under the declared retain block as a prune push does: over what the chain held, never over another box\'s snapshot it did not take', async () => {
     const { remote, a, b } = boxes();
     const declaration = `${JSON.stringify({ members: [{ name: 'app', box: { retain: { keepLast: 1, onSave: true }, replicate: { remote: 'origin', refs: ['wip'], on: ['save'] } } }] })}\n`;
     for (const dir of [a, b]) writeFileSync(join(dir, 'chant.workspace.json'), declaration);
@@ -109,19 +109,30 @@ describe('a pruned chain and the remote', () => {
     // a saves again before it fetched: its lease on its own push is stale, and its push refused.
     writeFileSync(join(a, 'a.txt'), 'a 2\n');
     assert.equal((await new WipStore({ cwd: a }).save({ label: 'a 2' })).replication?.pushed.length, 0);
-    // Its fetch records b's chain as the remote's and says diverged; a's next save prunes a chain
-    // that never held it, and its push is refused: b's snapshot stays there and at home.
-    assert.equal((await (await Replicator.open({ cwd: a })).fetch()).refs[0]?.result, 'diverged');
+    // Its fetch finds b's chain pruned past what a held, over a chain with a snapshot of a's own:
+    // a's chain goes aside whole, and the ref takes b's. a's next save goes on b's chain, and
+    // prunes it under the declared rule, which now applies to b's snapshot: it took it.
+    const aTip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await (await Replicator.open({ cwd: a })).fetch();
+    assert.deepEqual(fetched.refs.map(({ result, aside }) => ({ result, aside })), [{ result: 'fast-forward', aside: `refs/chant/wip-aside/${aTip}` }]);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), fromB.pruned?.next);
     writeFileSync(join(a, 'a.txt'), 'a 3\n');
     const third = await new WipStore({ cwd: a }).save({ label: 'a 3' });
-    assert.equal(third.replication?.pushed.length, 0);
-    assert.match(third.replication?.rejected[0]?.reason ?? '', /non-fast-forward|fetch first/);
-    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), fromB.pruned?.next);
-    assert.equal((await (await Replicator.open({ cwd: b })).fetch()).refs[0]?.result, 'up-to-date');
-    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), fromB.pruned?.next);
+    assert.deepEqual(third.replication?.rejected, []);
+    assert.equal(third.pruned?.ref, 'refs/chant/wip/main', 'the save prunes its own chain, not the one set aside');
+    assert.deepEqual(third.replication?.pushed.map((ref) => ref.ref).sort(), [`refs/chant/wip-aside/${aTip}`, 'refs/chant/wip/main']);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), third.pruned?.next);
+    assert.equal(git(remote, ['rev-parse', `refs/chant/wip-aside/${aTip}`]).trim(), aTip, 'a\'s own chain is on the remote too');
+    assert.match(git(remote, ['log', '-1', '--format=%B', 'refs/chant/wip/main']), new RegExp(`Chant-Wip-Pruned-Remote: ${fromB.pruned?.next}`), 'the marker names b\'s chain, which a held');
+    // b learns of it: the marker names its tip.
+    const learnt = await (await Replicator.open({ cwd: b })).fetch();
+    assert.deepEqual(learnt.refs.map(({ ref, result, pruned: was, aside }) => ({ ref, result, was, aside })), [
+      { ref: `refs/chant/wip-aside/${aTip}`, result: 'created', was: undefined, aside: undefined },
+      { ref: 'refs/chant/wip/main', result: 'fast-forward', was: true, aside: undefined },
+    ]);
   });
 
-  it('is learnt by a fetching box whose tip the prune replaced, and a box with a snapshot of its own stays diverged', async () => {
+  it('is learnt by a fetching box whose tip the prune replaced, and a box with a snapshot of its own moves its chain aside whole and sends it', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 40);
     const replicatorA = new Replicator({ cwd: a, policy });
@@ -147,9 +158,45 @@ describe('a pruned chain and the remote', () => {
     assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
     const run = await runCli(b, ['workspace', 'wip', '--json']);
     assert.equal(run.doc.branches[0]?.snapshots.length, 4);
+    // c's chain holds a snapshot the pruning box never saw: it goes aside whole, and the ref takes the pruned chain.
     const other = await replicatorC.fetch();
-    assert.equal(other.refs[0]?.result, 'diverged');
-    assert.equal(other.refs[0]?.pruned, undefined);
-    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), own);
+    assert.deepEqual(other.refs.map(({ result, pruned: was, aside }) => ({ result, was, aside })), [{ result: 'fast-forward', was: true, aside: `refs/chant/wip-aside/${own}` }]);
+    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    assert.equal(git(c, ['rev-parse', `refs/chant/wip-aside/${own}`]).trim(), own);
+    const sent = await replicatorC.push();
+    assert.deepEqual(sent.replication.pushed, [{ ref: `refs/chant/wip-aside/${own}`, commit: own }]);
+    assert.equal(git(git(a, ['remote', 'get-url', 'origin']).trim(), ['rev-parse', `refs/chant/wip-aside/${own}`]).trim(), own, 'the remote holds c\'s snapshot');
+    // c's next snapshot goes on the pruned chain, and its push is a fast-forward.
+    const next = git(c, ['commit-tree', '-p', pruned, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(c, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${pruned}^{tree}`]).trim();
+    git(c, ['update-ref', 'refs/chant/wip/main', next, pruned]);
+    assert.deepEqual((await replicatorC.push()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: next }]);
+  });
+
+  it('brings a box that fell behind a prune, holding nothing the remote did not, to the pruned chain', async () => {
+    const { a, b, policy } = boxes();
+    buildChain(a, 10);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.fetch();
+    const behind = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
+    // a goes on past what b fetched, pushes, then prunes: its marker names its own tip, never b's.
+    let tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    for (let i = 0; i < 3; i += 1) {
+      const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
+      git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
+      tip = next;
+    }
+    assert.equal((await replicatorA.push()).replication.pushed.length, 1);
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    assert.equal((await replicatorA.pushPruned()).replication.pushed.length, 1);
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.ok(!git(a, ['log', '--format=%B', 'refs/chant/wip/main']).includes(behind), 'no marker names the tip b holds');
+    git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    const fetched = await replicatorB.fetch();
+    assert.deepEqual(fetched.refs.map(({ result, pruned: was, aside }) => ({ result, was, aside })), [{ result: 'fast-forward', was: true, aside: undefined }]);
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    assert.equal(git(b, ['for-each-ref', 'refs/chant/wip-aside/']).trim(), '', 'nothing set aside: b held nothing of its own');
+    assert.equal((await replicatorB.state())?.replicated, true);
   });
 });

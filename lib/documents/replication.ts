@@ -305,7 +305,8 @@ export const FetchRef = Type.Object({
   remote: Type.String({ ...ObjectId, description: 'The commit the remote holds the ref at.' }),
   local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
   result: FetchOutcome,
-  pruned: Type.Optional(Type.Literal(true, { description: "Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune marker names the local tip, so the local ref was moved to it (result fast-forward) and no snapshot the local chain held was left out of the rules the prune applied." })),
+  pruned: Type.Optional(Type.Literal(true, { description: "Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune marker names the local tip, so the local ref was moved to it (result fast-forward) and no snapshot the local chain held was left out of the rules the prune applied; or, with aside, a rewrite past what this box held." })),
+  aside: Type.Optional(Type.String({ description: "Present when the remote's chain was pruned past what this box held (its prune marker names no tip of this box's): the local chain was moved whole to this ref (refs/chant/wip-aside/<its tip>), which the next push sends, and the ref took the remote's chain (result fast-forward, pruned). Nothing was dropped." })),
 });
 /**
  * One ref the remote holds of the policy's classes, with the local ref before the fetch and what the fetch did with it.
@@ -328,9 +329,17 @@ export interface FetchRef {
   /**
    * Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune
    * marker names the local tip, so the local ref was moved to it (result fast-forward) and no
-   * snapshot the local chain held was left out of the rules the prune applied.
+   * snapshot the local chain held was left out of the rules the prune applied; or, with aside, a
+   * rewrite past what this box held.
    */
   pruned?: true;
+  /**
+   * Present when the remote's chain was pruned past what this box held (its prune marker names no
+   * tip of this box's): the local chain was moved whole to this ref (refs/chant/wip-aside/\<its
+   * tip\>), which the next push sends, and the ref took the remote's chain (result fast-forward,
+   * pruned). Nothing was dropped.
+   */
+  aside?: string;
 }
 
 /**

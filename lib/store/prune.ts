@@ -122,6 +122,15 @@ function givesRule(options: PruneOptions): boolean {
  * ```
  */
 export async function prune(context: StoreContext, options: PruneOptions = {}): Promise<PruneResult> {
+  return pruneChains(context, options, null);
+}
+
+/**
+ * {@link prune}, of every chain of the branch, or of `onlyRef` alone (a save prunes its own
+ * chain, never one of its branch moved aside).
+ * @internal
+ */
+export async function pruneChains(context: StoreContext, options: PruneOptions, onlyRef: string | null): Promise<PruneResult> {
   if (givesRule(options)) retentionRules(options);
   const dryRun = options.dryRun === true;
   const { layout } = await context.plumbing.checkout();
@@ -136,7 +145,8 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
     const results: BranchPrune[] = [];
     const rewrites: Array<{ ref: string; next: string; expected: string }> = [];
     const bodies: Buffer[] = [];
-    for (const entry of branches) {
+    // A save prunes its own chain only: a chain of its branch moved aside is the host's to prune.
+    for (const entry of onlyRef === null ? branches : branches.filter((chain) => chain.ref === onlyRef)) {
       const keep = keptByRules(entry.snapshots, rules, now);
       const dropped = entry.snapshots.filter((_, index) => !keep[index]).map((snapshot) => snapshot.commit);
       const kept = entry.snapshots.filter((_, index) => keep[index]);

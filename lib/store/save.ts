@@ -19,7 +19,7 @@ import { cancelledError, checkNotAborted } from '../errors.js';
 import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
-import { prune } from './prune.js';
+import { pruneChains } from './prune.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
@@ -136,7 +136,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   if (retain !== null && (options.prune === true || retain.onSave)) {
     try {
       // With the declared policy, so that the prune marker names what the remote held (see prune).
-      pruned = (await prune({ ...context, policy }, { branch: checkout.branch, ...retain.rules })).branches[0] ?? null;
+      pruned = (await pruneChains({ ...context, policy }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
     } catch (error) {
       // A save in another worktree moved the chain meanwhile: the snapshot stands, the next save prunes.
       if (!isWipError(error, 'wip-race')) throw error;
