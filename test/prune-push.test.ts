@@ -2,7 +2,7 @@
 // lease on the replica chant recorded, and the lease refuses when another clone pushed meanwhile.
 // Real bare remotes, real clones.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
@@ -172,7 +172,7 @@ describe('a pruned chain and the remote', () => {
     assert.deepEqual((await replicatorC.push()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: next }]);
   });
 
-  it('brings a box that fell behind a prune, holding nothing the remote did not, to the pruned chain', async () => {
+  it('brings a box that fell behind a prune to the pruned chain, its own chain set aside whole', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 10);
     const replicatorA = new Replicator({ cwd: a, policy });
@@ -193,10 +193,76 @@ describe('a pruned chain and the remote', () => {
     const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
     assert.ok(!git(a, ['log', '--format=%B', 'refs/chant/wip/main']).includes(behind), 'no marker names the tip b holds');
     git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    // Even where b holds nothing the remote did not (its tip is the replica it recorded), what
+    // the remote held since is not proven to cover it (a remote made anew, a force push): its
+    // chain is set aside, never dropped.
     const fetched = await replicatorB.fetch();
-    assert.deepEqual(fetched.refs.map(({ result, pruned: was, aside }) => ({ result, was, aside })), [{ result: 'fast-forward', was: true, aside: undefined }]);
+    assert.deepEqual(fetched.refs.map(({ result, pruned: was, aside }) => ({ result, was, aside })), [{ result: 'fast-forward', was: true, aside: `refs/chant/wip-aside/${behind}` }]);
     assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
-    assert.equal(git(b, ['for-each-ref', 'refs/chant/wip-aside/']).trim(), '', 'nothing set aside: b held nothing of its own');
+    assert.equal(git(b, ['rev-parse', `refs/chant/wip-aside/${behind}`]).trim(), behind);
+    assert.deepEqual((await replicatorB.push()).replication.pushed, [{ ref: `refs/chant/wip-aside/${behind}`, commit: behind }]);
     assert.equal((await replicatorB.state())?.replicated, true);
+  });
+
+  it('sets aside, never drops, the chain of a box whose recorded replica is stale: a remote made anew, then pruned by another box', async () => {
+    const { remote, a, b, policy } = boxes();
+    const replicatorA = new Replicator({ cwd: a, policy });
+    const replicatorB = new Replicator({ cwd: b, policy });
+    writeFileSync(join(a, 'f.txt'), 'a1\n');
+    await new WipStore({ cwd: a, policy }).save({ label: 'a1' });
+    await replicatorA.push();
+    await replicatorB.fetch();
+    writeFileSync(join(b, 'f.txt'), 'b1 precious\n');
+    const b1 = (await new WipStore({ cwd: b, policy }).save({ label: 'b1' })).snapshot.commit;
+    assert.equal((await replicatorB.push()).replication.pushed.length, 1);
+    // The remote is made anew, empty, at the same place; a pushes its chain there again, goes on and prunes.
+    rmSync(remote, { recursive: true, force: true });
+    git(tempDir(), ['init', '-q', '--bare', remote]);
+    git(a, ['push', '-q', 'origin', 'main']);
+    await replicatorA.push();
+    writeFileSync(join(a, 'f.txt'), 'a2\n');
+    await new WipStore({ cwd: a, policy }).save({ label: 'a2' });
+    await replicatorA.push();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
+    assert.equal((await replicatorA.pushPruned()).replication.pushed.length, 1);
+    git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    const fetched = await replicatorB.fetch();
+    assert.deepEqual(fetched.refs.map(({ result, aside }) => ({ result, aside })), [{ result: 'fast-forward', aside: `refs/chant/wip-aside/${b1}` }]);
+    assert.equal(git(b, ['rev-parse', `refs/chant/wip-aside/${b1}`]).trim(), b1, 'b1 is held');
+  });
+
+  it('takes the aside chain the remote holds already, written once: two boxes that pruned alike', async () => {
+    const { remote, a, b, policy } = boxes();
+    buildChain(a, 3);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const c = tempDir();
+    git(c, ['clone', '-q', remote, '.']);
+    const replicatorB = new Replicator({ cwd: b, policy });
+    const replicatorC = new Replicator({ cwd: c, policy });
+    await replicatorB.fetch();
+    await replicatorC.fetch();
+    // b and c prune alike: the same rewrite, the same tip.
+    await new WipStore({ cwd: b, policy }).prune({ keepLast: 1 });
+    await new WipStore({ cwd: c, policy }).prune({ keepLast: 1 });
+    const same = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), same);
+    let tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
+    git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
+    tip = next;
+    await replicatorA.push();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
+    await replicatorA.pushPruned();
+    for (const dir of [b, c]) git(dir, ['checkout', '-q', '-b', 'elsewhere']);
+    assert.equal((await replicatorB.fetch()).refs[0]?.aside, `refs/chant/wip-aside/${same}`);
+    await replicatorB.push();
+    const fetched = await replicatorC.fetch();
+    assert.deepEqual(fetched.refs.map(({ ref, result, aside }) => ({ ref, result, aside })), [
+      { ref: `refs/chant/wip-aside/${same}`, result: 'created', aside: undefined },
+      { ref: 'refs/chant/wip/main', result: 'fast-forward', aside: `refs/chant/wip-aside/${same}` },
+    ]);
+    assert.equal(git(c, ['rev-parse', `refs/chant/wip-aside/${same}`]).trim(), same);
+    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), git(remote, ['rev-parse', 'refs/chant/wip/main']).trim());
   });
 });

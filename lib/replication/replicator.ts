@@ -717,19 +717,19 @@ export class Replicator {
       // A wip chain another box pruned is no fast-forward, but its prune marker says whether the
       // local tip was on the chain the prune applied its rules to: then nothing local is lost.
       const replaced = outcome === 'diverged' && remote.class === 'wip' ? await replacedTips(this.#git, this.#cwd, remote.commit, local as string) : null;
-      // A box that fell behind holds nothing the remote did not: its tip is what it recorded the
-      // remote to hold, and the remote went on from there only by fast-forwards and by prunes
-      // leased on what it held (each over a chain that held it), so the rules were applied to all
-      // of it, as where a marker names the tip.
-      const pruned = replaced !== null && replaced.size > 0 && (replaced.has(local as string) || recorded.get(remote.ref) === local);
-      // A marker that names no tip of this box's, over a chain holding snapshots of its own (saved
-      // above a point the prune's chain held), would leave the chain diverged for good, its pushes
+      const pruned = replaced !== null && replaced.has(local as string);
+      // A marker that names no tip of this box's (it fell behind the chain the prune applied its
+      // rules to, or saved above such a point) would leave the chain diverged for good, its pushes
       // refused: the local chain is moved aside whole (see ASIDE_REF_PREFIX), where the next
-      // push sends it as it is, and the ref takes the remote's chain. Nothing is dropped.
-      const asideRef = replaced !== null && !pruned && replaced.size > 0 && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
-      const aside = asideRef !== null && !locals.has(asideRef) ? asideRef : null;
+      // push sends it as it is, and the ref takes the remote's chain. Nothing is dropped. Where
+      // an aside ref of that name holds something else, here or there, the chain stays as it is.
+      const asideName = replaced !== null && !pruned && replaced.size > 0 && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
+      const asideHere = asideName === null ? undefined : locals.get(asideName);
+      const asideThere = asideName === null ? undefined : seen.get(asideName);
+      const aside = asideName !== null && (asideHere ?? local) === local && (asideThere ?? local) === local && !excluded.has(asideName) ? asideName : null;
+      // The ref is written once: by the remote's own aside ref where the remote holds it, else here.
+      if (aside !== null && asideHere === undefined && asideThere === undefined) writes.push({ ref: aside, next: local, check: { expected: null } });
       if (pruned || aside !== null) outcome = 'fast-forward';
-      if (aside !== null) writes.push({ ref: aside, next: local, check: { expected: null } });
       if (outcome === 'created' || outcome === 'fast-forward') writes.push({ ref: remote.ref, next: remote.commit, check: { expected: local } });
       refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome, ...(pruned || aside !== null ? { pruned: true as const } : {}), ...(aside !== null ? { aside } : {}) });
     }
