@@ -2,7 +2,7 @@
 // lease on the replica chant recorded, and the lease refuses when another clone pushed meanwhile.
 // Real bare remotes, real clones.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
@@ -264,5 +264,40 @@ describe('a pruned chain and the remote', () => {
     ]);
     assert.equal(git(c, ['rev-parse', `refs/chant/wip-aside/${same}`]).trim(), same);
     assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), git(remote, ['rev-parse', 'refs/chant/wip/main']).trim());
+  });
+
+  it('leaves a chain diverged, nothing lost, where its aside name holds another chain on the remote or is locked here, and fetches the rest', async () => {
+    const { remote, a, b, policy } = boxes();
+    buildChain(a, 3);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.fetch();
+    const bTip = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
+    // a goes on and prunes; the remote holds, under b's aside name, something else.
+    const tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
+    git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
+    await replicatorA.push();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
+    await replicatorA.pushPruned();
+    git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    // First: an aside ref of that name locked here: the chain stays, the rest of the fetch goes on.
+    const lock = join(b, '.git', 'refs', 'chant', 'wip-aside', `${bTip}.lock`);
+    mkdirSync(join(b, '.git', 'refs', 'chant', 'wip-aside'), { recursive: true });
+    writeFileSync(lock, '');
+    const locked = await replicatorB.fetch();
+    assert.deepEqual(locked.refs.map(({ result, aside }) => ({ result, aside })), [{ result: 'diverged', aside: undefined }]);
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), bTip);
+    rmSync(lock);
+    // Then: the remote holds another commit under that name.
+    git(remote, ['update-ref', `refs/chant/wip-aside/${bTip}`, next]);
+    for (let round = 0; round < 2; round += 1) {
+      const fetched = await replicatorB.fetch();
+      const main = fetched.refs.find((ref) => ref.ref === 'refs/chant/wip/main');
+      assert.equal(main?.result, 'diverged');
+      assert.equal(main?.aside, undefined);
+      assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), bTip, 'nothing of b\'s chain is dropped');
+    }
   });
 });

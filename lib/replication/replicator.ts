@@ -415,7 +415,12 @@ export class Replicator {
         reportProgress(options.onProgress, 'refs', plan.writes.length, plan.writes.length);
         return failedRefs.length === 0 ? { policy: policy.toJSON(), refs: plan.refs, failed } : { policy: policy.toJSON(), refs: plan.refs, failed, failedRefs };
       }
-      const move = plan.refs.find((ref) => ref.ref === failure.ref && (ref.result === 'created' || ref.result === 'fast-forward'));
+      // The aside ref a chain was to be moved to cannot be written (a lock held): the chain stays as it is, diverged, and the rest come.
+      if (plan.refs.some((ref) => ref.aside === failure.ref) && !failure.moved) {
+        excluded.add(failure.ref);
+        continue;
+      }
+      const move = plan.refs.find((ref) => (ref.ref === failure.ref || ref.aside === failure.ref) && (ref.result === 'created' || ref.result === 'fast-forward'));
       if (move !== undefined && !failure.moved) {
         // This one ref cannot be written here (a name in the way, a lock held): say so, bring the rest.
         excluded.add(move.ref);
