@@ -92,9 +92,9 @@ export async function writeFileBlobs(target: LooseTarget, top: string, paths: re
  * Whether each path (a byte string from `top`, one character a byte) still holds the blob of
  * `oid`, told without git where that needs no attribute: a symlink whose target is those bytes,
  * or a regular file of the mode's executable bit whose bytes (no carriage return, no larger than
- * a save hashes itself) are, every folder on its way a folder (not a symlink to one). The caller knows that no attribute may rewrite the file's bytes
- * (git add would then store them as they are). False says only that it was not told here: git
- * compares those, through its filters.
+ * a save hashes itself) are, every folder on its way a folder (not a symlink to one). The caller
+ * knows that no attribute may rewrite the file's bytes (git add would then store them as they
+ * are). False says only that it was not told here: git compares those, through its filters.
  * @param top - the working tree's top folder
  * @param entries - each path, the mode and the blob it held when the working tree was read
  * @param objectFormat - `sha1` or `sha256`

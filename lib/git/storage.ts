@@ -278,12 +278,12 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
     for (let i = 1; i < fields.length; i += 1) {
       const field = (fields[i] as string).replace(/^\n/, '');
       if (!field.startsWith(':')) continue;
-      const [oldMode, newMode, oldBlob, newBlob, status] = field.slice(1).split(' ');
+      const [oldMode, , oldBlob] = field.slice(1).split(' ');
       const path = fields[i + 1] as string;
       i += 1;
       if (onKnown && oldMode?.startsWith('100') && oldBlob !== undefined) held.add(oldBlob);
-      // Added, changed and retyped files only: a gitlink names a commit, and a symlink's target is no file's content.
-      if (parent !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) found.push({ snapshot: commit, path, blob: newBlob });
+      const blob = addedFile(field);
+      if (parent !== undefined && blob !== null) found.push({ snapshot: commit, path, blob });
     }
   }
   // What each index commit stages over its own parent (the head), credited to its checkpoint,
@@ -309,16 +309,25 @@ async function stagedBlobs(git: GitRunner, cwd: string, indexCommits: ReadonlyMa
       snapshot = indexCommits.get(field.trim());
       continue;
     }
-    const [, newMode, , newBlob, status] = field.slice(1).split(' ');
     const path = fields[i + 1] as string;
     i += 1;
-    if (snapshot !== undefined && (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') && newBlob !== undefined) {
+    const blob = addedFile(field);
+    if (snapshot !== undefined && blob !== null) {
       const list = found.get(snapshot) ?? [];
-      list.push({ snapshot, path, blob: newBlob });
+      list.push({ snapshot, path, blob });
       found.set(snapshot, list);
     }
   }
   return found;
+}
+
+/**
+ * The new blob of a `--raw` record (`:<modes> <ids> <status>`) that adds, changes or retypes a
+ * file, else null: a gitlink names a commit, and a symlink's target is no file's content.
+ */
+function addedFile(field: string): string | null {
+  const [, newMode, , newBlob, status] = field.slice(1).split(' ');
+  return (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') === true && newBlob !== undefined ? newBlob : null;
 }
 
 /** A full object id, as for-each-ref prints them. */

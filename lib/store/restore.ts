@@ -32,7 +32,7 @@ import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
 import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
-import { blockedError, changedSince, storedAsTheyAre, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, unwritableFolders } from './restore-checks.js';
+import { blockedError, changedSince, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, storedAsTheyAre, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
 import { gitlinksLeftOut, seedIndex, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
