@@ -21,6 +21,14 @@ function boxes(): { remote: string; a: string; b: string; policy: Policy } {
   return { remote, a, b, policy };
 }
 
+/** A snapshot on main taken with plain git (main need not be checked out): the tip's tree again, on the tip. */
+function snapshotOnTop(dir: string): string {
+  const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+  const next = git(dir, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(dir, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
+  git(dir, ['update-ref', 'refs/chant/wip/main', next, tip]);
+  return next;
+}
+
 describe('a pruned chain and the remote', () => {
   it('is never carried by wip push, and goes with a prune push under a lease on the recorded replica', async () => {
     const { remote, a, policy } = boxes();
@@ -146,9 +154,7 @@ describe('a pruned chain and the remote', () => {
     git(c, ['checkout', '-q', '-b', 'elsewhere']);
     git(c, ['update-ref', '-d', 'refs/chant/wip/elsewhere'], { allowFail: true });
     // c takes a snapshot on main of its own (via plain git, since main is not checked out there).
-    const cTip = git(c, ['rev-parse', 'refs/chant/wip/main']).trim();
-    const own = git(c, ['commit-tree', '-p', cTip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(c, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${cTip}^{tree}`]).trim();
-    git(c, ['update-ref', 'refs/chant/wip/main', own]);
+    const own = snapshotOnTop(c);
     await new WipStore({ cwd: a, policy }).prune({ keepLast: 4 });
     assert.equal((await replicatorA.pushPruned()).replication.pushed.length, 1);
     const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
@@ -167,8 +173,8 @@ describe('a pruned chain and the remote', () => {
     assert.deepEqual(sent.replication.pushed, [{ ref: `refs/chant/wip-aside/${own}`, commit: own }]);
     assert.equal(git(git(a, ['remote', 'get-url', 'origin']).trim(), ['rev-parse', `refs/chant/wip-aside/${own}`]).trim(), own, 'the remote holds c\'s snapshot');
     // c's next snapshot goes on the pruned chain, and its push is a fast-forward.
-    const next = git(c, ['commit-tree', '-p', pruned, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(c, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${pruned}^{tree}`]).trim();
-    git(c, ['update-ref', 'refs/chant/wip/main', next, pruned]);
+    assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    const next = snapshotOnTop(c);
     assert.deepEqual((await replicatorC.push()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: next }]);
   });
 
@@ -181,12 +187,7 @@ describe('a pruned chain and the remote', () => {
     await replicatorB.fetch();
     const behind = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
     // a goes on past what b fetched, pushes, then prunes: its marker names its own tip, never b's.
-    let tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
-    for (let i = 0; i < 3; i += 1) {
-      const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
-      git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
-      tip = next;
-    }
+    for (let i = 0; i < 3; i += 1) snapshotOnTop(a);
     assert.equal((await replicatorA.push()).replication.pushed.length, 1);
     await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
     assert.equal((await replicatorA.pushPruned()).replication.pushed.length, 1);
@@ -247,10 +248,7 @@ describe('a pruned chain and the remote', () => {
     await new WipStore({ cwd: c, policy }).prune({ keepLast: 1 });
     const same = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
     assert.equal(git(c, ['rev-parse', 'refs/chant/wip/main']).trim(), same);
-    let tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
-    const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
-    git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
-    tip = next;
+    snapshotOnTop(a);
     await replicatorA.push();
     await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
     await replicatorA.pushPruned();
@@ -275,9 +273,7 @@ describe('a pruned chain and the remote', () => {
     await replicatorB.fetch();
     const bTip = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
     // a goes on and prunes; the remote holds, under b's aside name, something else.
-    const tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
-    const next = git(a, ['commit-tree', '-p', tip, '-p', 'main', '-m', `chant wip: main\n\nChant-Wip-Branch: main\nChant-Wip-Head: ${git(a, ['rev-parse', 'main']).trim()}\nChant-Wip-Kind: save\n`, `${tip}^{tree}`]).trim();
-    git(a, ['update-ref', 'refs/chant/wip/main', next, tip]);
+    const next = snapshotOnTop(a);
     await replicatorA.push();
     await new WipStore({ cwd: a, policy }).prune({ keepLast: 1 });
     await replicatorA.pushPruned();
