@@ -6,6 +6,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { looseObjectSoon, objectId } from './formats/loose.js';
+import { rawPathOnDisk } from './formats/path-text.js';
 import { configOrAttributesMention, fileMentions } from './config-files.js';
 import { keepLooseObject, placeLooseObject } from './loose-target.js';
 import type { LooseTarget } from './loose-target.js';
@@ -110,7 +111,7 @@ export function blobsStillHeld(top: string, entries: ReadonlyArray<{ raw: string
     let known = folders.get(raw);
     if (known === undefined) {
       try {
-        known = lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]), { throwIfNoEntry: false })?.isDirectory() === true;
+        known = lstatSync(rawPathOnDisk(top, raw), { throwIfNoEntry: false })?.isDirectory() === true;
       } catch {
         known = false;
       }
@@ -122,7 +123,7 @@ export function blobsStillHeld(top: string, entries: ReadonlyArray<{ raw: string
     for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) {
       if (!isFolder(raw.slice(0, slash))) return false;
     }
-    const path = Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]);
+    const path = rawPathOnDisk(top, raw);
     if (mode === '120000') {
       try {
         return objectId('blob', readlinkSync(path, { encoding: 'buffer' }), objectFormat) === oid;

@@ -7,6 +7,7 @@
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
+import { rawPathOnDisk } from '../git/formats/path-text.js';
 
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -167,7 +168,7 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
       const held = fstatSync(fd);
       const now = (() => {
         try {
-          return lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]));
+          return lstatSync(rawPathOnDisk(top, raw));
         } catch {
           return null;
         }

@@ -166,12 +166,12 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
       // read could not take as snapshots (another version's, a damaged one) would lose them all
       // to the rewrite, whatever the rules keep there.
       const oldest = entry.snapshots.at(-1) as Snapshot;
-      const kin = kept.map((snapshot) => snapshot.commit).reverse();
-      const read = await readRawCommits(context.git, context.cwd, kin[0] === oldest.commit ? kin : [oldest.commit, ...kin]);
+      const keptOldestFirst = kept.map((snapshot) => snapshot.commit).reverse();
+      const read = await readRawCommits(context.git, context.cwd, keptOldestFirst[0] === oldest.commit ? keptOldestFirst : [oldest.commit, ...keptOldestFirst]);
       if (ownParents(read[0] as RawCommit).below !== null) {
         throw new WipError('wip-snapshot-unknown', `the chain of ${entry.branch} goes on below ${oldest.commit.slice(0, 12)} with a commit that does not read as a snapshot (another chant's, or damaged), so nothing was pruned: a prune would drop it and everything under it`);
       }
-      const raws = kin[0] === oldest.commit ? read : read.slice(1);
+      const raws = keptOldestFirst[0] === oldest.commit ? read : read.slice(1);
       let below: string | null = null;
       raws.forEach((raw, index) => {
         // One remote trailer for each replica recorded (a prune's marker names what every remote held), none when there is none.

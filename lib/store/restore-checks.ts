@@ -15,7 +15,7 @@ import { indexMayHaveFlags, readUnmergedPaths } from '../git/formats/index-file.
 import type { IndexScan } from '../git/formats/index-file.js';
 import { attributesElsewhere, attributesRewrite } from '../git/blob-writer.js';
 import { readLooseInfo } from '../git/loose-objects.js';
-import { rawPathText } from '../git/formats/path-text.js';
+import { rawPathOnDisk as onDisk, rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { PATH_MAX, unwritableChanges } from './tree-paths.js';
 
@@ -99,15 +99,10 @@ export interface Blocker {
 
 const ABSENT = '000000';
 const GITLINK = '160000';
-const SLASH = Buffer.from('/');
 
 /** The longest refusal message, in characters; the full list is in `error.paths`. */
 const MESSAGE_MAX = 900;
 
-/** A path of the working tree on disk, as bytes. */
-function onDisk(top: string, raw: string): Buffer {
-  return raw === '' ? Buffer.from(top) : Buffer.concat([Buffer.from(top), SLASH, Buffer.from(raw, 'latin1')]);
-}
 
 /**
  * A path's stat data, not following a last symlink, or null when it cannot be looked at.
@@ -403,7 +398,7 @@ export function changedSince(top: string, before: ReadonlyMap<string, string>): 
 function statText(top: string, raw: string): string {
   let stats: Stats | undefined;
   try {
-    stats = lstatSync(Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]), { throwIfNoEntry: false });
+    stats = lstatSync(onDisk(top, raw), { throwIfNoEntry: false });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
     return code === 'ENOTDIR' ? '-' : `!${code}`;

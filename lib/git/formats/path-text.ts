@@ -102,6 +102,15 @@ export function rawPathText(raw: string): string {
   return pathText(Buffer.from(raw, 'latin1'));
 }
 
+/**
+ * A path of a working tree on disk, as bytes: `top`, then the path held as a byte string (each
+ * character one byte), so a name that is not UTF-8 is the name on disk; `top` itself for ''.
+ * @internal
+ */
+export function rawPathOnDisk(top: string, raw: string): Buffer {
+  return raw === '' ? Buffer.from(top) : Buffer.concat([Buffer.from(`${top}/`), Buffer.from(raw, 'latin1')]);
+}
+
 function octal(byte: number): string {
   return `\\${byte.toString(8).padStart(3, '0')}`;
 }
