@@ -546,6 +546,63 @@ describe('restore: room and permissions, checked first', () => {
   });
 });
 
+describe('restore: a path that cannot be changed partway through the move', () => {
+  /** Sets or clears the immutable flag: even root can then neither write into nor remove what holds it. */
+  const immutable = (path: string, on: boolean) => spawnSync('chattr', [on ? '+i' : '-i', path], { encoding: 'utf8' });
+  const canFlag = (dir: string): string | null => {
+    if (process.getuid?.() !== 0) return 'chattr +i needs root';
+    const probe = join(dir, 'probe');
+    writeFileSync(probe, '');
+    const made = immutable(probe, true);
+    immutable(probe, false);
+    rmSync(probe);
+    return made.status === 0 ? null : `chattr +i does not work on this file system: ${(made.stderr || '').trim()}`;
+  };
+
+  it('never reports a file removed that is still there, and puts back what it removed before', async (t) => {
+    const dir = makeRepo({ 'base.txt': 'base\n' });
+    const skip = canFlag(dir);
+    if (skip !== null) return t.skip(skip);
+    const store = new WipStore({ cwd: dir, policy: null });
+    const saved = (await store.save({})).snapshot.commit;
+    // Two untracked files the restore removes (the checkpoint holds them): c.txt goes first,
+    // then d/u, which cannot be removed.
+    writeFiles(dir, { 'c.txt': 'mine\n', 'd/u': 'stuck\n' });
+    immutable(join(dir, 'd', 'u'), true);
+    try {
+      const tree = treeOf(dir);
+      await assertRefusal(() => store.restore({ snapshot: saved }), 'git-failed', /cannot remove d\/u: EPERM: operation not permitted[^]*put back as it was/);
+      assert.deepEqual(treeOf(dir), tree, 'c.txt is back, d/u is there, as the error says');
+    } finally {
+      immutable(join(dir, 'd', 'u'), false);
+    }
+  });
+
+  it('puts back only the paths it changed, so a path it never reached does not stop the others', async (t) => {
+    const dir = makeRepo({ 'base.txt': 'base\n', 'a/x': 'a1\n', 'z/y': 'z1\n' });
+    const skip = canFlag(dir);
+    if (skip !== null) return t.skip(skip);
+    const store = new WipStore({ cwd: dir, policy: null });
+    const saved = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { 'a/x': 'a2\n', 'z/untracked': 'mine\n' });
+    const tree = treeOf(dir);
+    // Past every check and the checkpoint, the folder a/ stops taking files: the removal of
+    // z/untracked is made, the write of a/x fails. Putting a/x back would fail the same way.
+    try {
+      const message = await assertRefusal(() => store.restore({
+        snapshot: saved,
+        onProgress: (progress) => {
+          if (progress.phase === 'writing' && progress.done === 0) immutable(join(dir, 'a'), true);
+        },
+      }), 'git-failed', /put back as it was/);
+      assert.doesNotMatch(message, /failed too/);
+    } finally {
+      immutable(join(dir, 'a'), false);
+    }
+    assert.deepEqual(treeOf(dir), tree, 'z/untracked is back and a/x was never changed');
+  });
+});
+
 describe('restore: a worktree on another file system than its git directory', () => {
   it('puts a file back over a folder holding only empty folders, as on one file system', async (t) => {
     const other = '/dev/shm';

@@ -7,7 +7,7 @@
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
 import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
-import { rawPathOnDisk } from '../git/formats/path-text.js';
+import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
@@ -25,6 +25,31 @@ export class FolderRaceError extends Error {
     this.name = 'FolderRaceError';
     this.raw = raw;
   }
+}
+
+/**
+ * A path of the working tree the folder writer could not change: its message names the path
+ * (not the descriptor path the call went through) and the system's reason.
+ * @internal
+ */
+export class FolderOpError extends Error {
+  /** The path, a byte string. */
+  readonly raw: string;
+
+  constructor(raw: string, what: string, cause: unknown) {
+    const why = cause instanceof Error ? cause.message.split(', ')[0] as string : String(cause);
+    super(`cannot ${what} ${rawPathText(raw)}: ${why}`, { cause });
+    this.name = 'FolderOpError';
+    this.raw = raw;
+  }
+}
+
+/** What {@link applyOps} did, and, for a put-back that goes on past failures, what it could not do. */
+export interface ApplyProgress {
+  /** Receives each path (a byte string) an op changed, or began to change. */
+  touched?: Set<string>;
+  /** When given, receives each op that failed, and the others are still made. */
+  failures?: Array<{ raw: string; error: unknown }>;
 }
 
 /** One change to make: remove a path, or put the staged file of a path in its place. */
@@ -50,11 +75,26 @@ export function available(): boolean {
  * @param top - the top of the working tree
  * @param staging - the folder the staged files are in, under the same relative paths
  * @param ops - what to do
+ * @param progress - `touched` receives each path an op changed (or began to change, where it
+ *   takes more than one step), so that a caller putting things back after a failure puts back
+ *   only those; with `failures`, an op that fails is recorded there and the others are still
+ *   made (a put-back does all it can), else the first failure is thrown
  * @throws {@link FolderRaceError} when a folder on the way is a symlink or not a folder, or was
  *   moved while the restore wrote; any other file system error as it is
  * @internal
  */
-export function applyOps(top: string, staging: string, ops: readonly FolderOp[]): void {
+export function applyOps(top: string, staging: string, ops: readonly FolderOp[], progress: ApplyProgress = {}): void {
+  const { touched, failures } = progress;
+  // A failure names the path of the working tree, not the descriptor path it went through.
+  const attempt = (raw: string, what: string, make: () => void): void => {
+    try {
+      make();
+    } catch (error) {
+      const failed = error instanceof FolderRaceError ? error : new FolderOpError(raw, what, error);
+      if (failures === undefined) throw failed;
+      failures.push({ raw, error: failed });
+    }
+  };
   const folders = new Map<string, number>();
   const topFd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
   folders.set('', topFd);
@@ -97,18 +137,27 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
     for (const op of ops) {
       if (op.kind !== 'remove') continue;
       const slash = op.raw.lastIndexOf('/');
-      const parent = open(slash < 0 ? '' : op.raw.slice(0, slash), false);
-      if (parent === null) continue;
-      const path = entry(parent, op.raw.slice(slash + 1));
-      try {
-        unlinkSync(path);
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        // A gitlink's place is an (empty) folder; anything else not there is already gone.
-        if (code === 'EISDIR' || code === 'EPERM') rmdirQuietly(path);
-        else if (code !== 'ENOENT') throw error;
-      }
-      for (let at = slash; at > 0; at = op.raw.lastIndexOf('/', at - 1)) emptied.add(op.raw.slice(0, at));
+      attempt(op.raw, 'remove', () => {
+        const parent = open(slash < 0 ? '' : op.raw.slice(0, slash), false);
+        if (parent === null) return;
+        const path = entry(parent, op.raw.slice(slash + 1));
+        try {
+          unlinkSync(path);
+          touched?.add(op.raw);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code;
+          // A gitlink's place is an (empty) folder, which unlink refuses (EISDIR on Linux, EPERM
+          // where POSIX says so); anything else not there is already gone. A file that cannot be
+          // removed (a sticky folder another user owns, an immutable file) fails the move: it is
+          // never reported removed while it is still there.
+          if ((code === 'EISDIR' || code === 'EPERM') && isFolder(path)) {
+            if (rmdirQuietly(path)) touched?.add(op.raw);
+          } else if (code !== 'ENOENT') {
+            throw error;
+          }
+        }
+        for (let at = slash; at > 0; at = op.raw.lastIndexOf('/', at - 1)) emptied.add(op.raw.slice(0, at));
+      });
     }
     for (const folder of [...emptied].sort((a, b) => b.length - a.length)) {
       if (receiving.has(folder)) continue;
@@ -121,17 +170,18 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
         folders.delete(folder);
       }
     }
-    for (const op of writes) {
+    for (const op of writes) attempt(op.raw, 'write', () => {
       const slash = op.raw.lastIndexOf('/');
       const parent = open(slash < 0 ? '' : op.raw.slice(0, slash), true) as number;
       const path = entry(parent, op.raw.slice(slash + 1));
       if (op.kind === 'folder') {
         try {
           mkdirSync(path);
+          touched?.add(op.raw);
         } catch (error) {
           if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
         }
-        continue;
+        return;
       }
       const from = Buffer.concat([Buffer.from(`${staging}/`), Buffer.from(op.raw, 'latin1')]);
       // The folder in the file's place was emptied of its files above, but untracked empty
@@ -147,33 +197,39 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[])
       };
       try {
         renameSync(from, path);
+        touched?.add(op.raw);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'EISDIR') {
           clearFolder();
           renameSync(from, path);
+          touched?.add(op.raw);
         } else if (code === 'EXDEV') {
-          // Across file systems the rename fails before it looks at what is in the way.
+          // Across file systems the rename fails before it looks at what is in the way. The
+          // copy takes steps (the old entry goes first): the path counts as changed from its first.
           if (lstatSync(path, { throwIfNoEntry: false })?.isDirectory() === true) clearFolder();
+          touched?.add(op.raw);
           copyInto(from, path);
         } else {
           throw error;
         }
       }
-    }
+    });
     // Every folder written in is still the one at its path: else another process moved it, and
     // what was written there is not where the working tree has it.
     for (const [raw, fd] of folders) {
       if (raw === '') continue;
-      const held = fstatSync(fd);
-      const now = (() => {
-        try {
-          return lstatSync(rawPathOnDisk(top, raw));
-        } catch {
-          return null;
-        }
-      })();
-      if (now === null || now.ino !== held.ino || now.dev !== held.dev) raceOn(raw, 'another process moved or replaced it while the restore wrote in it');
+      attempt(raw, 'check', () => {
+        const held = fstatSync(fd);
+        const now = (() => {
+          try {
+            return lstatSync(rawPathOnDisk(top, raw));
+          } catch {
+            return null;
+          }
+        })();
+        if (now === null || now.ino !== held.ino || now.dev !== held.dev) raceOn(raw, 'another process moved or replaced it while the restore wrote in it');
+      });
     }
   } finally {
     for (const fd of folders.values()) closeSync(fd);
@@ -194,6 +250,15 @@ function removeEmptyTree(path: Buffer): void {
     if (lstatSync(child).isDirectory()) removeEmptyTree(child);
   }
   rmdirSync(path);
+}
+
+/** Whether the entry at `path` is a folder itself (not followed through a symlink). */
+function isFolder(path: Buffer): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function rmdirQuietly(path: Buffer): boolean {

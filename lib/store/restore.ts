@@ -570,10 +570,14 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
     }
     return;
   }
+  // What the move changed before it stopped is all a put-back writes: a path it never reached
+  // holds what the checkpoint holds already, and writing it again could fail the same way (a
+  // folder made read-only meanwhile) and stop the put-back of the others.
+  const touched = new Set<string>();
   try {
-    applyOps(layout.top, staging, forwardOps(changes));
+    applyOps(layout.top, staging, forwardOps(changes), { touched });
   } catch (error) {
-    throw await moveBack(plumbing, layout, current, target, changes, checkpoint, error);
+    throw await moveBack(plumbing, layout, current, target, changes.filter((change) => touched.has(change.raw)), checkpoint, error);
   }
 }
 
@@ -632,6 +636,7 @@ async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: s
     ? `another process changed ${rawPathText(error.raw)} while the restore wrote (${error.message})`
     : `writing the working tree failed: ${error instanceof Error ? error.message : String(error)}`;
   const code = race ? 'wip-race' : 'git-failed';
+  if (changes.length === 0) return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped before it changed any file, so nothing in the working tree was changed (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
   try {
     await writeBack(plumbing, layout, current, target, changes);
   } catch (again) {
@@ -640,7 +645,11 @@ async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: s
   return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped partway, and the working tree was put back as it was (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
 }
 
-/** Writes the checkpoint's files back over what the move wrote, the same safe way it wrote them. */
+/**
+ * Writes the checkpoint's files back over what the move wrote, the same safe way it wrote them.
+ * A path that cannot be put back does not stop the others: each is tried, and the error names
+ * every path left as the move made it.
+ */
 async function writeBack(plumbing: Plumbing, layout: RepositoryLayout, current: string, target: Snapshot, changes: readonly TreeChange[]): Promise<void> {
   if (!folderWriterAvailable()) {
     const scratch = temporaryIndexFile(layout.gitDir);
@@ -657,7 +666,13 @@ async function writeBack(plumbing: Plumbing, layout: RepositoryLayout, current: 
     await mkdir(staging);
     const back = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK);
     if (back.length > 0) await plumbing.checkoutPaths(layout.gitDir, scratch, current, staging, back.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat);
-    applyOps(layout.top, staging, backwardOps(changes));
+    const failures: Array<{ raw: string; error: unknown }> = [];
+    applyOps(layout.top, staging, backwardOps(changes), { failures });
+    if (failures.length > 0) {
+      const first = failures[0] as { raw: string; error: unknown };
+      const why = first.error instanceof Error ? first.error.message : String(first.error);
+      throw new Error(`${failures.length} path${failures.length === 1 ? '' : 's'} could not be put back (${failures.slice(0, 10).map((failure) => rawPathText(failure.raw)).join(', ')}${failures.length > 10 ? ', ...' : ''}; ${rawPathText(first.raw)}: ${why}), the others were`);
+    }
   } finally {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     await rm(scratch, { force: true });
