@@ -393,18 +393,48 @@ describe('restore: the undo is exact', () => {
     assert.match(git(dir, ['ls-files', '-u']), /c\.txt/, 'the conflict stages are still there');
   });
 
-  it('gives back CRLF files under * text=auto byte for byte, or names them', async () => {
+  it('refuses to remove a CRLF file under * text=auto that the checkpoint would give back with LFs, unless told to, and then names it', async () => {
     const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '* text=auto\n' });
     const store = new WipStore({ cwd: dir });
     const saved = await store.save({});
     writeFiles(dir, { 'win.txt': 'line one\r\nline two\r\n' });
-    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /win\.txt[^]*could not give this file back/);
+    assert.deepEqual(stateOf(dir), before, 'nothing was written, no checkpoint taken');
+    const plan = await store.plan({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(plan.refused.map((entry) => entry.path), ['win.txt']);
+    assert.equal(plan.refusal?.code, 'wip-restore-blocked');
+    assert.equal((await store.plan({ snapshot: saved.snapshot.commit, allowInexact: true })).refusal, null);
+    const restored = await store.restore({ snapshot: saved.snapshot.commit, allowInexact: true });
     assert.equal(existsSync(join(dir, 'win.txt')), false);
+    assert.deepEqual(restored.inexact?.map((entry) => entry.path), ['win.txt']);
     const undo = await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
-    const back = readFileSync(join(dir, 'win.txt'), 'latin1');
-    const named = (restored as { inexact?: Array<{ path: string }> }).inexact?.map((entry) => entry.path) ?? [];
-    assert.ok(back === 'line one\r\nline two\r\n' || named.includes('win.txt'), `win.txt came back as ${JSON.stringify(back)} and the restore named ${JSON.stringify(named)}`);
     assert.ok(undo.paths.includes('win.txt'));
+    assert.equal(readFileSync(join(dir, 'win.txt'), 'latin1'), 'line one\nline two\n', 'what the checkpoint could give back, as the refusal said');
+  });
+
+  it('refuses to overwrite what a lossy clean filter dropped, and lets a round trip through its smudge go', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '*.ipynb filter=strip\n*.up filter=upper\n' });
+    // strip drops the output lines (as nbstripout does); upper stores upper case and gives back lower case.
+    git(dir, ['config', 'filter.strip.clean', 'sed /OUTPUT/d']);
+    git(dir, ['config', 'filter.strip.smudge', 'cat']);
+    git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
+    git(dir, ['config', 'filter.upper.smudge', 'tr A-Z a-z']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'nb.ipynb': 'code v1\n', 'w.up': 'words v1\n' });
+    const saved = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { 'nb.ipynb': 'code v2\nOUTPUT: three hours of compute\n', 'w.up': 'words v2\n' });
+    const before = stateOf(dir);
+    const message = await assertRefusal(() => store.restore({ snapshot: saved }), 'wip-restore-blocked', /nb\.ipynb/);
+    assert.doesNotMatch(message, /w\.up/, 'a file its smudge gives back as it is is not refused');
+    assert.deepEqual(stateOf(dir), before);
+    // Restored without the notebook, the rest goes through, and the undo gives w.up back exactly.
+    const partial = await store.restore({ snapshot: saved, paths: ['w.up'] });
+    assert.equal(partial.inexact, undefined);
+    assert.equal(readFileSync(join(dir, 'w.up'), 'utf8'), 'words v1\n');
+    await store.restore({ snapshot: partial.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(dir, 'w.up'), 'utf8'), 'words v2\n');
+    assert.equal(readFileSync(join(dir, 'nb.ipynb'), 'utf8'), 'code v2\nOUTPUT: three hours of compute\n');
   });
 });
 

@@ -3,7 +3,7 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { existsSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
@@ -13,7 +13,7 @@ import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } fro
 import { listTree } from '../git/diff.js';
 import { diffLooseTrees } from '../git/tree-diff.js';
 import { indexHoldsTree, scanIndex } from '../git/formats/index-file.js';
-import { rawPathText } from '../git/formats/path-text.js';
+import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
@@ -49,6 +49,8 @@ export interface PlanOptions {
    * a folder and everything under it. The whole tree when absent or null.
    */
   paths?: readonly string[] | null;
+  /** Plans a restore given `allowInexact` (see {@link RestoreOptions.allowInexact}): such files are then not refused. */
+  allowInexact?: boolean;
   /** Cancels the call: it then rejects with `wip-cancelled`. */
   signal?: AbortSignal;
 }
@@ -75,6 +77,14 @@ export interface RestoreOptions {
    * or the plan was of another snapshot or other paths.
    */
   expect?: string | null;
+  /**
+   * Overwrite or remove files the checkpoint cannot give back byte for byte: where git's
+   * attributes change a file's bytes as git stores them (`text=auto` over a CRLF file, a clean
+   * filter that drops part of it), and its checkout would not write the same bytes back, the
+   * restore is refused (`wip-restore-blocked`, each such path named) unless this is true; the
+   * result then names them in `inexact`.
+   */
+  allowInexact?: boolean;
   /**
    * Cancels the restore: before the checkpoint it rejects with `wip-cancelled` having written
    * nothing; after it, the files git is writing are written, then put back as the checkpoint
@@ -166,14 +176,14 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut);
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes).catch(stopped);
+      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       await indexNotLocked(layout);
       const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead, prepared.indexHolds) : null;
       if (resetTo !== null) await indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain).catch(stopped);
-      const inexact = await inexactFiles(work.plumbing, layout.top, changes, layout.objectFormat).catch(stopped);
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
       // restore with nothing written at all, and so does a cancel until the checkpoint.
@@ -224,7 +234,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         written: write,
         removed: remove,
         ...(only === null ? {} : { only: only.map(rawPathText) }),
-        ...(inexact.length > 0 ? { inexact } : {}),
+        ...(inexact.length > 0 ? { inexact: inexact.map((entry) => ({ path: rawPathText(entry.raw), reason: INEXACT })) } : {}),
       };
     } finally {
       rmSync(indexFile, { force: true });
@@ -271,7 +281,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(blockersOf(layout.top, context.cwd, changes, leftOut)),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -478,12 +488,13 @@ async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], onl
 }
 
 /**
- * What stands in the way of `changes`, sorted: ignored files and repositories, folders it cannot
+ * What stands in the way of `changes`, sorted: files the checkpoint holds only as git stores them
+ * (`inexact`, see {@link inexactFiles}), ignored files and repositories, folders it cannot
  * write, the caller's directory, and a file the checkpoint could not take (unreadable, too
  * large, ...), which is never overwritten.
  */
-async function blockersOf(top: string, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[]): Promise<Blocker[]> {
-  const blockers = [...await inTheWay(top, changes), ...await unwritableFolders(top, changes)];
+async function blockersOf(top: string, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[], inexact: readonly Blocker[]): Promise<Blocker[]> {
+  const blockers = [...inexact, ...await inTheWay(top, changes), ...await unwritableFolders(top, changes)];
   const cwdBlocker = await cwdRemoved(top, cwd, changes);
   if (cwdBlocker !== null) blockers.push(cwdBlocker);
   const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
@@ -534,23 +545,72 @@ async function indexTree(plumbing: Plumbing, layout: RepositoryLayout): Promise<
   }
 }
 
+/** Why a file is in `inexact`, or refused for it. */
+const INEXACT = "git's attributes (an end-of-line conversion or a clean filter) store other bytes than the file holds, and git's checkout of what the checkpoint holds would not write them back: restoring the checkpoint could not give this file back as it is";
+
 /**
- * The files the restore overwrites or removes whose bytes on disk are not what the checkpoint
- * holds: git's attributes (end-of-line conversion, a clean filter) store other bytes than the
- * file has, so restoring the checkpoint writes what git's checkout makes of them.
+ * The files the restore overwrites or removes that the checkpoint cannot give back byte for
+ * byte. A file whose bytes hash, as they are (`hash-object --no-filters`), to the blob the
+ * working tree's tree (the checkpoint's) holds is given back as it is; where git's attributes
+ * changed the bytes it stores, git's checkout of that blob (what restoring the checkpoint would
+ * write: smudge filters, end-of-line conversion, as `* eol=crlf` turns LF back into CRLF) is
+ * written into a private folder and compared with the file. Those that differ, or whose
+ * checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, top: string, changes: readonly TreeChange[], objectFormat: string): Promise<Array<{ path: string; reason: string }>> {
-  const files = changes.filter((change) => change.oldMode === '100644' || change.oldMode === '100755');
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[]): Promise<Blocker[]> {
+  // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
+  // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
+  const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
   if (files.length === 0) return [];
-  const raws = await plumbing.hashRaw(top, files.map((change) => change.raw), objectFormat);
-  const inexact: Array<{ path: string; reason: string }> = [];
-  for (const [index, change] of files.entries()) {
-    const raw = raws[index];
-    if (raw !== undefined && raw !== change.oldOid) {
-      inexact.push({ path: change.path, reason: "git's attributes (end-of-line conversion or a clean filter) store other bytes than the file holds: the checkpoint holds what git add stores, and restoring it writes what git's checkout makes of that" });
-    }
+  const raws = await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat);
+  const converted = files.filter((change, index) => raws[index] !== change.oldOid);
+  if (converted.length === 0) return [];
+  const scratch = stagingFolder(layout.gitDir);
+  const scratchIndex = `${scratch}.index`;
+  try {
+    await mkdir(scratch);
+    const given = await plumbing.checkoutPaths(layout.gitDir, scratchIndex, current, scratch, converted.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat).then(() => true, () => false);
+    return converted
+      .filter((change) => !given || !sameBytes(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)))
+      .map((change) => ({ raw: change.raw, why: `${INEXACT}; copy it aside, or restore with --allow-inexact (allowInexact) to overwrite it anyway` }));
+  } finally {
+    await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+    await rm(scratchIndex, { force: true });
   }
-  return inexact;
+}
+
+/** Whether the entry at `path` is a regular file itself (not followed through a symlink). */
+function isRegularFile(path: Buffer): boolean {
+  try {
+    return lstatSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether two regular files (not followed through a symlink) hold the same bytes, read a block at a time. */
+function sameBytes(a: Buffer, b: Buffer): boolean {
+  try {
+    const [x, y] = [lstatSync(a), lstatSync(b)];
+    if (!x.isFile() || !y.isFile() || x.size !== y.size) return false;
+  } catch {
+    return false;
+  }
+  const [fa, fb] = [openSync(a, 'r'), openSync(b, 'r')];
+  try {
+    const [ba, bb] = [Buffer.alloc(1 << 20), Buffer.alloc(1 << 20)];
+    for (;;) {
+      const read = readSync(fa, ba, 0, ba.length, null);
+      if (readSync(fb, bb, 0, bb.length, null) !== read) return false;
+      if (read === 0) return true;
+      if (!ba.subarray(0, read).equals(bb.subarray(0, read))) return false;
+    }
+  } catch {
+    return false;
+  } finally {
+    closeSync(fa);
+    closeSync(fb);
+  }
 }
 
 /**

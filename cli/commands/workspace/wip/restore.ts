@@ -22,13 +22,14 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   by = Option.String('--by', { description: 'Who restores, recorded on the checkpoint (one line, at most 200 characters).' });
   dryRun = Option.Boolean('--dry-run', false, { description: 'Say what the restore would write, remove or refuse, and its fingerprint; write nothing.' });
   maxFileSize = Option.String('--max-file-size', { description: 'The checkpoint leaves out new untracked files over this size, and the restore refuses to write over them: bytes, or 512k, 64M, 2G (default: the declaration\'s wip.maxFileSize, else 32M); give the size a snapshot was saved with to put back a file that large.' });
+  allowInexact = Option.Boolean('--allow-inexact', false, { description: 'Overwrite or remove files the checkpoint cannot give back byte for byte (git\'s attributes, an end-of-line conversion or a clean filter, change what it stores of them), which are otherwise refused; they are named in inexact.' });
   expect = Option.String('--expect', { description: 'The fingerprint a --dry-run printed: refuse (wip-plan-stale) when the working tree, the index or HEAD changed since, or the dry run was of another snapshot or other paths.' });
 
   override async execute(): Promise<number> {
     if (!this.dryRun) return super.execute();
     let document;
     try {
-      document = writeDocument('plan', await this.#store().plan({ snapshot: this.targets[0] ?? null, paths: this.#paths() }));
+      document = writeDocument('plan', await this.#store().plan({ snapshot: this.targets[0] ?? null, paths: this.#paths(), allowInexact: this.allowInexact }));
     } catch (error) {
       printDocument(this.context, writeFailureDocument('plan', refusalOf(error)));
       return 1;
@@ -38,7 +39,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   perform() {
-    return this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null });
+    return this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null, allowInexact: this.allowInexact });
   }
 
   #store(): WipStore {
