@@ -3,7 +3,7 @@
 // boilerplate or a placeholder. Each failure below reads differently.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import type { PolicyDocument, PushResult } from '../lib/documents/replication.js';
@@ -56,6 +56,25 @@ test('an object check failure names the object and what is wrong with it, and th
   const reason = assertActionable(pushed.replication, WIP, /object check/);
   assert.match(reason, /hasDotgit/);
   assert.deepEqual(pushed.replication.pushed.map((ref) => ref.ref), [WORK]);
+  t.diagnostic(reason);
+});
+
+test('an object missing from this repository holds back only the ref that needs it, and says the fault is here', async (t) => {
+  const remote = bareRemote();
+  const dir = makeRepo();
+  const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'lost\n' }).trim();
+  const tree = git(dir, ['mktree'], { input: `100644 blob ${blob}\tlost.txt\n` }).trim();
+  git(dir, ['remote', 'add', 'origin', remote]);
+  git(dir, ['update-ref', WORK, 'HEAD']);
+  git(dir, ['update-ref', 'refs/heads/chant/lifecycle', 'HEAD']);
+  git(dir, ['update-ref', WIP, git(dir, ['commit-tree', tree, '-p', 'HEAD', '-m', 'wip']).trim()]);
+  // A damaged object store: the snapshot's blob is gone (an interrupted gc, a bad disk).
+  rmSync(join(dir, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+  const pushed = await new Replicator({ cwd: dir, policy: POLICY }).push();
+  const reason = assertActionable(pushed.replication, WIP, /missing or damaged in this repository/);
+  assert.match(reason, new RegExp(`unable to read ${blob}`));
+  assert.deepEqual(pushed.replication.pushed.map((ref) => ref.ref).sort(), ['refs/heads/chant/lifecycle', WORK].sort(), 'the sound refs went');
+  assert.equal(git(remote, ['rev-parse', WORK]).trim(), git(dir, ['rev-parse', WORK]).trim());
   t.diagnostic(reason);
 });
 

@@ -430,7 +430,7 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
     } else if (entry.status !== 'rejected') statuses.set(ref, entry);
     else if (entry.remote) {
       statuses.set(ref, { status: 'rejected', reason: redact(explain(entry.reason, lines), secrets) });
-      if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && categoryOf(lines) === OBJECT_CHECK)) refusedTogether.add(ref);
+      if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && [OBJECT_CHECK, LOCAL_OBJECT].includes(categoryOf(lines) ?? ''))) refusedTogether.add(ref);
     } else statuses.set(ref, { status: 'rejected', reason: redact(entry.reason, secrets) });
   }
   if (!answered && reported.size === 0 && refs.length > 0) {
@@ -654,7 +654,10 @@ function parsePorcelain(stdout: string): Map<string, PorcelainEntry> {
 // What a failure is, for a person: the first category whose pattern git's or the remote's words
 // match names it, and git's own lines follow.
 const OBJECT_CHECK = "the remote's object check refused it";
+/** git could not read an object of what it packs, here: the push of every ref beside it fails, though the fault is one ref's. */
+const LOCAL_OBJECT = 'an object it needs is missing or damaged in this repository, not on the remote, so none of it was sent (git fsck names what is damaged)';
 const CATEGORIES: ReadonlyArray<readonly [RegExp, string]> = [
+  [/(?:^|[\n\r])fatal: unable to read [0-9a-f]{40}(?:[0-9a-f]{24})?\s*(?:\n|$)/, LOCAL_OBJECT],
   [/No space left on device|Disk quota exceeded|disk full/i, "the remote's disk is full"],
   [/fsck error|object [0-9a-f]{7,}: \w+:|hasDotgit|bad (tree|commit|object)|missing necessary objects/i, OBJECT_CHECK],
   [/pre-receive hook declined/, "the remote's pre-receive hook declined it"],
