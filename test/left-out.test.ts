@@ -263,6 +263,28 @@ describe('a save takes what it can and lists what it could not', () => {
     }
   });
 
+  it('lists a path holding a newline that git cannot take, and saves the rest, instead of failing whole', async () => {
+    const NL = 'x\ny';
+    for (const staging of STAGINGS) {
+      const dir = makeRepo({ 'README.md': 'hello\n', [`tracked ${NL}`]: 'file\n', 'f.u': 'u\n', '.gitattributes': '*.u filter=bad\n' });
+      // A filter that fails on one file only, and is required: git stops on that file.
+      git(dir, ['config', 'filter.bad.clean', 'sh -c \'case "$1" in *l.u) exit 1;; *) cat;; esac\' - %f']);
+      git(dir, ['config', 'filter.bad.required', 'true']);
+      writeFiles(dir, { 'README.md': 'work\n', [`${NL}/f`]: 'z\n', [`.GIT/${NL}`]: 'z\n' });
+      git(join(dir, NL), ['init', '-q']);
+      rmSync(join(dir, `tracked ${NL}`));
+      spawnSync('mkfifo', [join(dir, `tracked ${NL}`)]);
+      const saved = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'newlines' });
+      assert.deepEqual(reasons(saved.unsaved), [[`.GIT/${NL}`, 'invalid-path'], [`tracked ${NL}`, 'not-a-file'], [NL, 'embedded-repository']], staging);
+      assert.equal(filesOf(dir, saved.snapshot.commit).get('README.md'), 'work\n', staging);
+      // A clean filter failing on a file whose name holds a newline: listed unreadable, the rest saved.
+      writeFiles(dir, { [`n${NL}l.u`]: 'q\n', 'README.md': 'more\n' });
+      const filtered = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'filter' });
+      assert.ok(reasons(filtered.unsaved).some(([path, reason]) => path === `n${NL}l.u` && reason === 'unreadable'), `${staging}: ${JSON.stringify(filtered.unsaved)}`);
+      assert.equal(filesOf(dir, filtered.snapshot.commit).get('README.md'), 'more\n', staging);
+    }
+  });
+
   it('gives the same tree and the same list staging either way', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'file\n', 'au.txt': 'a\n' });
     git(dir, ['update-index', '--assume-unchanged', 'au.txt']);

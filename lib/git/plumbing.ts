@@ -902,38 +902,50 @@ export function stagingProblems(stderr: string): { named: StagingProblem[]; stop
   // (a BOM prohibited or required), not another failure.
   const filtered = conversionFailed(stderr);
   if (filtered !== null) stopped = { path: filtered, reason: 'unreadable' };
-  for (const line of stderr.split('\n')) {
-    let match = /^error: open\("(.*)"\): (.*)$/.exec(line);
+  // Whether `text` is one of git's messages about a path, recorded; each pattern takes a path
+  // that holds a newline (the `s` flag) when handed the whole message.
+  const take = (text: string): boolean => {
+    let match = /^error: open\("(.*)"\): (.*)$/s.exec(text);
     if (match !== null) {
       named.set(match[1] as string, why(match[2] as string));
-      continue;
+      return true;
     }
-    match = /^error: (.*): can only add regular files, symbolic links or git-directories$/.exec(line);
+    match = /^error: (.*): can only add regular files, symbolic links or git-directories$/s.exec(text);
     if (match !== null) {
       named.set(match[1] as string, 'not-a-file');
-      continue;
+      return true;
     }
     // A name git's verify_path refuses (a .git component in another case or form, a symlink named .gitmodules).
-    match = /^error: invalid path '(.*)'$/.exec(line);
+    match = /^error: invalid path '(.*)'$/s.exec(text);
     if (match !== null) {
       named.set(match[1] as string, 'invalid-path');
-      continue;
+      return true;
     }
     // A repository inside this one that has no commit: git keeps nothing there, its files included.
-    match = /^error: '(.*)\/' does not have a commit checked out$/.exec(line);
+    match = /^error: '(.*)\/' does not have a commit checked out$/s.exec(text);
     if (match !== null) {
       named.set(match[1] as string, 'embedded-repository');
-      continue;
+      return true;
     }
-    match = /^(?:fatal|error): unable to stat '(.*)': (.*)$/.exec(line);
+    match = /^(?:fatal|error): unable to stat '(.*)': (.*)$/s.exec(text);
     if (match !== null) {
       stopped = { path: match[1] as string, reason: why(match[2] as string) };
-      continue;
+      return true;
     }
-    // git's summary of a path it named above; any other error is not one path's.
-    match = /^error: unable to (?:index file|add) '(.*)'(?: to index)?$/.exec(line);
-    if (match !== null && named.has(match[1] as string)) continue;
-    if (filtered === null && /^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
+    // git's summary of a path it named above.
+    match = /^error: unable to (?:index file|add) '(.*)'(?: to index)?$/s.exec(text);
+    return match !== null && named.has(match[1] as string);
+  };
+  // A message about a path that holds a newline spans lines: each message is first taken whole,
+  // from its prefix to the next line that begins with one, and line by line only when it is not
+  // one of these (a filter's own talk may follow a message on lines of its own).
+  for (const message of gitMessages(stderr)) {
+    if (message.includes('\n') && take(message)) continue;
+    for (const line of message.split('\n')) {
+      if (take(line)) continue;
+      // Any other error is not one path's.
+      if (filtered === null && /^(?:error|fatal): /.test(line) && !/^fatal: (?:adding|updating) files failed$/.test(line)) unexplained = true;
+    }
   }
   return { named: [...named].map(([path, reason]) => ({ path, reason })), stopped, unexplained };
 }
@@ -978,10 +990,12 @@ export function unreadableInWalk(lines: readonly string[]): { folders: string[];
 export function listedProblem(stderr: string, isRepository: (path: string) => boolean): StagingProblem | null {
   const filtered = conversionFailed(stderr);
   if (filtered !== null) return { path: filtered, reason: 'unreadable' };
-  const last = /^fatal: Unable to process path (.*)$/m.exec(stderr);
-  if (last === null) return null;
+  // Whole messages first (a path may hold a newline), then lines (a filter's talk may follow one).
+  const pieces = [...gitMessages(stderr), ...stderr.split('\n')];
+  const last = pieces.map((piece) => /^fatal: Unable to process path (.*)$/s.exec(piece)).find((match) => match !== null);
+  if (last === undefined || last === null) return null;
   const path = last[1] as string;
-  for (const line of stderr.split('\n')) {
+  for (const line of pieces) {
     if (line === `error: ${path}: unsupported file type`) return { path, reason: 'not-a-file' };
     if (line === `error: ${path}: is a directory - add files inside instead`) return { path, reason: isRepository(path) ? 'embedded-repository' : 'vanished' };
     if (line.startsWith(`error: open("${path}"): `)) {
@@ -998,8 +1012,21 @@ export function listedProblem(stderr: string, isRepository: (path: string) => bo
  * order mark is missing or where the encoding prohibits one).
  */
 function conversionFailed(stderr: string): string | null {
-  const match = /^fatal: (?:(.*): clean filter '[^']*' failed|failed to encode '(.*)' from \S+ to UTF-8|BOM is (?:required|prohibited) in '(.*)' if encoded as \S+)$/m.exec(stderr);
-  return match === null ? null : ((match[1] ?? match[2] ?? match[3]) as string);
+  for (const message of [...gitMessages(stderr), ...stderr.split('\n')]) {
+    const match = /^fatal: (?:(.*): clean filter '[^']*' failed|failed to encode '(.*)' from \S+ to UTF-8|BOM is (?:required|prohibited) in '(.*)' if encoded as \S+)$/s.exec(message);
+    if (match !== null) return (match[1] ?? match[2] ?? match[3]) as string;
+  }
+  return null;
+}
+
+/**
+ * git's standard error as its messages: each from a line that begins with `error: `, `fatal: `,
+ * `warning: ` or `hint: ` to the next such line, its last newline dropped. A message that names a
+ * path holding a newline is one message, not two lines (the text before the first such line is
+ * a message too).
+ */
+function gitMessages(stderr: string): string[] {
+  return stderr.split(/\n(?=(?:error|fatal|warning|hint): )/).map((message) => message.replace(/\n$/, ''));
 }
 
 /**
