@@ -1,13 +1,15 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
-import { GitCommandError, GitProcessRunner, gitEnvironment } from '../lib/git/runner.js';
+import { GitCommandError, GitProcessRunner, gitEnvironment, NETWORK_MIN_BYTES } from '../lib/git/runner.js';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 import { PROC, pidsIn, survivors } from './processes.js';
+import { startGitDaemon, startProxy, startTricklingListener } from './remotes.js';
 
 // How git processes are run: each in a group of its own that a timeout or a deadline stops as a
 // whole, a timeout that measures progress rather than silence, and no wait on pipes that what git
@@ -227,6 +229,53 @@ describe('git processes', () => {
       if (PROC) assert.ok(seen.length >= 1, `${name}: the ssh program was seen running`);
       assert.deepEqual(await survivors(seen), [], `${name}: the ssh program is gone`);
     }
+  });
+
+  it('stops a fetch and a push over git:// from a remote that answers a byte a second, as moving too few bytes to be progress', async (t) => {
+    if (!needsGroups(t)) return;
+    if (!PROC) {
+      t.skip('git reading a trickle is seen in /proc alone');
+      return;
+    }
+    const dir = makeRepo();
+    const listener = await startTricklingListener();
+    const url = `git://127.0.0.1:${listener.port}/trickle.git`;
+    for (const args of [['fetch', url, 'refs/heads/*:refs/trickle/*'], ['push', url, 'main']]) {
+      const started = Date.now();
+      const error = await rejection(new GitProcessRunner(dir).run(args, { timeoutMs: 1_500, minBytes: NETWORK_MIN_BYTES }));
+      const took = Date.now() - started;
+      t.diagnostic(`${args[0]} stopped after ${took} ms: ${error.message}`);
+      assert.equal(error.stopped, 'stalled', error.message);
+      assert.match(error.message, /no progress for 1\.5 s \(no output, under 1,024 bytes moved, no work\)/);
+      assert.ok(took < 30_000, `${args[0]} stopped in ${took} ms, not after the trickle's 18 hours`);
+    }
+  });
+
+  it('does not stop a fetch over git:// through a link paced at 2 KiB/s, eight times the bytes a network call must move in its timeout, though it takes several times the timeout', async (t) => {
+    if (!needsGroups(t)) return;
+    if (!PROC) {
+      t.skip('bytes moving are seen in /proc alone');
+      return;
+    }
+    const daemon = await startGitDaemon();
+    const bare = join(daemon.base, 'paced.git');
+    daemon.repository('paced.git');
+    const source = makeRepo();
+    // Random bytes: nothing a pack could compress away, and one object, so git prints nothing
+    // while it arrives.
+    writeFileSync(join(source, 'big.bin'), randomBytes(24 * 1024));
+    git(source, ['add', 'big.bin']);
+    git(source, ['commit', '-q', '-m', 'big']);
+    git(source, ['push', '-q', bare, 'main']);
+    const link = await startProxy(daemon.port, { bytesPerSecond: 2 * 1024 });
+    const dir = makeRepo();
+    const started = Date.now();
+    // 1,024 bytes in 4 s is 256 B/s; the timeout is also longer than the link takes to answer a connection.
+    await new GitProcessRunner(dir).run(['fetch', `git://127.0.0.1:${link.port}/paced.git`, 'refs/heads/main:refs/paced/main'], { timeoutMs: 4_000, minBytes: NETWORK_MIN_BYTES });
+    const took = Date.now() - started;
+    t.diagnostic(`fetch of 24 KiB at 2 KiB/s took ${took} ms with a 4,000 ms timeout`);
+    assert.ok(took > 2 * 4_000, `the link was slow enough to matter (${took} ms)`);
+    assert.equal(git(dir, ['rev-parse', 'refs/paced/main']).trim(), git(source, ['rev-parse', 'main']).trim());
   });
 
   it('runs git in a session of its own, without a terminal to prompt on', async (t) => {

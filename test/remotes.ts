@@ -416,6 +416,23 @@ export async function startSshd(): Promise<SshServer> {
  * how many connections are still open (one a client's process holds until it dies).
  */
 export async function startSilentListener(): Promise<{ port: number; open(): number; stop(): Promise<void> }> {
+  return startListener(() => undefined);
+}
+
+/**
+ * A TCP listener on 127.0.0.1 that answers every connection with the length of a pkt-line of
+ * 65,520 bytes (`fff0`), then one byte of it a second, forever: git keeps reading and would
+ * finish the line in 18 hours. `open()` as for {@link startSilentListener}.
+ */
+export async function startTricklingListener(): Promise<{ port: number; open(): number; stop(): Promise<void> }> {
+  return startListener((socket) => {
+    socket.write('fff0');
+    const timer = setInterval(() => socket.write('a'), 1_000);
+    socket.once('close', () => clearInterval(timer));
+  });
+}
+
+async function startListener(answer: (socket: import('node:net').Socket) => void): Promise<{ port: number; open(): number; stop(): Promise<void> }> {
   const sockets = new Set<import('node:net').Socket>();
   const server = createNetServer((socket) => {
     sockets.add(socket);
@@ -423,6 +440,7 @@ export async function startSilentListener(): Promise<{ port: number; open(): num
     socket.once('close', () => sockets.delete(socket));
     // Reads and drops what the client says, so that its end (the client's process gone) is seen.
     socket.resume();
+    answer(socket);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

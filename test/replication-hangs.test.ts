@@ -1,7 +1,8 @@
 // Never a hang: a remote that accepts the connection and never answers, over http:// and ssh://,
-// returns push, fetch and a save's push within the network timeout, with a reason that says the
-// remote did not answer in time; and nothing git started is left running (its transport helper,
-// ssh): the runner stops git's whole process group (lib/git/runner.ts).
+// or that answers a byte a second over git://, returns push, fetch and a save's push within the
+// network timeout, with a reason that says the remote did not answer in time; and nothing git
+// started is left running (its transport helper, ssh): the runner stops git's whole process group
+// (lib/git/runner.ts).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -10,7 +11,7 @@ import { Policy } from '../lib/replication/policy.js';
 import { Replicator } from '../lib/replication/replicator.js';
 import { WipStore } from '../lib/store/wip-store.js';
 import { git, makeRepo, runBin, writeFiles } from './helpers.js';
-import { startSilentListener } from './remotes.js';
+import { startSilentListener, startTricklingListener } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };
 const TIMEOUT_MS = 4_000;
@@ -54,11 +55,19 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
   return { value, ms: Date.now() - started };
 }
 
-for (const scheme of ['http', 'ssh'] as const) {
-  test(`a ${scheme}:// remote that accepts and never answers: push, fetch and a save's push return in time, and nothing git started is left`, { timeout: 12 * BOUND_MS }, async (t) => {
+// git reads a trickle itself over git://, each byte a read the runner sees: only too few bytes
+// within the timeout tell it from a slow link.
+const REMOTES = [
+  { scheme: 'http', behaviour: 'accepts and never answers', listen: startSilentListener },
+  { scheme: 'ssh', behaviour: 'accepts and never answers', listen: startSilentListener },
+  { scheme: 'git', behaviour: 'answers a byte a second, forever', listen: startTricklingListener },
+] as const;
+
+for (const { scheme, behaviour, listen } of REMOTES) {
+  test(`a ${scheme}:// remote that ${behaviour}: push, fetch and a save's push return in time, and nothing git started is left`, { timeout: 12 * BOUND_MS }, async (t) => {
     if (process.platform !== 'linux') return t.skip('the leftover check reads /proc');
-    const listener = await startSilentListener();
-    const url = scheme === 'http' ? `http://127.0.0.1:${listener.port}/shared.git` : `ssh://git@127.0.0.1:${listener.port}/shared.git`;
+    const listener = await listen();
+    const url = scheme === 'ssh' ? `ssh://git@127.0.0.1:${listener.port}/shared.git` : `${scheme}://127.0.0.1:${listener.port}/shared.git`;
     const dir = checkout(url);
     const replicator = new Replicator({ cwd: dir, policy: POLICY, timeoutMs: TIMEOUT_MS });
 

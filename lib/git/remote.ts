@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { compareBytes } from '../order.js';
 import { asWipError, redactCredentials } from '../errors.js';
 import { OBJECT_ID } from './formats/object-format.js';
-import { GitCommandError } from './runner.js';
+import { GitCommandError, NETWORK_MIN_BYTES } from './runner.js';
 import { sshEnvironment } from './ssh.js';
 import type { GitRunner, GitRunOptions } from './runner.js';
 
@@ -77,8 +77,9 @@ export interface NetworkOptions {
   /** Secrets of the remote's URLs, hidden from reasons even where git prints them bare. */
   secrets?: readonly string[];
   /**
-   * Milliseconds without progress (git's `--progress` output, or bytes its processes move) before
-   * git and everything it started are stopped; {@link NETWORK_TIMEOUT_MS} when absent.
+   * Milliseconds without progress (git's `--progress` output, or at least `NETWORK_MIN_BYTES` its
+   * processes move) before git and everything it started are stopped; {@link NETWORK_TIMEOUT_MS}
+   * when absent.
    */
   timeoutMs?: number;
   /** Receives git's progress, line by line and redacted; git is asked for progress either way. */
@@ -412,7 +413,7 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
         ...leaseFlags(refs, options.leases),
         '--end-of-options', remote, ...refs.map((ref) => `${options.sources?.get(ref) ?? ref}:${ref}`),
       ],
-      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, okExitCodes: [1], ...collectStderr(options, stderr) },
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, minBytes: NETWORK_MIN_BYTES, okExitCodes: [1], ...collectStderr(options, stderr) },
     ));
   } catch (error) {
     return { statuses: new Map(), refusedTogether: new Set(), failure: failureReason(error, secrets, stderr) };
@@ -462,7 +463,7 @@ export async function fetchToStaging(git: GitRunner, cwd: string, remote: string
         'fetch', '--prune', '--atomic', '--no-tags', '--no-write-fetch-head', '--refmap=', '--no-recurse-submodules', PROGRESS,
         '--end-of-options', remote, ...refspecs,
       ],
-      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr) },
+      { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, minBytes: NETWORK_MIN_BYTES, ...collectStderr(options, stderr) },
     );
     return null;
   } catch (error) {

@@ -24,10 +24,19 @@ export interface GitRunOptions {
   /**
    * Milliseconds without progress before git, and everything it started, is stopped; 120,000
    * when absent. Progress is output on standard output or standard error (a network call's
-   * `--progress` lines) and, where `/proc` shows it, bytes read or written or CPU time spent by
-   * any process of git's group: a long `git add` of a big file is working, a filter asleep is not.
+   * `--progress` lines) and, where `/proc` shows it, a process of git's group starting or ending,
+   * CPU time spent by them, or {@link GitRunOptions.minBytes} moved by them: a long `git add` of a
+   * big file is working, a filter asleep is not.
    */
   timeoutMs?: number;
+  /**
+   * How many bytes git's group must move (read, write, or drain from its sockets' queues) before
+   * moving bytes counts as progress: a network call gives 1,024, as git's own
+   * `http.lowSpeedLimit` bounds a transfer's rate, so that a remote trickling a byte a second is
+   * stopped after `timeoutMs` while a link moving a kilobyte in that time never is. Output, a
+   * process starting or ending and CPU time count on their own. 1 when absent: any byte.
+   */
+  minBytes?: number;
   /**
    * The time (milliseconds since the epoch, as `Date.now()`) past which git is stopped whatever
    * it is doing: a step of a save that has an overall deadline. A call begun at or after it
@@ -284,6 +293,12 @@ const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'] as const;
 
 /** Milliseconds git may go without progress when the call names no timeout. */
 const DEFAULT_STALL_MS = 120_000;
+/**
+ * The bytes a network call must move within its timeout for them to count as progress (its
+ * {@link GitRunOptions.minBytes}).
+ * @internal
+ */
+export const NETWORK_MIN_BYTES = 1024;
 /** After git exits, how long its standard output and error may stay open (held by what it left running). */
 const EXIT_GRACE_MS = 200;
 /** After that group is killed, how long a pipe held by a process that left the group is waited for. */
@@ -530,13 +545,21 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
     if (stallMs > 0) {
       // Nothing is sampled for a call that ends within one interval: the common case costs one timer.
       const every = Math.min(SAMPLE_MAX_MS, Math.max(SAMPLE_MIN_MS, Math.floor(stallMs / 4)));
+      const minBytes = Math.max(1, options.minBytes ?? 1);
       let lastProgress = Date.now();
       let previous: GroupUsage | null = null;
+      // Bytes moved since the last progress: a trickle adds up to nothing within the timeout,
+      // where a slow transfer reaches minBytes many times over.
+      let bytes = 0;
       const check = (): void => {
         if (settled || stopping || exit !== null) return;
         const now = Date.now();
         const usage = PROC && child.pid !== undefined ? groupUsage(child.pid) : null;
-        if (outputSeen || (usage !== null && (previous === null || busy(previous, usage, now)))) lastProgress = now;
+        if (usage !== null && previous !== null) bytes += moved(previous, usage);
+        if (outputSeen || bytes >= minBytes || (usage !== null && (previous === null || working(previous, usage)))) {
+          lastProgress = now;
+          bytes = 0;
+        }
         outputSeen = false;
         previous = usage;
         if (now - lastProgress >= stallMs) stop('stalled');
@@ -564,34 +587,52 @@ function stoppedMessage(args: readonly string[], stderr: string, reason: GitStop
   if (reason === 'aborted') return `${said}${verb} was stopped by its caller`;
   if (reason === 'deadline') return `${said}${verb} was stopped: the deadline passed while it ran`;
   const seconds = (options.timeoutMs ?? DEFAULT_STALL_MS) / 1000;
-  return `${said}${verb} was stopped: it made no progress for ${seconds} s (no output, no reading or writing, no work)`;
+  const minBytes = options.minBytes ?? 1;
+  const io = minBytes > 1 ? `under ${minBytes.toLocaleString('en-US')} bytes moved` : 'no reading or writing';
+  return `${said}${verb} was stopped: it made no progress for ${seconds} s (no output, ${io}, no work)`;
 }
 
 /** What a process group has done so far, as `/proc` counts it. */
 interface GroupUsage {
-  /** Bytes read and written by every member, through any file, pipe or socket. */
-  io: number;
+  /** Bytes read and written by each member, by pid, through any file, pipe or socket. */
+  io: Map<number, number>;
   /** CPU time of every member, in clock ticks. */
   cpu: number;
   /** The members, by pid. */
   members: string;
   /**
-   * The send and receive queues of the members' TCP sockets: a queue that changes is bytes the
-   * network moved after git handed them to the kernel (a pack draining over a slow link while
-   * git waits for the remote's answer), which no read or write of git's shows.
+   * The send and receive queues of the members' TCP sockets, by inode: a queue that changes is
+   * bytes the network moved after git handed them to the kernel (a pack draining over a slow
+   * link while git waits for the remote's answer), which no read or write of git's shows.
    */
-  sockets: string;
+  sockets: Map<string, readonly [number, number]>;
   at: number;
 }
 
 /**
- * Whether the group did anything between two samples: read or wrote a byte, started or lost a
- * member, or computed for a tenth of the time (so that a process waking now and then to poll a
- * silent socket is not taken for one at work).
+ * How many bytes the group moved between two samples: what its members read and wrote, and
+ * how far each socket's queues changed. A member that ended takes its last bytes with it, but
+ * its ending is progress of its own.
  */
-function busy(before: GroupUsage, now: GroupUsage, at: number): boolean {
-  if (now.io !== before.io || now.members !== before.members || now.sockets !== before.sockets) return true;
-  const ticks = ((at - before.at) / 1000) * 100;
+function moved(before: GroupUsage, now: GroupUsage): number {
+  let bytes = 0;
+  for (const [pid, io] of now.io) bytes += Math.max(0, io - (before.io.get(pid) ?? 0));
+  for (const [inode, [send, receive]] of now.sockets) {
+    const [send0, receive0] = before.sockets.get(inode) ?? [0, 0];
+    bytes += Math.abs(send - send0) + Math.abs(receive - receive0);
+  }
+  return bytes;
+}
+
+/**
+ * Whether the group worked between two samples, bytes aside: started or lost a member, opened
+ * or closed a socket, or computed for a tenth of the time (so that a process waking now and
+ * then to poll a silent socket, or to read a trickle, is not taken for one at work, while git
+ * compressing deltas, which prints nothing for a while, is).
+ */
+function working(before: GroupUsage, now: GroupUsage): boolean {
+  if (now.members !== before.members || [...now.sockets.keys()].join(',') !== [...before.sockets.keys()].join(',')) return true;
+  const ticks = ((now.at - before.at) / 1000) * 100;
   return now.cpu - before.cpu >= Math.max(1, ticks / 10);
 }
 
@@ -623,7 +664,7 @@ function statFields(pid: string): string[] | null {
 }
 
 function groupUsage(pgid: number): GroupUsage {
-  let io = 0;
+  const io = new Map<number, number>();
   let cpu = 0;
   const members = groupMembers(pgid);
   for (const pid of members) {
@@ -632,7 +673,7 @@ function groupUsage(pgid: number): GroupUsage {
     if (fields !== null) cpu += Number(fields[11]) + Number(fields[12]);
     try {
       const text = readFileSync(`/proc/${pid}/io`, 'latin1');
-      io += Number(/^rchar: (\d+)$/m.exec(text)?.[1] ?? 0) + Number(/^wchar: (\d+)$/m.exec(text)?.[1] ?? 0);
+      io.set(pid, Number(/^rchar: (\d+)$/m.exec(text)?.[1] ?? 0) + Number(/^wchar: (\d+)$/m.exec(text)?.[1] ?? 0));
     } catch {
       // Not ours to read, or gone.
     }
@@ -641,10 +682,10 @@ function groupUsage(pgid: number): GroupUsage {
 }
 
 /**
- * The TCP sockets the members hold, each with its send and receive queue as `/proc/net/tcp`
- * and `tcp6` show them (`<inode>=<tx>:<rx>`), sorted; empty when they hold none.
+ * The TCP sockets the members hold, each with its send and receive queue in bytes as
+ * `/proc/net/tcp` and `tcp6` show them, by inode in sorted order; none when they hold none.
  */
-function socketQueues(members: readonly number[]): string {
+function socketQueues(members: readonly number[]): Map<string, readonly [number, number]> {
   const inodes = new Set<string>();
   for (const pid of members) {
     for (const { target } of descriptors(pid)) {
@@ -652,8 +693,8 @@ function socketQueues(members: readonly number[]): string {
       if (match !== null) inodes.add(match[1] as string);
     }
   }
-  if (inodes.size === 0) return '';
-  const queues: string[] = [];
+  const queues: Array<[string, readonly [number, number]]> = [];
+  if (inodes.size === 0) return new Map(queues);
   for (const table of ['tcp', 'tcp6']) {
     let text: string;
     try {
@@ -666,10 +707,12 @@ function socketQueues(members: readonly number[]): string {
       // sl local remote st tx_queue:rx_queue tr:when retransmits uid timeout inode ...
       const fields = line.trim().split(/\s+/);
       const inode = fields[9];
-      if (inode !== undefined && inodes.has(inode)) queues.push(`${inode}=${fields[4] ?? ''}`);
+      if (inode === undefined || !inodes.has(inode)) continue;
+      const [send, receive] = (fields[4] ?? '').split(':').map((hex) => Number.parseInt(hex, 16) || 0);
+      queues.push([inode, [send ?? 0, receive ?? 0]]);
     }
   }
-  return queues.sort().join(',');
+  return new Map(queues.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** What each open descriptor of a process points at, as `/proc/<pid>/fd` shows it; none when unreadable. */
