@@ -15,7 +15,7 @@ export interface ChantContext extends BaseContext {
 /** `--timeout`, on every verb that reaches a remote: a push, a fetch, a save that pushes, a prune that pushes. */
 export function timeoutOption() {
   return Option.String('--timeout', {
-    description: 'Seconds a network step may go without progress (git reporting how far it got, or bytes moving) before git and everything it started are stopped; 60 when absent. A slow but healthy link is never stopped.',
+    description: 'Seconds a network step may go without progress (git reporting how far it got, or at least 1 KiB moving) before git and everything it started are stopped; 60 when absent. A remote that trickles a few bytes at a time is stopped; a slow but healthy link never is.',
   });
 }
 
