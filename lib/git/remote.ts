@@ -546,7 +546,7 @@ export async function fetchLfsObjects(git: GitRunner, cwd: string, remote: strin
     const stderr: string[] = [];
     try {
       await git.run(['-c', 'credential.interactive=false', 'lfs', 'fetch', remote, ...batch], {
-        cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr),
+        cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, minBytes: NETWORK_MIN_BYTES, ...collectStderr(options, stderr),
       });
     } catch (error) {
       return `the LFS objects could not be fetched: ${failureReason(error, options.secrets ?? [], stderr)}`;
@@ -573,7 +573,7 @@ export async function pushLfsObjects(git: GitRunner, cwd: string, remote: string
   try {
     await git.run(['-c', 'credential.interactive=false', 'lfs', 'push', remote, '--stdin'], {
       cwd, input: refs.map((ref) => `${ref}\n`).join(''), env: networkEnvironment(options.sshCommand),
-      timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, ...collectStderr(options, stderr),
+      timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, minBytes: NETWORK_MIN_BYTES, ...collectStderr(options, stderr),
     });
     return null;
   } catch (error) {

@@ -47,7 +47,7 @@ export interface ReplicatorOptions {
    * before git and everything it started (its transport helper, ssh) are stopped, and the step
    * fails with a reason that begins `the remote did not answer in time`: 60,000 when absent.
    * Progress is git's `--progress` output and, on Linux, CPU time or bytes its processes spend or
-   * move (for a push or fetch, at least 1,024 bytes within the timeout, so a remote trickling a
+   * move (for a push, a fetch or an LFS transfer, at least 1,024 bytes within the timeout, so a remote trickling a
    * byte a second is stopped), so a slow but healthy link is never stopped, however long the
    * transfer takes. A whole number from 1.
    */
