@@ -176,7 +176,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const inexact = await inexactFiles(work.plumbing, layout, current, changes).catch(stopped);
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced).catch(stopped);
       const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
@@ -281,7 +281,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(inexactFiles(work.plumbing, layout, prepared.current, changes).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -557,7 +557,7 @@ const INEXACT = "git's attributes (an end-of-line conversion or a clean filter) 
  * written into a private folder and compared with the file. Those that differ, or whose
  * checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[]): Promise<Blocker[]> {
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined): Promise<Blocker[]> {
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
@@ -569,7 +569,7 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   const scratchIndex = `${scratch}.index`;
   try {
     await mkdir(scratch);
-    const given = await plumbing.checkoutPaths(layout.gitDir, scratchIndex, current, scratch, converted.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat).then(() => true, () => false);
+    const given = await plumbing.checkoutPaths(layout.gitDir, scratchIndex, current, scratch, converted.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat, replaced === false ? layout.objectsDir : null).then(() => true, () => false);
     return converted
       .filter((change) => !given || !sameBytes(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)))
       .map((change) => ({ raw: change.raw, why: `${INEXACT}; copy it aside, or restore with --allow-inexact (allowInexact) to overwrite it anyway` }));
