@@ -2,6 +2,7 @@ import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
 import { asWipError, GitCommandError, isVerb, VERB_DOCUMENTS, WIP_READ_ID, WipError, writeDocument, writeFailureDocument } from '../lib/index.js';
 import type { Verb, WriteResults } from '../lib/index.js';
+import { documentText } from './print.js';
 
 /**
  * What every chant command runs with: clipanion's streams, plus the folder it runs in (empty
@@ -26,9 +27,9 @@ export function timeoutMs(seconds: string | undefined): number | undefined {
   return Number(seconds) * 1000;
 }
 
-/** Prints a document: stdout carries it and nothing else. */
+/** Prints a document, each record on one line (`documentText`): stdout carries it and nothing else. */
 export function printDocument(context: ChantContext, document: unknown): void {
-  context.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  context.stdout.write(documentText(document));
 }
 
 /**
