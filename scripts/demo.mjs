@@ -51,7 +51,8 @@ function chant(cwd, args, { text = false } = {}) {
   } catch {
     throw new Error(`chant workspace wip ${args.join(' ')} printed no document: ${result.stdout}${result.stderr}`);
   }
-  if (verbose) console.log(JSON.stringify(doc, null, 2));
+  // As chant printed it, each record on one line, which is what a host reads.
+  if (verbose) process.stdout.write(result.stdout);
   if (result.status !== 0) throw new Error(`chant workspace wip ${args.join(' ')} refused: ${doc.error?.code}: ${doc.error?.message}`);
   return doc;
 }

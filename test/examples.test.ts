@@ -221,5 +221,6 @@ describe('npm run demo', () => {
     const json = run(process.execPath, [join(ROOT, 'scripts', 'demo.mjs'), '--json'], { env });
     assert.equal(json.code, 0, json.stderr);
     assert.equal(json.stdout.match(/^ {2}"\$schema": /gm)?.length, 8, 'every document in full');
+    assert.match(json.stdout, /^ {8}\{"commit":"[0-9a-f]{40}",.*\}$/m, 'as chant printed it: the read\'s snapshots one a line');
   });
 });
