@@ -7,7 +7,7 @@ const RECORD_DEPTH = 2;
  * A document as the CLI prints it, in the form of the spec's example: the containers broken over
  * lines with two spaces of indentation, each record on one line as `JSON.stringify` writes it (a
  * snapshot, `checkout`, `policy`, an entry of `replication.refs`), and one newline at the end. A
- * read of 10,000 snapshots with `--changes` is 3.6 MB so against 5.5 MB indented throughout, and
+ * read of 10,000 snapshots with `--changes` is 3.6 MB against 5.5 MB indented throughout, and
  * the host decodes that much less. The records are left to V8's own stringify, since a printer of
  * every field in JavaScript measured three times slower. The text parses back to exactly what
  * `JSON.stringify(document)` does: `toJSON` is honoured, and members that are undefined or
