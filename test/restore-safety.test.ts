@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
 
 /** The index as `git ls-files --stage` lists it: modes, ids and stages, not stat data. */
@@ -351,6 +351,36 @@ describe('restore: names that are not UTF-8', () => {
     assert.equal(readFileSync(bytePath(dir, Buffer.from('d'), two), 'utf8'), 'two\n');
     const names = readdirSync(Buffer.from(join(dir, 'd')), { encoding: 'buffer' }).map((entry) => entry.toString('latin1')).sort();
     assert.deepEqual(names, ['"quoted".txt', 'na\xefve', 'plain.txt', '\xe9t\xe9']);
+  });
+});
+
+describe('restore: a partial restore of a name that is not UTF-8', () => {
+  it('takes the name as documents print it, quoted, and refuses it as it reaches Node from a command line, lossy', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const name = Buffer.from('caf\xe9', 'latin1');
+    writeFileSync(bytePath(dir, name), 'lat\n');
+    const saved = (await store.save({})).snapshot.commit;
+    writeFileSync(bytePath(dir, name), 'changed\n');
+    // Node decodes a command line as UTF-8: the byte 0xe9 arrives as U+FFFD, which names no file.
+    const refs = refsOf(dir);
+    for (const run of [() => store.restore({ snapshot: saved, paths: ['caf\ufffd'] }), () => store.plan({ snapshot: saved, paths: ['caf\ufffd'] })]) {
+      await assertRefusal(run, 'write-usage-invalid', /neither snapshot .* holds caf\ufffd.*not UTF-8 is given as documents print it/);
+    }
+    const lossy = await runCli(dir, ['workspace', 'wip', 'restore', saved, '--', 'caf\ufffd']);
+    assert.deepEqual([lossy.code, lossy.doc.error?.code], [1, 'write-usage-invalid']);
+    assert.equal(refsOf(dir), refs, 'no checkpoint taken');
+    assert.deepEqual(byteTreeOf(Buffer.from(dir)), { 'README.md': 'hello\n', 'caf\xe9': 'changed\n' }, 'nothing written');
+
+    const plan = await store.plan({ snapshot: saved, paths: ['"caf\\351"'] });
+    assert.deepEqual([plan.only, plan.write], [['"caf\\351"'], ['"caf\\351"']]);
+    const restored = await runCli(dir, ['workspace', 'wip', 'restore', saved, '--', '"caf\\351"']);
+    assert.equal(restored.code, 0, restored.stdout);
+    assert.deepEqual([restored.doc.only, restored.doc.written], [['"caf\\351"'], ['"caf\\351"']]);
+    assert.equal(readFileSync(bytePath(dir, name), 'utf8'), 'lat\n');
+    // show prints the name the same way, so what it lists can be handed back.
+    const shown = await runCli(dir, ['workspace', 'wip', 'show', saved, '--json']);
+    assert.deepEqual(shown.doc.files.map((file: { path: string }) => file.path), ['README.md', '"caf\\351"']);
   });
 });
 

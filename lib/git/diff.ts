@@ -3,6 +3,7 @@
 // textconv, no external diff), so a user's configuration never changes a count the memo keeps,
 // and git reads no index for them (lib/git/no-index.ts): attributes come from the working tree,
 // as for `git diff <a> <b>`.
+import { rawPathText } from './formats/path-text.js';
 import { withoutIndex } from './no-index.js';
 import type { Plumbing } from './plumbing.js';
 
@@ -94,20 +95,30 @@ export async function countChanges(plumbing: Plumbing, pairs: ReadonlyArray<read
 
 /** One file of a tree. */
 export interface TreeFile {
+  /** The path as documents print it: itself, or in git's C-style quoting when it is not UTF-8 (lib/git/formats/path-text.ts). */
   path: string;
+  /** The path's bytes, one character a byte (as `latin1` decodes them). */
+  raw: string;
   mode: string;
   oid: string;
 }
 
-/** Every file a tree holds, recursively, in git's order (bytewise by path). */
+/**
+ * Every file a tree holds, recursively, in git's order (bytewise by path). Paths are read as
+ * bytes, so names that are not UTF-8 stay distinct and exact.
+ */
 export async function listTree(plumbing: Plumbing, tree: string, signal?: AbortSignal): Promise<TreeFile[]> {
-  const out = await plumbing.run(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree], signal === undefined ? {} : { signal });
+  const chunks: Buffer[] = [];
+  const stdout = await plumbing.run(['ls-tree', '-r', '-z', '--full-tree', '--end-of-options', tree], { onStdout: (chunk) => chunks.push(chunk), ...(signal === undefined ? {} : { signal }) });
+  // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
+  const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
   const files: TreeFile[] = [];
   for (const record of out.split('\0')) {
     const tab = record.indexOf('\t');
     if (tab < 0) continue;
     const [mode, , oid] = record.slice(0, tab).split(' ') as [string, string, string];
-    files.push({ path: record.slice(tab + 1), mode, oid });
+    const raw = record.slice(tab + 1);
+    files.push({ path: rawPathText(raw), raw, mode, oid });
   }
   return files;
 }

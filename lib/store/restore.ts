@@ -13,7 +13,7 @@ import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } fro
 import { listTree } from '../git/diff.js';
 import { diffLooseTrees } from '../git/tree-diff.js';
 import { indexHoldsTree, scanIndex } from '../git/formats/index-file.js';
-import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
+import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
@@ -452,17 +452,21 @@ const FINGERPRINT = /^[0-9a-f]{64}$/;
 /**
  * The paths a partial restore is limited to, as byte strings, each checked: relative to the
  * repository root, no `..`, no empty name; `./` and a trailing `/` are dropped. Null for none.
+ * A path is taken as documents print it: a name that is not UTF-8 has no text of its own (a
+ * command line's bytes reach Node as UTF-8, an invalid byte as U+FFFD), so it is given in git's
+ * C-style quoting, which {@link pathBytes} reads back to its bytes.
  */
 function checkPaths(paths: readonly string[] | null | undefined): string[] | null {
   if (paths === undefined || paths === null) return null;
   if (!Array.isArray(paths) || paths.length === 0) throw new WipError('write-usage-invalid', 'paths names no path: give at least one, or leave it out to restore the whole tree');
   const checked = new Set<string>();
   for (const path of paths) {
-    const names = typeof path === 'string' ? path.split('/').filter((name) => name !== '' && name !== '.') : [];
-    if (typeof path !== 'string' || path.startsWith('/') || path.includes('\0') || names.length === 0 || names.includes('..')) {
+    const raw = typeof path === 'string' ? pathBytes(path).toString('latin1') : '';
+    const names = raw.split('/').filter((name) => name !== '' && name !== '.');
+    if (typeof path !== 'string' || raw.startsWith('/') || raw.includes('\0') || names.length === 0 || names.includes('..')) {
       throw new WipError('write-usage-invalid', `paths takes paths from the repository root, without .. (a file, or a folder for everything under it); it was given ${JSON.stringify(path)}`);
     }
-    checked.add(Buffer.from(names.join('/'), 'utf8').toString('latin1'));
+    checked.add(names.join('/'));
   }
   return [...checked].sort();
 }
@@ -470,7 +474,8 @@ function checkPaths(paths: readonly string[] | null | undefined): string[] | nul
 /**
  * The changes under the selected paths, and the removal of a file above one of them that is in
  * the way (a file `a` where the folder `a` holds `a/b` in the snapshot). A path that neither side holds is refused:
- * restoring it would do nothing, and is more likely a typo than a wish.
+ * restoring it would do nothing, and is more likely a typo than a wish. Paths are compared by
+ * their bytes: a name that came in lossy (U+FFFD for a byte that is not UTF-8) matches nothing.
  */
 async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], only: readonly string[], current: string, target: Snapshot): Promise<TreeChange[]> {
   const under = (raw: string, path: string) => raw === path || raw.startsWith(`${path}/`);
@@ -478,10 +483,13 @@ async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], onl
   const unmatched = only.filter((path) => !changes.some((change) => under(change.raw, path)));
   if (unmatched.length > 0) {
     const [ours, theirs] = await Promise.all([listTree(plumbing, current), listTree(plumbing, target.tree)]);
-    const held = (path: string) => [ours, theirs].some((files) => files.some((file) => under(Buffer.from(file.path, 'utf8').toString('latin1'), path)));
+    const held = (path: string) => [ours, theirs].some((files) => files.some((file) => under(file.raw, path)));
     const missing = unmatched.filter((path) => !held(path));
     if (missing.length > 0) {
-      throw new WipError('write-usage-invalid', `neither snapshot ${target.commit.slice(0, 12)} nor the working tree holds ${missing.map((path) => rawPathText(path)).join(', ')}, so there is nothing to restore there; paths are from the repository root`);
+      // U+FFFD as UTF-8: most likely a byte that was not UTF-8, lost as the name was read.
+      const lossy = missing.some((path) => path.includes('\xef\xbf\xbd'));
+      const hint = lossy ? '; a name that is not UTF-8 is given as documents print it, quoted, each byte that is not UTF-8 as a backslash and three octal digits ("caf\\351")' : '';
+      throw new WipError('write-usage-invalid', `neither snapshot ${target.commit.slice(0, 12)} nor the working tree holds ${missing.map((path) => rawPathText(path)).join(', ')}, so there is nothing to restore there; paths are from the repository root${hint}`);
     }
   }
   return changes;
