@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 import { Replicator, Policy, SimpleGitRunner, WipStore } from '../lib/index.js';
 
@@ -112,6 +112,24 @@ describe('a restore plan', () => {
     assert.deepEqual(stateOf(dir), before, 'nothing written, no checkpoint taken');
     const done = await store.restore({ snapshot: turn, paths: ['a.txt'], expect: ofPaths.fingerprint });
     assert.deepEqual(done.written, ['a.txt']);
+  });
+
+  it('binds its fingerprint to the list of paths itself: paths a and b are not the path "a\\nb", nor a path named whole the whole tree', async () => {
+    const dir = makeRepo({ 'a': 'a 0\n', 'b': 'b 0\n', 'a\nb': 'ab 0\n', 'whole': 'whole 0\n' });
+    writeFiles(dir, { 'a': 'a 1\n', 'b': 'b 1\n', 'a\nb': 'ab 1\n', 'whole': 'whole 1\n' });
+    const turn = (await runCli(dir, ['workspace', 'wip', 'save', '--json'])).doc.snapshot.commit;
+    writeFiles(dir, { 'a': 'a 2\n', 'b': 'b 2\n', 'a\nb': 'ab 2\n', 'whole': 'whole 2\n' });
+    // Refs and files, not the index's bytes: the git status stateOf runs may rewrite the stat data
+    // of entries written in the same second as the index.
+    const before = { refs: refsOf(dir), tree: treeOf(dir) };
+    const cases: Array<[string[], string[]]> = [[['a', 'b'], ['a\nb']], [[], ['whole']]];
+    for (const [planned, restored] of cases) {
+      const dry = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--dry-run', ...(planned.length > 0 ? ['--', ...planned] : [])]);
+      assert.equal(dry.code, 0, dry.stdout);
+      const run = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--expect', dry.doc.fingerprint, '--', ...restored]);
+      assert.deepEqual([run.code, run.doc.error?.code], [1, 'wip-plan-stale'], run.stdout);
+    }
+    assert.deepEqual({ refs: refsOf(dir), tree: treeOf(dir) }, before, 'nothing written, no checkpoint taken');
   });
 
   it('names a file the checkpoint left out for its size once, by why, not as an ignored file', async () => {

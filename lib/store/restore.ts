@@ -355,8 +355,9 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     // What the plan was made for is part of it too: a fingerprint vouches for one target and one
-    // choice of paths, never for the restore of another snapshot or of the whole tree.
-    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, only === null ? 'whole' : only.join('\n')].join('\0')).digest('hex');
+    // choice of paths, never for the restore of another snapshot or of the whole tree. Each path
+    // follows a NUL, which no path holds, so no list of paths reads as another or as `whole`.
+    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
     return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
