@@ -11,6 +11,8 @@ import { documentText } from './print.js';
  */
 export interface ChantContext extends BaseContext {
   cwd: string;
+  /** The command line's words as given, when `main` runs it: clipanion keeps no `--` of them. */
+  argv?: readonly string[];
 }
 
 /** `--timeout`, on every verb that reaches a remote: a push, a fetch, a save that pushes, a prune that pushes. */

@@ -138,7 +138,7 @@ export async function main(argv: readonly string[], context: ChantContext): Prom
       printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${diagnose(reading, definition, parserMessage)}; see chant --help`)));
       return 1;
     }
-    return await parsed.cli.run(parsed.command, context);
+    return await parsed.cli.run(parsed.command, { ...context, argv });
   } catch (error) {
     printDocument(context, failureDocument(reading, refusalOf(error)));
     return 1;

@@ -271,6 +271,26 @@ describe('restore --dry-run, --expect and paths on the CLI', () => {
   });
 });
 
+describe('restore -- with no path after it', () => {
+  it('names no path, which is refused, rather than restoring the whole tree; with --dry-run too', async () => {
+    const { dir, turn } = await movedOn();
+    const before = stateOf(dir);
+    // What a script's empty list of paths gives: restore S -- "${paths[@]}".
+    const lines = [[turn, '--'], [turn, '--dry-run', '--'], ['--dry-run', turn, '--'], ['--'], [turn, '--by', 'me', '--'], [turn, '--by=me', '--max-file-size', '1M', '--']];
+    for (const words of lines) {
+      const run = await runCli(dir, ['workspace', 'wip', 'restore', ...words]);
+      assert.deepEqual([run.code, run.doc.error?.code], [1, 'write-usage-invalid'], `${words.join(' ')}: ${run.stdout}`);
+      assert.match(run.doc.error.message, /names no path/);
+    }
+    assert.deepEqual(stateOf(dir), before, 'nothing written, no checkpoint taken');
+    // A -- before the snapshot still ends the options alone, and one after it with paths names them.
+    const dry = await runCli(dir, ['workspace', 'wip', 'restore', '--dry-run', '--', turn]);
+    assert.deepEqual([dry.code, dry.doc.only], [0, null], dry.stdout);
+    const partial = await runCli(dir, ['workspace', 'wip', 'restore', '--dry-run', turn, '--', 'src']);
+    assert.deepEqual([partial.code, partial.doc.only], [0, ['src']], partial.stdout);
+  });
+});
+
 describe('one Policy for both classes', () => {
   it('a WipStore takes the policy a Replicator exposes, and its save pushes by it', async () => {
     const dir = makeRepo();

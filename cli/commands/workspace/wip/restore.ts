@@ -47,6 +47,23 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   #paths(): string[] | null {
-    return this.targets.length <= 1 ? null : this.targets.slice(1);
+    if (this.targets.length > 1) return this.targets.slice(1);
+    // A -- with no path after it (a script's empty list of paths) names no path, which the SDK
+    // refuses, rather than none, which restores the whole tree. clipanion drops the --, so it is
+    // looked for in the words given.
+    return endsWithDashes(this.context.argv ?? []) ? [] : null;
   }
+}
+
+/** The options of restore that take a value: the word after one is its value, even `--`. */
+const VALUED = new Set(['--by', '--max-file-size', '--expect']);
+
+/** Whether the words' first `--` that is no option's value is their last. */
+function endsWithDashes(words: readonly string[]): boolean {
+  for (let at = 0; at < words.length; at += 1) {
+    const word = words[at] as string;
+    if (word === '--') return at === words.length - 1;
+    if (VALUED.has(word)) at += 1;
+  }
+  return false;
 }
