@@ -129,6 +129,21 @@ describe('restore: what no checkpoint can give back', () => {
     assert.ok(existsSync(join(inner, '.git', 'HEAD')));
   });
 
+  it('says why each file in the way is in no snapshot: a file of an embedded repository, a name git will not take, an ignored file', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'emb/x.txt': 'a file of the snapshot\n', 'odd': 'a file once\n', 'build.log': 'in the snapshot\n' });
+    const saved = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { 'emb/x.txt': null, 'odd': null, '.gitignore': '*.log\n', 'build.log': 'ignored now\n' });
+    git(join(dir, 'emb'), ['init', '-q', '-b', 'main']);
+    writeFiles(dir, { 'emb/x.txt': 'the embedded repository\'s own\n', 'odd/.GIT': 'a name git add refuses\n' });
+    const plan = await store.plan({ snapshot: saved });
+    const reasons = Object.fromEntries(plan.refused.map((entry) => [entry.path, entry.reason]));
+    assert.match(reasons['emb/x.txt'] ?? '', /^a file of a submodule's working tree or an embedded repository/);
+    assert.match(reasons['odd/.GIT'] ?? '', /^a name git will not take \(it holds a \.git component\)/);
+    assert.match(reasons['build.log'] ?? '', /^an ignored file, or one written since the working tree was read/);
+  });
+
   it('reads the working tree\'s folders that differ from the target from disk, even after a plan read them, and refuses when one went bad', async () => {
     const dir = makeRepo({ 'src/x.ts': 'x0\n', 'src/y.ts': 'y0\n' });
     const store = new WipStore({ cwd: dir, policy: null });

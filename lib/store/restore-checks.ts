@@ -17,7 +17,7 @@ import { attributesElsewhere, attributesRewrite } from '../git/blob-writer.js';
 import { readLooseInfo } from '../git/loose-objects.js';
 import { rawPathOnDisk as onDisk, rawPathText } from '../git/formats/path-text.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
-import { PATH_MAX, unwritableChanges } from './tree-paths.js';
+import { PATH_MAX, unwritableChanges, unwritablePath } from './tree-paths.js';
 
 /**
  * Refuses, as `wip-snapshot-unknown`, a target whose changes git could not write whole: paths
@@ -122,8 +122,31 @@ function parentOf(raw: string): string {
   return slash < 0 ? '' : raw.slice(0, slash);
 }
 
-const IGNORED = 'an ignored file: no snapshot holds it';
+// A file the working tree's tree does not hold, outside a repository, with a name git takes:
+// ignored, or written after the tree was read (telling the two apart would take a git process).
+const IGNORED = 'an ignored file, or one written since the working tree was read: no snapshot holds it';
 const REPOSITORY = "a submodule's working tree or an embedded repository: its commits and files are in no snapshot";
+const IN_REPOSITORY = "a file of a submodule's working tree or an embedded repository: no snapshot holds it";
+
+/**
+ * Why a path on disk that the working tree's tree does not hold is in the way: a name git will
+ * not take (`.GIT`, `git~1`), a file in a folder holding `.git`, or else an ignored file.
+ * `repositories` keeps whether each folder holds `.git`, looked at once.
+ */
+function whyNotHeld(top: string, raw: string, repositories: Map<string, boolean>): string {
+  const invalid = unwritablePath(raw, '100644', true);
+  if (invalid !== null) return `a name git will not take (${invalid}): no snapshot can hold it`;
+  for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) {
+    const folder = raw.slice(0, slash);
+    let holds = repositories.get(folder);
+    if (holds === undefined) {
+      holds = lstatOrNull(onDisk(top, `${folder}/.git`)) !== null;
+      repositories.set(folder, holds);
+    }
+    if (holds) return IN_REPOSITORY;
+  }
+  return IGNORED;
+}
 
 /**
  * Everything on disk a move from the working tree's tree to the target's would delete or
@@ -139,6 +162,8 @@ export async function inTheWay(top: string, changes: readonly TreeChange[]): Pro
   const leaving = new Set(changes.filter((change) => change.oldMode !== ABSENT).map((change) => change.raw));
   const gitlinksLeaving = new Set(changes.filter((change) => change.oldMode === GITLINK && change.newMode !== GITLINK).map((change) => change.raw));
   const blocked = new Map<string, string>();
+  const repositories = new Map<string, boolean>();
+  const why = (raw: string) => whyNotHeld(top, raw, repositories);
   for (const raw of gitlinksLeaving) {
     const entries = await readdir(onDisk(top, raw)).catch(() => null);
     if (entries !== null && entries.length > 0) blocked.set(raw, REPOSITORY);
@@ -166,7 +191,7 @@ export async function inTheWay(top: string, changes: readonly TreeChange[]): Pro
         break;
       }
       if (state === null) {
-        if (!leaving.has(folder)) blocked.set(folder, IGNORED);
+        if (!leaving.has(folder)) blocked.set(folder, why(folder));
         parentsAreFolders = false;
         break;
       }
@@ -175,7 +200,7 @@ export async function inTheWay(top: string, changes: readonly TreeChange[]): Pro
     const stats = lstatOrNull(onDisk(top, change.raw));
     if (stats === null) continue;
     if (!stats.isDirectory()) {
-      blocked.set(change.raw, IGNORED);
+      blocked.set(change.raw, why(change.raw));
       continue;
     }
     // A folder where the target has a file or a symlink: whatever in it is not leaving is lost.
@@ -183,7 +208,7 @@ export async function inTheWay(top: string, changes: readonly TreeChange[]): Pro
       if (isRepository) {
         if (!gitlinksLeaving.has(raw)) blocked.set(raw, REPOSITORY);
       } else if (!leaving.has(raw)) {
-        blocked.set(raw, IGNORED);
+        blocked.set(raw, why(raw));
       }
     });
   }
