@@ -77,10 +77,13 @@ export function isWipError(value: unknown, code?: WipErrorCode): value is WipErr
  */
 export function redactCredentials(text: string): string {
   return text
-    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/@\s]+@/gi, '$1***@')
+    // The user-info runs to the last `@` before the path, the end of the line or a quote: a
+    // password may hold a raw `@` or a space, which git takes as they are.
+    .replace(/([a-z][a-z0-9+.-]*:\/\/)[^/\r\n'"]*@/gi, '$1***@')
     // git also names a host without the scheme ("unable to look up alice:token@host"): a
-    // user:secret@ standing as a word of its own is hidden too.
-    .replace(/(^|[\s'"(])[^\s'"(/@:]+:[^\s'"/@]+@(?=[^\s@])/g, '$1***@');
+    // user:secret@ standing as a word of its own is hidden too, to its last `@`. A password with a
+    // space there is hidden only where the remote's secrets are known (lib/git/remote.ts).
+    .replace(/(^|[\s'"(])[^\s'"(/@:]+:[^\s'"/]+@(?=[^\s@])/g, '$1***@');
 }
 
 /**

@@ -153,3 +153,28 @@ test('a remote URL with user:password@ never shows the password in any message',
   assert.equal(pushed.replication.pushed.length, REFS.length);
   assert.ok(!JSON.stringify(pushed).includes(PASSWORD));
 });
+
+test('a password holding a raw @ or a space never shows, in part or whole, in any message', async () => {
+  const daemon = await startGitDaemon();
+  daemon.repository('shared.git');
+  const closed = await freePort();
+  // git takes such a URL as it is and prints it back bare: "unable to look up alice:<password>@127.0.0.1".
+  const secrets = ['pa@ss3cr3t', 's3cr3t pw'];
+  const urls = secrets.flatMap((secret) => [
+    daemon.url('shared.git', `${USER}:${secret}`),
+    `git://${USER}:${secret}@127.0.0.1:${closed}/shared.git`,
+    `http://${USER}:${secret}@127.0.0.1:${closed}/shared.git`,
+  ]);
+  for (const url of urls) {
+    const dir = checkout(url);
+    const lines: string[] = [];
+    const replicator = new Replicator({ cwd: dir, policy: POLICY, progress: (line) => lines.push(line) });
+    const push = await timed(() => replicator.push());
+    assert.ok(push.ms < PROMPT_FREE_MS, `push to ${url} took ${push.ms} ms`);
+    assert.equal(push.value.replication.rejected.length, REFS.length);
+    const fetch = await replicator.fetch();
+    assert.ok(fetch.failed !== null);
+    const printed = JSON.stringify([writeDocument('push', push.value), writeDocument('fetch', fetch), await replicator.pushOrReport(), lines]);
+    assert.ok(!printed.includes('s3cr3t'), `the password leaked for ${url}: ${printed}`);
+  }
+});

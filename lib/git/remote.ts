@@ -737,7 +737,9 @@ function failureReason(error: unknown, secrets: readonly string[], collected: re
  * lone `token@`. A lone ssh user (`ssh://git@host`) is no secret.
  */
 function urlSecret(url: string): string | null {
-  const match = /^([a-z][a-z0-9+.-]*):\/\/([^/@\s]+)@/i.exec(url);
+  // The user-info runs to the last `@` before the path: a password may hold a raw `@` or a space,
+  // which git takes as they are.
+  const match = /^([a-z][a-z0-9+.-]*):\/\/([^/]*)@/i.exec(url);
   if (match === null) return null;
   const [, scheme, userInfo] = match as unknown as [string, string, string];
   const colon = userInfo.indexOf(':');
@@ -750,9 +752,11 @@ function urlSecret(url: string): string | null {
  * appear, since git prints some URLs bare (`unable to look up user:password@host`).
  */
 function redact(text: string, secrets: readonly string[]): string {
-  let out = redactCredentials(text);
+  // The remote's own secrets go first, while they stand whole: hiding user-info first could cut
+  // a password holding an `@` in two and leave its second half.
+  let out = text;
   for (const secret of secrets) out = out.split(secret).join('***');
-  return out;
+  return redactCredentials(out);
 }
 
 async function run(git: GitRunner, cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<string> {
