@@ -388,7 +388,10 @@ export interface PushOutcome {
 export const FetchResult = Type.Object({
   policy: PolicyDocument,
   refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
-  failed: Nullable(Type.String(), 'Why the remote could not be fetched from, or null. refs then lists what earlier fetches brought.'),
+  failed: Nullable(
+    Type.String(),
+    'Why the remote could not be fetched from, or null. refs is then worked out from what earlier fetches recorded, and a ref equal to that record is left out, since whether the remote still holds it is not known.',
+  ),
   failedRefs: Type.Optional(
     Type.Array(FetchRefFailure, {
       description:
@@ -412,8 +415,9 @@ export interface FetchResult {
    */
   refs: FetchRef[];
   /**
-   * Why the remote could not be fetched from, or null. refs then lists what earlier fetches
-   * brought.
+   * Why the remote could not be fetched from, or null. refs is then worked out from what earlier
+   * fetches recorded, and a ref equal to that record is left out, since whether the remote still
+   * holds it is not known.
    */
   failed: string | null;
   /**

@@ -652,6 +652,8 @@ function parsePorcelain(stdout: string): Map<string, PorcelainEntry> {
   return reported;
 }
 
+// A lock file left in this checkout: git's own `error:` line, not a remote's `remote: error:`.
+const LOCAL_LOCK = /^(?:error|fatal): .*Unable to create '[^']+\.lock': File exists/m;
 // What a failure is, for a person: the first category whose pattern git's or the remote's words
 // match names it, and git's own lines follow.
 const OBJECT_CHECK = "the remote's object check refused it";
@@ -659,6 +661,7 @@ const OBJECT_CHECK = "the remote's object check refused it";
 const LOCAL_OBJECT = 'an object it needs is missing or damaged in this repository, not on the remote, so none of it was sent (git fsck names what is damaged)';
 const CATEGORIES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?:^|[\n\r])fatal: unable to read [0-9a-f]{40}(?:[0-9a-f]{24})?\s*(?:\n|$)/, LOCAL_OBJECT],
+  [LOCAL_LOCK, 'a lock file is in the way in this checkout (a git process holds it, or one that crashed left it: when none is running, remove the file git names)'],
   [/No space left on device|Disk quota exceeded|disk full/i, "the remote's disk is full"],
   [/fsck error|object [0-9a-f]{7,}: \w+:|hasDotgit|bad (tree|commit|object)|missing necessary objects/i, OBJECT_CHECK],
   [/pre-receive hook declined/, "the remote's pre-receive hook declined it"],
@@ -676,10 +679,21 @@ const BOILERPLATE = [
   /^(?:hint|To) /,
   /^Done$/,
   /^Everything up-to-date$/,
+  // git's advice under a held lock; the lock's own line names the file.
+  /^Another git process seems to be running in this repository/,
+  /^an editor opened by 'git commit'/,
+  /^are terminated then try again/,
+  /^may have crashed in this repository earlier/,
+  /^remove the file manually to continue\.?$/,
 ];
 // A remote's progress, blank lines and trace lines say nothing of a cause.
 const REMOTE_NOISE = /^remote: *(?:$|(?:Enumerating|Counting|Compressing|Total|Resolving|Writing|Finding)\b|\d+% \(|\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: )/;
 const TRACE = /^\d\d:\d\d:\d\d\.\d+ \S+:\d+ +trace: /;
+// git's own progress on this side (`Resolving deltas: 100% (1/1)`), which says nothing of a cause either.
+const LOCAL_PROGRESS = /^(?:[A-Z][a-z]+ objects|Enumerating|Counting|Compressing|Writing|Total|Delta|Resolving deltas|Checking connectivity|Auto packing)/;
+// A fetch's report of the refs it updated (`From <url>`, `* [new branch] a -> b`, `+ a...b a -> b
+// (forced update)`, `a..b a -> b`, `- [deleted]`): what went well. A ref it refused (`!`) stays.
+const FETCH_UPDATES = /^(?:From \S|[*+=t-] (?:\[[^\]]+\]|[0-9a-f]+\.\.\.?[0-9a-f]+) |[0-9a-f]+\.\.[0-9a-f]+ )/;
 /** At most this many of git's lines go into one reason. */
 const CAUSE_LINES = 6;
 
@@ -690,19 +704,22 @@ function categoryOf(text: string): string | null {
 
 /**
  * A reason a person can act on: what kind of failure it is, when that is clear, then git's
- * `summary` (such as the porcelain's `unpacker error`), the remote's own `remote:` lines, and
- * git's `error:` and `fatal:` lines and ssh's, boilerplate left out, each once.
+ * `summary` (such as the porcelain's `unpacker error`), git's `error:` and `fatal:` lines, then
+ * the remote's own `remote:` lines and ssh's, progress, updated refs and boilerplate left out,
+ * each once. The error lines come first so that a long report never cuts the cause.
  */
 function explain(summary: string | null, stderr: string): string {
-  const lines: string[] = [];
+  const errors: string[] = [];
+  const others: string[] = [];
   for (const raw of stderr.split(/\r?\n|\r/)) {
     const line = raw.trim();
-    if (line.length === 0 || TRACE.test(line) || REMOTE_NOISE.test(line) || BOILERPLATE.some((pattern) => pattern.test(line))) continue;
-    if (/^(?:\s*[A-Z][a-z]+ objects|Enumerating|Counting|Compressing|Writing|Total|Delta)/.test(line)) continue;
+    if (line.length === 0 || TRACE.test(line) || REMOTE_NOISE.test(line) || LOCAL_PROGRESS.test(line) || FETCH_UPDATES.test(line)) continue;
+    if (BOILERPLATE.some((pattern) => pattern.test(line))) continue;
     const text = line.replace(/^(?:error|fatal): /, '').replace(/\s+$/, '');
-    if (!lines.includes(text) && text !== summary) lines.push(text);
+    if (errors.includes(text) || others.includes(text) || text === summary) continue;
+    (text === line ? others : errors).push(text);
   }
-  const kept = lines.length > CAUSE_LINES ? [...lines.slice(0, CAUSE_LINES - 1), lines.at(-1) as string] : lines;
+  const kept = [...errors, ...others].slice(0, CAUSE_LINES);
   const detail = [...(summary === null ? [] : [summary]), ...kept].join('; ');
   const category = categoryOf(`${summary ?? ''}\n${stderr}`);
   const body = detail.length > 0 ? detail : 'git gave no reason';

@@ -371,7 +371,8 @@ export class Replicator {
    * ref that is missing is created and each that is behind is fast-forwarded, by
    * compare-and-swap. A branch checked out in any worktree, a local ref that moved on (`ahead`)
    * or forked (`diverged`) is left alone. When the remote cannot be fetched from, `failed` says
-   * why and `refs` is worked out, the same way, from what earlier fetches recorded.
+   * why and `refs` is worked out, the same way, from what earlier fetches recorded, leaving out
+   * the refs equal to that record.
    * @returns the policy, each remote ref sorted by refname with what was done, and `failed`
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
@@ -707,11 +708,14 @@ export class Replicator {
       const local = locals.get(remote.ref) ?? null;
       let result: FetchOutcome | null = null;
       if (local === null) result = 'created';
+      // Worked out from a record (the remote could not be fetched from), equal says nothing of
+      // the remote now: the ref is left out rather than claimed up to date.
+      else if (local === remote.commit && !fresh) return null;
       else if (local === remote.commit) result = 'up-to-date';
       else if (checkedOut.has(remote.ref)) result = 'checked-out';
       else pending.push({ local, remote: remote.commit });
       return { remote, local, result };
-    });
+    }).filter((entry) => entry !== null);
     const ancestry = await ancestryOf(this.#git, this.#cwd, pending);
     const refs: FetchRef[] = [];
     const writes: RefWrite[] = [];

@@ -1,0 +1,80 @@
+// A stale `.lock` file left beside one of chant's own refs (a replica, a staging ref) by a git
+// process that crashed: the fetch still brings the local refs home where it can, says which file
+// is in the way with git's own words, never believes a record it could not bring up to date, and
+// never claims a ref up to date with a remote it could not read.
+import assert from 'node:assert/strict';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { test } from 'node:test';
+import { writeDocument } from '../lib/documents/document.js';
+import type { PolicyDocument } from '../lib/documents/replication.js';
+import { Replicator } from '../lib/replication/replicator.js';
+import { git, makeRepo, tempDir } from './helpers.js';
+import { assertDocument, bareRemote } from './remotes.js';
+
+const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: [], every: null };
+const WORK = 'refs/heads/chant/work/W-001';
+const KEPT = 'refs/chant/kept/W-001/tok';
+const WIP = 'refs/chant/wip/chant/work/W-001';
+const LEDGER = 'refs/heads/chant/lifecycle';
+
+/** A remote holding one ref of each class, pushed with plain git from a box of its own, which it returns. */
+function remoteWithRefs(): { remote: string; origin: string } {
+  const origin = makeRepo();
+  const base = git(origin, ['rev-parse', 'HEAD']).trim();
+  const work = git(origin, ['commit-tree', 'HEAD^{tree}', '-p', base, '-m', 'work 1']).trim();
+  git(origin, ['update-ref', WORK, work]);
+  git(origin, ['update-ref', KEPT, git(origin, ['commit-tree', 'HEAD^{tree}', '-p', work, '-m', 'kept 1']).trim()]);
+  git(origin, ['update-ref', WIP, git(origin, ['commit-tree', 'HEAD^{tree}', '-p', work, '-m', 'wip 1']).trim()]);
+  git(origin, ['update-ref', LEDGER, git(origin, ['commit-tree', 'HEAD^{tree}', '-m', 'ledger 1']).trim()]);
+  const remote = bareRemote();
+  git(origin, ['push', '-q', remote, ...[WORK, KEPT, WIP, LEDGER].map((ref) => `${ref}:${ref}`)]);
+  return { remote, origin };
+}
+
+/** The replacement box: a clone of the remote on the work branch, as the host makes one. */
+function replacement(remote: string): string {
+  const box = join(tempDir('chant-box-'), 'box');
+  git(tempDir(), ['clone', '-q', '--no-local', '-b', 'chant/work/W-001', remote, box]);
+  return box;
+}
+
+/** Leaves the lock file of `ref` behind, as a git process that crashed would. */
+function staleLock(box: string, ref: string): string {
+  const file = join(box, '.git', `${ref}.lock`);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, '');
+  return file;
+}
+
+test('a stale lock on a staging ref fails the fetch with git\'s line naming the file, and no ref is claimed up to date', async () => {
+  const { remote, origin } = remoteWithRefs();
+  const box = replacement(remote);
+  const replicator = new Replicator({ cwd: box, policy: POLICY });
+  assert.equal((await replicator.fetch()).failed, null);
+  const before = git(box, ['rev-parse', WIP]).trim();
+  // The remote moves on: a new snapshot whose pack needs deltas, and a new work branch.
+  writeFileSync(join(origin, 'big.txt'), `${'line of text\n'.repeat(2000)}`);
+  git(origin, ['add', 'big.txt']);
+  git(origin, ['commit', '-qm', 'big']);
+  writeFileSync(join(origin, 'big.txt'), `${'line of text\n'.repeat(2000)}one more\n`);
+  const tree = git(origin, ['write-tree']).trim();
+  const next = git(origin, ['commit-tree', tree, '-p', 'HEAD', '-p', WIP, '-m', 'wip 2']).trim();
+  git(origin, ['push', '-q', remote, `${next}:${WIP}`, `${next}:refs/heads/chant/work/W-002`]);
+  const lock = staleLock(box, 'refs/chant/fetching/origin/chant/wip/chant/work/W-001');
+
+  const fetched = await replicator.fetch();
+  assertDocument(writeDocument('fetch', fetched));
+  const failed = fetched.failed ?? '';
+  assert.match(failed, /^a lock file is in the way in this checkout/);
+  assert.ok(failed.includes(`cannot lock ref 'refs/chant/fetching/origin/chant/wip/chant/work/W-001': Unable to create '${lock}': File exists.`), failed);
+  assert.doesNotMatch(failed, /Resolving deltas|\[new (?:branch|ref)\]|From |->/);
+  assert.deepEqual(fetched.refs, []);
+  assert.equal(git(box, ['rev-parse', WIP]).trim(), before);
+
+  rmSync(lock);
+  const again = await replicator.fetch();
+  assert.equal(again.failed, null);
+  assert.equal(again.refs.find((ref) => ref.ref === WIP)?.result, 'fast-forward');
+  assert.equal(git(box, ['rev-parse', WIP]).trim(), next);
+});
