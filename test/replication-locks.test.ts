@@ -47,6 +47,45 @@ function staleLock(box: string, ref: string): string {
   return file;
 }
 
+test('a stale lock on a replica ref leaves that record out: the local refs come home, every time, and failed names the file', async () => {
+  const { remote } = remoteWithRefs();
+  const box = replacement(remote);
+  const lock = staleLock(box, 'refs/chant/replica/origin/chant/wip/chant/work/W-001');
+  const replicator = new Replicator({ cwd: box, policy: POLICY });
+  for (let round = 0; round < 2; round += 1) {
+    const fetched = await replicator.fetch();
+    assertDocument(writeDocument('fetch', fetched));
+    assert.deepEqual(fetched.refs.map((ref) => [ref.ref, ref.result]), [[KEPT, round === 0 ? 'created' : 'up-to-date'], [WIP, round === 0 ? 'created' : 'up-to-date'], [LEDGER, round === 0 ? 'created' : 'up-to-date'], [WORK, 'up-to-date']]);
+    assert.equal(fetched.failedRefs, undefined);
+    assert.ok((fetched.failed ?? '').includes(`refs/chant/replica/origin/chant/wip/chant/work/W-001 (Unable to create '${lock}': File exists.)`), String(fetched.failed));
+    assert.match(fetched.failed ?? '', /remove the file/);
+    for (const ref of [WORK, KEPT, WIP, LEDGER]) assert.equal(git(box, ['rev-parse', ref]).trim(), git(remote, ['rev-parse', ref]).trim());
+    assert.equal(git(box, ['for-each-ref', 'refs/chant/fetching/']), '');
+  }
+  // Once the file is gone, the next fetch records everything and proves it.
+  rmSync(lock);
+  const fetched = await replicator.fetch();
+  assert.equal(fetched.failed, null);
+  assert.equal((await replicator.state())?.replicated, true);
+});
+
+test('a replica a fetch could not bring up to date is no proof: a ref the remote dropped never reads replicated', async () => {
+  const { remote } = remoteWithRefs();
+  const box = replacement(remote);
+  const replicator = new Replicator({ cwd: box, policy: POLICY });
+  assert.equal((await replicator.fetch()).failed, null);
+  assert.equal((await replicator.state())?.replicated, true);
+  // The remote drops the kept ref; the record of it here is locked, so the fetch cannot drop it.
+  git(remote, ['update-ref', '-d', KEPT]);
+  staleLock(box, 'refs/chant/replica/origin/chant/kept/W-001/tok');
+  const fetched = await replicator.fetch();
+  assert.match(fetched.failed ?? '', /refs\/chant\/replica\/origin\/chant\/kept\/W-001\/tok/);
+  assert.equal(git(box, ['rev-parse', 'refs/chant/replica/origin/chant/kept/W-001/tok']).trim(), git(box, ['rev-parse', KEPT]).trim(), 'the stale record is still there');
+  const state = await replicator.state();
+  assert.equal(state?.refs.find((ref) => ref.ref === KEPT)?.replicated, false);
+  assert.equal(state?.replicated, false);
+});
+
 test('a stale lock on a staging ref fails the fetch with git\'s line naming the file, and no ref is claimed up to date', async () => {
   const { remote, origin } = remoteWithRefs();
   const box = replacement(remote);

@@ -390,7 +390,7 @@ export const FetchResult = Type.Object({
   refs: Type.Array(FetchRef, { description: 'Each ref the remote holds of the policy\'s, sorted by ref, and what the fetch did with the local ref.' }),
   failed: Nullable(
     Type.String(),
-    'Why the remote could not be fetched from, or null. refs is then worked out from what earlier fetches recorded, and a ref equal to that record is left out, since whether the remote still holds it is not known.',
+    'Why the fetch fell short, or null: the remote could not be fetched from (refs is then worked out from what earlier fetches recorded, and a ref equal to that record is left out, since whether the remote still holds it is not known), its LFS objects could not be, or a ref of chant\'s own bookkeeping could not be written here (the refs were brought all the same).',
   ),
   failedRefs: Type.Optional(
     Type.Array(FetchRefFailure, {
@@ -415,9 +415,10 @@ export interface FetchResult {
    */
   refs: FetchRef[];
   /**
-   * Why the remote could not be fetched from, or null. refs is then worked out from what earlier
-   * fetches recorded, and a ref equal to that record is left out, since whether the remote still
-   * holds it is not known.
+   * Why the fetch fell short, or null: the remote could not be fetched from (refs is then worked
+   * out from what earlier fetches recorded, and a ref equal to that record is left out, since
+   * whether the remote still holds it is not known), its LFS objects could not be, or a ref of
+   * chant's own bookkeeping could not be written here (the refs were brought all the same).
    */
   failed: string | null;
   /**

@@ -156,6 +156,25 @@ export async function recordConfirmation(git: GitRunner, cwd: string, remote: st
 }
 
 /**
+ * Forgets when the remote last answered: until a push or fetch records it again, no replica is
+ * proof. For a replica chant could not bring up to date (a lock held on it), which would
+ * otherwise stand as proof of what the remote no longer holds. A failure is swallowed, as
+ * {@link recordConfirmation}'s is.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param remote - the remote's name
+ * @internal
+ */
+export async function withdrawConfirmation(git: GitRunner, cwd: string, remote: string): Promise<void> {
+  try {
+    // Exit 5: there was nothing to forget.
+    await git.run(['config', '--local', '--unset-all', confirmationKey(remote)], { cwd, okExitCodes: [5] });
+  } catch {
+    // The record stays; the lock that caused this is named in the fetch's `failed`.
+  }
+}
+
+/**
  * Every ref under `patterns` (a prefix ending in `/`, or an exact refname) that names a commit,
  * sorted by refname in byte order.
  * @param git - the runner

@@ -8,9 +8,9 @@ import { withSignal } from '../git/signal.js';
 import { compareBytes } from '../order.js';
 import {
   checkedOutBranches, commitGraph, fetchLfsObjects, fetchToStaging, pushLfsObjects, pushRefs,
-  readRefTips, readRemoteConfig, recordConfirmation, usesLfs, writeRefs,
+  readRefTips, readRemoteConfig, recordConfirmation, usesLfs, withdrawConfirmation, writeRefs,
 } from '../git/remote.js';
-import type { NetworkOptions, RefPushStatus, RefTip, RefWrite } from '../git/remote.js';
+import type { NetworkOptions, RefPushStatus, RefTip, RefWrite, RefWriteFailure } from '../git/remote.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
@@ -372,7 +372,8 @@ export class Replicator {
    * compare-and-swap. A branch checked out in any worktree, a local ref that moved on (`ahead`)
    * or forked (`diverged`) is left alone. When the remote cannot be fetched from, `failed` says
    * why and `refs` is worked out, the same way, from what earlier fetches recorded, leaving out
-   * the refs equal to that record.
+   * the refs equal to that record. A replica or staging ref that cannot be written (a stale
+   * lock) is left as it is and named in `failed`; the local refs come all the same.
    * @returns the policy, each remote ref sorted by refname with what was done, and `failed`
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
@@ -394,6 +395,10 @@ export class Replicator {
     const excluded = new Set<string>();
     let races = 0;
     let lfsDone = !fresh || !remote.lfsFilter;
+    // Bookkeeping refs (replicas, staging refs) that cannot be written here, left out of the
+    // transaction so that the local refs still come home.
+    const unwritten: RefWriteFailure[] = [];
+    const bookkeeping = (ref: string) => ref.startsWith(replicaPrefix(policy.remote)) || ref.startsWith(stagingPrefix(policy.remote));
     for (;;) {
       const plan = await this.#fetchPlan(policy, fresh, excluded);
       if (!lfsDone) {
@@ -401,22 +406,34 @@ export class Replicator {
         lfsDone = true;
         failed = await fetchLfsObjects(this.#git, this.#cwd, policy.remote, plan.staged, network);
       }
+      const writes = plan.writes.filter((write) => !unwritten.some((left) => left.ref === write.ref));
       let failure;
       try {
         // Nothing local is written after the signal: the staged refs go with the rest.
         checkNotAborted(options.signal);
-        reportProgress(options.onProgress, 'refs', 0, plan.writes.length);
-        failure = await writeRefs(this.#git, this.#cwd, plan.writes, 'chant wip: fetch');
+        reportProgress(options.onProgress, 'refs', 0, writes.length);
+        failure = await writeRefs(this.#git, this.#cwd, writes, 'chant wip: fetch');
       } catch (error) {
         await this.#dropStaging(plan.staging);
         throw asWipError(error);
       }
       if (failure === null) {
-        if (plan.later.length > 0) await writeRefs(this.#git, this.#cwd, plan.later, 'chant wip: fetch', { reflog: false }).catch(() => null);
-        if (fresh) await recordConfirmation(this.#git, this.#cwd, policy.remote, remote.fingerprint, new Date());
+        if (plan.later.length > 0) unwritten.push(...(await this.#record(plan.later)).filter((left) => !left.moved));
+        const replicasLeft = unwritten.filter((left) => left.ref.startsWith(replicaPrefix(policy.remote)));
+        // A replica left as it was may say the remote holds what it no longer does: no replica is
+        // proof until a push or fetch records them all.
+        if (replicasLeft.length > 0) await withdrawConfirmation(this.#git, this.#cwd, policy.remote);
+        else if (fresh) await recordConfirmation(this.#git, this.#cwd, policy.remote, remote.fingerprint, new Date());
+        if (unwritten.length > 0) failed = [failed, unwrittenReason(policy.remote, unwritten)].filter((part) => part !== null).join('; ');
         failedRefs.sort((a, b) => compareBytes(a.ref, b.ref));
-        reportProgress(options.onProgress, 'refs', plan.writes.length, plan.writes.length);
+        reportProgress(options.onProgress, 'refs', writes.length, writes.length);
         return failedRefs.length === 0 ? { policy: policy.toJSON(), refs: plan.refs, failed } : { policy: policy.toJSON(), refs: plan.refs, failed, failedRefs };
+      }
+      if (bookkeeping(failure.ref) && !failure.moved && writes.some((write) => write.ref === failure.ref)) {
+        // A record of what the remote holds, or a staging ref to empty, cannot be written (a lock
+        // held): it is left as it is, said in `failed`, and the local refs come all the same.
+        unwritten.push(failure);
+        continue;
       }
       // The aside ref a chain was to be moved to cannot be written (a lock held): the chain stays as it is, diverged, and the rest come.
       if (plan.refs.some((ref) => ref.aside === failure.ref) && !failure.moved) {
@@ -650,19 +667,26 @@ export class Replicator {
     if (this.#secretScan && policy.refs.includes('wip')) preloadScanner();
   }
 
-  /** Records replicas; one that cannot be written (a stale name in the way) is left out, never the rest. */
-  async #record(writes: RefWrite[]): Promise<void> {
+  /**
+   * Records replicas; one that cannot be written (a stale name in the way, a lock held) is left
+   * out, never the rest.
+   * @returns the writes left out, each with git's reason
+   */
+  async #record(writes: RefWrite[]): Promise<RefWriteFailure[]> {
     let left = writes;
+    const leftOut: RefWriteFailure[] = [];
     for (let tries = 0; tries <= writes.length && left.length > 0; tries += 1) {
       try {
         const failure = await writeRefs(this.#git, this.#cwd, left, 'chant wip: replica', { reflog: false });
-        if (failure === null) return;
+        if (failure === null) return leftOut;
+        leftOut.push(failure);
         left = left.filter((write) => write.ref !== failure.ref);
       } catch {
         // The remote holds them either way; the next push finds them up to date and records them.
-        return;
+        return leftOut;
       }
     }
+    return leftOut;
   }
 
   /** Empties the staging namespace after a refused fetch, so that it wrote nothing. */
@@ -794,6 +818,21 @@ export function checkNetworkTimeout(ms: number | undefined): number | undefined 
   if (ms === undefined) return undefined;
   if (!Number.isSafeInteger(ms) || ms < 1) throw new WipError('write-usage-invalid', `a network timeout is a whole number of milliseconds from 1; it was given ${String(ms)}`);
   return ms;
+}
+
+/**
+ * What `failed` says of bookkeeping refs a fetch could not write: which, git's reason, and what
+ * that costs.
+ */
+function unwrittenReason(remote: string, unwritten: readonly RefWriteFailure[]): string {
+  const named = unwritten.map((left) => `${left.ref} (${left.reason})`).join(', ');
+  const lock = unwritten.some((left) => /\.lock': File exists/.test(left.reason))
+    ? '; a git process holds its lock file, or one that crashed left it: when none is running, remove the file'
+    : '';
+  const cost = unwritten.some((left) => left.ref.startsWith(replicaPrefix(remote)))
+    ? `the refs were brought home, but what ${remote} holds could not all be recorded, so no ref counts as replicated until a push or fetch records it`
+    : 'the refs were brought home; a staging ref left behind is replaced by the next fetch';
+  return `chant could not write its own refs in this checkout: ${named}${lock}; ${cost}`;
 }
 
 function unknownRemote(policy: Policy): WipError {
