@@ -117,3 +117,23 @@ test('a stale lock on a staging ref fails the fetch with git\'s line naming the 
   assert.equal(again.refs.find((ref) => ref.ref === WIP)?.result, 'fast-forward');
   assert.equal(git(box, ['rev-parse', WIP]).trim(), next);
 });
+
+test('a record a push could not delete (its lock stale) is no proof: a ref the new remote refused never reads replicated', async () => {
+  const { remote } = remoteWithRefs();
+  const box = replacement(remote);
+  const replicator = new Replicator({ cwd: box, policy: POLICY });
+  await replicator.fetch();
+  assert.equal((await replicator.state())?.refs.find((ref) => ref.ref === WIP)?.replicated, true);
+  // The remote is moved to one that refuses every push: the old proof is not proof there, so
+  // each ref goes again, is refused, and its record is to be deleted; the wip ref's cannot be.
+  const refusing = bareRemote();
+  writeFileSync(join(refusing, 'hooks', 'pre-receive'), '#!/bin/sh\necho "refusing everything" >&2\nexit 1\n', { mode: 0o755 });
+  git(box, ['remote', 'set-url', 'origin', refusing]);
+  const lock = staleLock(box, 'refs/chant/replica/origin/chant/wip/chant/work/W-001');
+  const pushed = await replicator.push();
+  assert.ok(pushed.replication.rejected.some((ref) => ref.ref === WIP), JSON.stringify(pushed.replication));
+  const state = await replicator.state();
+  assert.equal(state?.refs.find((ref) => ref.ref === WIP)?.replicated, false, 'the refusing remote holds nothing');
+  assert.equal(state?.replicated, false);
+  rmSync(lock);
+});

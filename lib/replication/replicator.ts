@@ -559,8 +559,13 @@ export class Replicator {
     // git stopped by the signal reports its refs as rejected; nothing is recorded after it.
     checkNotAborted(options.signal);
     if (report.reached) {
-      await this.#record(writes);
-      await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
+      const left = await this.#record(writes);
+      // A record the remote refused that could not be deleted (a stale lock) would read as proof
+      // that the remote holds it: the confirmation goes instead, so nothing reads replicated until
+      // a push or fetch records everything again. A record left older than the remote proves less, never more.
+      const falseProof = left.some((failure) => writes.some((write) => write.ref === failure.ref && write.next === null));
+      if (falseProof) await withdrawConfirmation(this.#git, this.#cwd, remote);
+      else await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
     }
     return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
   }
@@ -681,9 +686,10 @@ export class Replicator {
         if (failure === null) return leftOut;
         leftOut.push(failure);
         left = left.filter((write) => write.ref !== failure.ref);
-      } catch {
+      } catch (error) {
         // The remote holds them either way; the next push finds them up to date and records them.
-        return leftOut;
+        // What was not written is left out all the same: a record to delete that stays is proof of nothing.
+        return [...leftOut, ...left.map((write) => ({ ref: write.ref, reason: error instanceof Error ? error.message : String(error), moved: false }))];
       }
     }
     return leftOut;
