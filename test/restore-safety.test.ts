@@ -458,6 +458,22 @@ describe('restore: the undo is exact', () => {
     assert.equal(readFileSync(join(dir, 'win.txt'), 'latin1'), 'line one\nline two\n', 'what the checkpoint could give back, as the refusal said');
   });
 
+  it('refuses to overwrite an LF file under eol=crlf, whose raw bytes are the blob\'s but which the checkpoint would give back with CRLFs', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '* text eol=crlf\n', f: 'old\r\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { f: 'v1\r\n' });
+    const saved = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { f: 'mywork-LF-only\n' });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: saved }), 'wip-restore-blocked', /\bf \([^]*could not give this file back/);
+    assert.deepEqual(stateOf(dir), before);
+    // Written back with CRLFs by git, the file is what the checkpoint gives back: nothing refused.
+    writeFiles(dir, { f: 'mywork\r\n' });
+    const restored = await store.restore({ snapshot: saved });
+    assert.equal(restored.inexact, undefined);
+    assert.equal(readFileSync(join(dir, 'f'), 'latin1'), 'v1\r\n');
+  });
+
   it('refuses to overwrite what a lossy clean filter dropped, and lets a round trip through its smudge go', async () => {
     const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '*.ipynb filter=strip\n*.up filter=upper\n' });
     // strip drops the output lines (as nbstripout does); upper stores upper case and gives back lower case.

@@ -36,6 +36,26 @@ export function checkoutMayConvert(dirs: { commonDir: string; gitDir: string }, 
 }
 
 /**
+ * Whether no `.gitattributes` of `tree` on the way to `raws` (byte strings) may make git's
+ * checkout write other bytes than a blob holds; null when a tree on the way, or an attributes
+ * file, is not there loose to be read (the caller then asks git's checkout). The caller rules out
+ * replace refs and the configuration ({@link checkoutMayConvert}).
+ * @internal
+ */
+export function treeAttributesConvertNothing(objectsDir: string, tree: string, raws: readonly string[], objectFormat: string): boolean | null {
+  const trees = readLooseTreeFolders(objectsDir, tree, foldersOnTheWay(raws), objectFormat, true);
+  if (trees === null) return null;
+  for (const object of trees) {
+    const found = object === null ? null : treeEntry(object.content, '.gitattributes', objectFormat);
+    if (found === null) continue;
+    const content = found.mode === '100644' || found.mode === '100755' ? readCheckedLoose(objectsDir, found.oid, 'blob', objectFormat) : null;
+    if (content === null) return null;
+    if (SMUDGES.test(content.toString('latin1'))) return false;
+  }
+  return true;
+}
+
+/**
  * Writes the files `entries` name (paths of `tree`, byte strings) into `staging`, an empty
  * folder, from their loose blobs, as git's checkout writes them where it converts nothing: a
  * file of mode 0666 or 0777 less the umask, a symlink to what its blob holds. False, with

@@ -30,7 +30,7 @@ import { blobsStillHeld } from '../git/blob-writer.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
-import { checkoutMayConvert, writePlainFiles } from './plain-checkout.js';
+import { checkoutMayConvert, treeAttributesConvertNothing, writePlainFiles } from './plain-checkout.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { blockedError, changedSince, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, storedAsTheyAre, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
@@ -176,7 +176,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced).catch(stopped);
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env).catch(stopped);
       const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
@@ -281,7 +281,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -559,20 +559,27 @@ const INEXACT = "git's attributes (an end-of-line conversion or a clean filter) 
 
 /**
  * The files the restore overwrites or removes that the checkpoint cannot give back byte for
- * byte. A file whose bytes hash, as they are (`hash-object --no-filters`), to the blob the
- * working tree's tree (the checkpoint's) holds is given back as it is; where git's attributes
- * changed the bytes it stores, git's checkout of that blob (what restoring the checkpoint would
- * write: smudge filters, end-of-line conversion, as `* eol=crlf` turns LF back into CRLF) is
- * written into a private folder and compared with the file. Those that differ, or whose
- * checkout fails, are returned, each as a blocker with why.
+ * byte: git's checkout of the blob the working tree's tree (the checkpoint's) holds for each
+ * (what restoring the checkpoint would write: smudge filters, end-of-line conversion, as
+ * `* eol=crlf` writes CRLFs) is written into a private folder and compared with the file. Where
+ * nothing converts on checkout, a file whose bytes hash, as they are (`hash-object
+ * --no-filters`), to that blob is given back as it is and is not checked out. Those that differ,
+ * or whose checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined): Promise<Blocker[]> {
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>): Promise<Blocker[]> {
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
   if (files.length === 0) return [];
-  const raws = await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat);
-  const converted = files.filter((change, index) => raws[index] !== change.oldOid);
+  // Where git's checkout writes a blob's bytes as they are (no attribute or setting converts on
+  // the way out), a file whose raw bytes hash to the checkpoint's blob comes back as it is, and
+  // only the others need a look. Elsewhere raw bytes equal to the blob prove nothing (`eol=crlf`
+  // writes an LF file back with CRLFs): every file is compared with what the checkout writes.
+  const plain = replaced === false && !checkoutMayConvert(layout, env) && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat) === true;
+  // A file that cannot be read is no file's bytes known: it is compared (and refused) below, and
+  // the checks after name why (unreadable).
+  const raws = plain ? await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []) : [];
+  const converted = plain ? files.filter((change, index) => raws[index] !== change.oldOid) : files;
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
   const scratchIndex = `${scratch}.index`;
@@ -605,8 +612,11 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
   } catch {
     return false;
   }
-  const [fa, fb] = [openSync(a, 'r'), openSync(b, 'r')];
+  let fa: number | null = null;
+  let fb: number | null = null;
   try {
+    fa = openSync(a, 'r');
+    fb = openSync(b, 'r');
     const [ba, bb] = [Buffer.alloc(1 << 20), Buffer.alloc(1 << 20)];
     for (;;) {
       const read = readSync(fa, ba, 0, ba.length, null);
@@ -617,8 +627,8 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
   } catch {
     return false;
   } finally {
-    closeSync(fa);
-    closeSync(fb);
+    if (fa !== null) closeSync(fa);
+    if (fb !== null) closeSync(fb);
   }
 }
 
