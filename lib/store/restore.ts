@@ -715,7 +715,7 @@ async function moveBack(plumbing: Plumbing, layout: RepositoryLayout, current: s
     ? `another process changed ${rawPathText(error.raw)} while the restore wrote (${error.message})`
     : `writing the working tree failed: ${error instanceof Error ? error.message : String(error)}`;
   const code = race ? 'wip-race' : 'git-failed';
-  if (changes.length === 0) return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped before it changed any file, so nothing in the working tree was changed (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
+  if (changes.length === 0) return new WipError(code, `${what}; restoring ${target.commit.slice(0, 12)} stopped before it wrote or removed any file, so every file is as it was (checkpoint ${checkpoint.commit} holds it too); nothing was written outside the working tree`, { cause: error });
   try {
     await writeBack(plumbing, layout, current, target, changes);
   } catch (again) {
