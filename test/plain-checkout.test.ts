@@ -110,7 +110,8 @@ describe('a restore\'s files written from their loose blobs', () => {
     // A target whose .gitattributes asks for CRLF in d: git writes the files.
     write({ 'd/.gitattributes': '* text eol=crlf\n', 'd/b.txt': 'b crlf\n' });
     const converting = (await store.save({ label: 'converting' })).snapshot.commit;
-    write({ 'd/b.txt': 'b again\n' });
+    // Written with CRLFs, as git writes it there: what the checkpoint gives back.
+    write({ 'd/b.txt': 'b again\r\n' });
     calls.length = 0;
     await store.restore({ snapshot: converting });
     assert.equal(readFileSync(join(dir, 'd/b.txt'), 'utf8'), 'b crlf\r\n');
