@@ -176,10 +176,15 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env).catch(stopped);
-      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact);
+      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, []);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
+      }
+      // After the other checks: git's checkout of the checkpoint's blobs runs filters, whose side
+      // effects (an editor saving meanwhile) the checks after the checkpoint see as a race.
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env, found).catch(stopped);
+      if (inexact.length > 0 && options.allowInexact !== true) {
+        throw blockedError(`restoring ${target.commit.slice(0, 12)} would overwrite or remove what its checkpoint cannot give back as it is, so nothing was changed`, inexact);
       }
       await indexNotLocked(layout);
       const resetTo = only === null ? await indexResetTo(layout, opened.headTree, checkout, target, targetIndex, indexHoldsHead, prepared.indexHolds) : null;
@@ -566,7 +571,7 @@ const INEXACT = "git's attributes (an end-of-line conversion or a clean filter) 
  * --no-filters`), to that blob is given back as it is and is not checked out. Those that differ,
  * or whose checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>): Promise<Blocker[]> {
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>, found?: ReadonlyMap<string, string>): Promise<Blocker[]> {
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
@@ -586,8 +591,12 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   try {
     await mkdir(scratch);
     const given = await plumbing.checkoutPaths(layout.gitDir, scratchIndex, current, scratch, converted.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat, replaced === false ? layout.objectsDir : null).then(() => true, () => false);
-    return converted
-      .filter((change) => !given || !sameBytes(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)))
+    const differing = converted.filter((change) => !given || !sameBytes(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)));
+    // A file another process wrote since the restore looked at it (`found`) differs for that
+    // reason, not for git's attributes: the checks after the checkpoint refuse it as a race.
+    const moved = new Set(found === undefined ? [] : changedSince(layout.top, new Map(differing.map((change) => [change.raw, found.get(change.raw) ?? '']))));
+    return differing
+      .filter((change) => !moved.has(change.raw))
       .map((change) => ({ raw: change.raw, why: `${INEXACT}; copy it aside, or restore with --allow-inexact (allowInexact) to overwrite it anyway` }));
   } finally {
     await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
