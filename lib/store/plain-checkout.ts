@@ -66,14 +66,7 @@ export function treeAttributesConvertNothing(objectsDir: string, tree: string, r
  * @internal
  */
 export function writePlainFiles(objectsDir: string, staging: string, tree: string, entries: readonly NewIndexEntry[], objectFormat: string): boolean {
-  const trees = readLooseTreeFolders(objectsDir, tree, foldersOnTheWay(entries.map((entry) => entry.raw)), objectFormat, true);
-  if (trees === null) return false;
-  for (const object of trees) {
-    const found = object === null ? null : treeEntry(object.content, '.gitattributes', objectFormat);
-    if (found === null) continue;
-    const content = found.mode === '100644' || found.mode === '100755' ? readCheckedLoose(objectsDir, found.oid, 'blob', objectFormat) : null;
-    if (content === null || SMUDGES.test(content.toString('latin1'))) return false;
-  }
+  if (treeAttributesConvertNothing(objectsDir, tree, entries.map((entry) => entry.raw), objectFormat) !== true) return false;
   // Every blob is looked at before anything is written.
   const sizes = readLooseInfo(objectsDir, entries.map((entry) => entry.oid));
   let total = 0;
