@@ -939,3 +939,170 @@ describe('what only git add can decide', () => {
     }
   });
 });
+
+describe('the private index git status reads where the hash cache knows many files', () => {
+  /** Builds as a save does, with the private index from one file on, and records the tree on the wip tip; whether git status read the private index. */
+  const buildAndRecord = async (dir: string): Promise<{ tree: string | null; privately: boolean }> => {
+    const runner = new SimpleGitRunner(dir);
+    let privately = false;
+    const git_: GitRunner = { run: (args, options) => ((privately ||= args[0] === 'status' && options?.env?.GIT_INDEX_FILE !== undefined), runner.run(args, options)) };
+    const plumbing = new Plumbing(git_, dir);
+    const { layout, head, replaced } = await plumbing.checkout();
+    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs: 0, statusIndexMinimum: 1 });
+    if (built !== null) {
+      // Recorded as a save records it: the tip then holds the tree the caches name.
+      const commit = git(dir, ['commit-tree', built.tree, '-p', head as string, '-m', 'wip']).trim();
+      git(dir, ['update-ref', 'refs/chant/wip/main', commit]);
+    }
+    return { tree: built?.tree ?? null, privately };
+  };
+  const leftovers = (dir: string) => readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip-'));
+  // The private index vouches only for files last changed in a second before the save read them.
+  const nextSecond = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
+  // What git add --all stages, but for the local edits of files under assume-unchanged or
+  // skip-worktree, which a save takes (and lists as flagged): their flags are cleared first.
+  const expectedTree = (dir: string): string => {
+    const flagged = git(dir, ['ls-files', '-v', '-z']).split('\0').filter((record) => /^[a-zS] /.test(record)).map((record) => record.slice(2))
+      .filter((path) => {
+        try {
+          return lstatSync(join(dir, path)).isFile();
+        } catch {
+          return false;
+        }
+      });
+    if (flagged.length === 0) return stagedTree(dir);
+    const index = join(dir, '.git', 'expected.index');
+    writeFileSync(index, readFileSync(join(dir, '.git', 'index')));
+    const env = { GIT_INDEX_FILE: index };
+    // One flag a call: given both, update-index clears only the last it reads.
+    git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
+    git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
+    git(dir, ['add', '--all', '--sparse'], { env });
+    const tree = git(dir, ['write-tree'], { env }).trim();
+    rmSync(index);
+    return tree;
+  };
+
+  it(`gives the tree git add --all stages, round after round, on ${Math.ceil(RUNS / 3)} random histories (seed ${SEED})`, async (t) => {
+    let privately = 0;
+    let rounds = 0;
+    const flagArb = fc.record({ flag: fc.constantFrom('--assume-unchanged', '--skip-worktree', '--no-assume-unchanged'), path: fc.nat() });
+    const stepArb = fc.oneof(
+      { weight: 6, arbitrary: opArb.map((op) => ({ kind: 'op' as const, op })) },
+      { weight: 1, arbitrary: flagArb.map((flag) => ({ kind: 'flag' as const, ...flag })) },
+      { weight: 1, arbitrary: fc.nat().map((path) => ({ kind: 'same-size' as const, path })) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'commit' as const }) },
+    );
+    await fc.assert(fc.asyncProperty(configArb, fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 5 }), async (config, batches) => {
+      const dir = tempDir();
+      git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
+      git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
+      if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
+      git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
+      writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
+      git(dir, ['add', '-A']);
+      git(dir, ['commit', '-q', '-m', 'base']);
+      // Every file modified since HEAD from the start, so that the hash cache knows them all, in
+      // a second before the first save reads them: only then may the private index vouch for one.
+      writeFiles(dir, Object.fromEntries(PATHS.map((path) => [path, `${path} modified\n`])));
+      nextSecond();
+      for (const batch of [[], ...batches]) {
+        for (const step of batch) {
+          const path = PATHS[(step.kind === 'flag' || step.kind === 'same-size' ? step.path : 0) % PATHS.length] as string;
+          if (step.kind === 'op') apply(dir, step.op);
+          else if (step.kind === 'flag') git(dir, ['update-index', step.flag, '--', path], { allowFail: true });
+          else if (step.kind === 'commit') git(dir, ['commit', '-q', '-a', '-m', 'next'], { allowFail: true });
+          else {
+            // The same size, its mtime put back: only the ctime says the file changed.
+            try {
+              const before = lstatSync(join(dir, path));
+              if (!before.isFile()) continue;
+              Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 15);
+              writeFileSync(join(dir, path), readFileSync(join(dir, path), 'latin1').split('').reverse().join('').replace(/^$/, ''), 'latin1');
+              utimesSync(join(dir, path), before.atime, before.mtime);
+            } catch {
+              // gone, or a folder now
+            }
+          }
+        }
+        const got = await buildAndRecord(dir);
+        rounds += 1;
+        if (got.privately) privately += 1;
+        assert.deepEqual(leftovers(dir), [], 'the private index is removed');
+        if (got.tree === null) continue;
+        const expected = expectedTree(dir);
+        if (got.tree !== expected) assert.equal(git(dir, ['ls-tree', '-r', got.tree]), git(dir, ['ls-tree', '-r', expected]), `${JSON.stringify(config)} ${JSON.stringify(batches)}`);
+      }
+    }), { seed: SEED, numRuns: Math.ceil(RUNS / 3) });
+    t.diagnostic(`${privately} of ${rounds} rounds read through the private index`);
+    assert.ok(privately > rounds / 4, 'the private index is taken in many rounds');
+  });
+
+  it('never writes the checkout\'s index, and reads again a file rewritten at the same size with its mtime put back', async () => {
+    const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`d${i % 3}/f${i}.txt`, `${i}\n`]));
+    const dir = makeRepo(files);
+    writeFiles(dir, Object.fromEntries(Object.keys(files).map((path) => [path, `${path} dirty\n`])));
+    nextSecond();
+    const indexFile = join(dir, '.git', 'index');
+    const before = { bytes: readFileSync(indexFile), mtimeMs: statSync(indexFile).mtimeMs };
+    assert.equal((await buildAndRecord(dir)).privately, false, 'the first save has no cache to go by');
+    const second = await buildAndRecord(dir);
+    assert.equal(second.privately, true);
+    assert.equal(second.tree, stagedTree(dir));
+    const path = join(dir, 'd1/f4.txt');
+    const old = statSync(path);
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    writeFileSync(path, 'd1/f4.txt DIRTY\n');
+    utimesSync(path, old.atime, old.mtime);
+    assert.equal(statSync(path).size, old.size);
+    const third = await buildAndRecord(dir);
+    assert.equal(third.privately, true);
+    assert.equal(third.tree, stagedTree(dir));
+    assert.equal(git(dir, ['cat-file', 'blob', `${third.tree}:d1/f4.txt`]), 'd1/f4.txt DIRTY\n');
+    assert.deepEqual(readFileSync(indexFile), before.bytes, 'the checkout\'s index is as it was');
+    assert.equal(statSync(indexFile).mtimeMs, before.mtimeMs);
+    assert.deepEqual(leftovers(dir), []);
+  });
+
+  it('reads again a file the checkout\'s index holds as racily clean, though the private index is written in a later second', async () => {
+    const files = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`f${i}.txt`, `${i}\n`]));
+    const dir = makeRepo(files);
+    writeFiles(dir, { 'f0.txt': 'dirty zero\n', 'f1.txt': 'dirty one\n' });
+    nextSecond();
+    await buildAndRecord(dir);
+    // At the start of a second: staged, then rewritten at the same size within that second, the
+    // file has the stat data (to the second, as git compares it) its entry has; only the entry's
+    // mtime, not older than the index, tells git to read it again.
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
+    writeFileSync(join(dir, 'f5.txt'), 'five!\n');
+    git(dir, ['add', 'f5.txt']);
+    writeFileSync(join(dir, 'f5.txt'), 'FIVE!\n');
+    const entry = git(dir, ['ls-files', '--debug', 'f5.txt']);
+    const written = statSync(join(dir, '.git', 'index')).mtimeMs;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
+    const got = await buildAndRecord(dir);
+    if (Math.floor(statSync(join(dir, 'f5.txt')).mtimeMs / 1000) !== Math.floor(written / 1000)) {
+      assert.fail(`the second turned over between the add and the rewrite; run again (${entry})`);
+    }
+    assert.equal(got.privately, true);
+    assert.equal(got.tree, stagedTree(dir));
+    assert.equal(git(dir, ['cat-file', 'blob', `${got.tree}:f5.txt`]), 'FIVE!\n');
+  });
+
+  it('goes back to the checkout\'s own index when a .gitattributes changed', async () => {
+    const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d/f${i}.txt`, `${i}\n`]));
+    const dir = makeRepo(files);
+    writeFiles(dir, Object.fromEntries(Object.keys(files).map((path) => [path, `${path} dirty\r\n`])));
+    nextSecond();
+    await buildAndRecord(dir);
+    assert.equal((await buildAndRecord(dir)).privately, true);
+    writeFiles(dir, { 'd/.gitattributes': '* text eol=lf\n' });
+    const calls: string[] = [];
+    const runner = new SimpleGitRunner(dir);
+    const plumbing = new Plumbing({ run: (args, options) => (calls.push(`${args[0]}${options?.env?.GIT_INDEX_FILE === undefined ? '' : ' (private)'}`), runner.run(args, options)) }, dir);
+    const { layout, head } = await plumbing.checkout();
+    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced: false, racyMarginMs: 0, statusIndexMinimum: 1 });
+    assert.equal(built?.tree, stagedTree(dir));
+    assert.deepEqual(calls.filter((call) => call.startsWith('status')), ['status'], 'the cache knows nothing under a .gitattributes that changed: no private index');
+  });
+});

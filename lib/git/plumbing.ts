@@ -463,12 +463,14 @@ export class Plumbing {
    * v2, NUL-separated, every untracked file listed, renames not followed, a submodule reported
    * only when the commit it is at moved), read without refreshing or writing the index.
    * `stderr`, when given, receives what git said beside it, line by line (see unreadableInWalk).
+   * `indexFile`, when given, is the index status reads instead of the checkout's (see
+   * lib/store/status-index.ts).
    */
-  async status(top: string, stderr?: string[]): Promise<string | null> {
+  async status(top: string, stderr?: string[], indexFile?: string): Promise<string | null> {
     try {
       return (await this.git.run(['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-ahead-behind', '--no-renames', '--ignore-submodules=dirty'], {
         cwd: top,
-        env: { GIT_OPTIONAL_LOCKS: '0' },
+        env: { GIT_OPTIONAL_LOCKS: '0', ...(indexFile === undefined ? {} : { GIT_INDEX_FILE: indexFile }) },
         ...(stderr === undefined ? {} : { onStderr: (line: string) => stderr.push(line) }),
       })).stdout;
     } catch (error) {

@@ -53,8 +53,31 @@ export interface HashCache {
   lookup(path: string, key: string, newestMs: number): string | undefined;
   /** Records that `path`, whose stat data `key` was taken at `takenMs` (before git read it), hashed to `oid`. */
   record(path: string, key: string, takenMs: number, oid: string): void;
-  /** The cache's text for the next save: what this save looked up and recorded, and `root`, the tree it built with them. */
+  /** The cache's text for the next save: what this save looked up, kept and recorded, and `root`, the tree it built with them. */
   text(root: string): string;
+  /**
+   * Every entry the cache holds, read from its line (none when it is not trusted, and none that
+   * does not read as one); for a private index that hands the stat data to `git status` (see
+   * lib/store/status-index.ts).
+   */
+  entries(): IterableIterator<CachedHash>;
+  /** Keeps `path`'s entry as it is for the next save, where `git status` found its file as the entry says. */
+  keep(path: string): void;
+}
+
+/** One entry of the cache, read from its line. */
+export interface CachedHash {
+  path: string;
+  /** The file's stat data as {@link statKey} wrote it. */
+  stat: string;
+  /** The index's blob for the path when it was hashed (`-` for none). */
+  indexOid: string;
+  /** The stat keys of the `.gitattributes` on the file's way, the top's first, joined by `|` (`-` for none). */
+  attributes: string;
+  /** When its stat data was taken, in milliseconds. */
+  takenMs: number;
+  /** The blob its bytes hashed to. */
+  oid: string;
 }
 
 /**
@@ -95,7 +118,32 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
     text(root) {
       return fingerprint === null ? '' : `${VERSION} ${fingerprint} ${root}\n${[...kept.values()].join('\n')}\n`;
     },
+    *entries() {
+      for (const [path, line] of known) {
+        const entry = cachedHash(path, line);
+        if (entry !== null) yield entry;
+      }
+    },
+    keep(path) {
+      const line = known.get(path);
+      if (line !== undefined) kept.set(path, line);
+    },
   };
+}
+
+/** A line of the cache read whole, or null where it does not read as one. */
+function cachedHash(path: string, line: string): CachedHash | null {
+  // path NUL key NUL taken NUL oid, the key being stat|indexOid|attributes...
+  const keyEnd = line.indexOf('\0', path.length + 1);
+  const takenEnd = keyEnd < 0 ? -1 : line.indexOf('\0', keyEnd + 1);
+  if (takenEnd < 0 || line.indexOf('\0', takenEnd + 1) >= 0) return null;
+  const statEnd = line.indexOf('|', path.length + 1);
+  const oidEnd = statEnd < 0 || statEnd > keyEnd ? -1 : line.indexOf('|', statEnd + 1);
+  if (oidEnd < 0 || oidEnd > keyEnd) return null;
+  const takenMs = Number(line.slice(keyEnd + 1, takenEnd));
+  const oid = line.slice(takenEnd + 1);
+  if (!Number.isSafeInteger(takenMs) || (oid.length !== 40 && oid.length !== 64)) return null;
+  return { path, stat: line.slice(path.length + 1, statEnd), indexOid: line.slice(statEnd + 1, oidEnd), attributes: line.slice(oidEnd + 1, keyEnd), takenMs, oid };
 }
 
 /** Replaces the cache file, naming `root`, the tree built with it; one that cannot be written is only a slower next save. */

@@ -9,21 +9,21 @@
 // through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
-import { lstatSync } from 'node:fs';
+import { lstatSync, rmSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unreadableInWalk } from '../git/plumbing.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import type { GitObject } from '../git/formats/batch.js';
 import { parseCommit } from '../git/formats/commit.js';
 import { gitlinksOf, scanIndex } from '../git/formats/index-file.js';
-import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
+import type { Gitlink, IndexEntry, IndexScan } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
 import { buildTrees, foldersOnTheWay } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
-import { HASH_CACHE_FILE, hashCache, hashFingerprint, saveHashCache, statKey } from '../managers/hash-cache.js';
+import { HASH_CACHE_FILE, hashCache, hashFingerprint, RACY_MARGIN_MS, saveHashCache, statKey } from '../managers/hash-cache.js';
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
@@ -34,6 +34,8 @@ import type { LooseTarget } from '../git/loose-target.js';
 import { mayConvertAutomatically } from '../git/line-endings.js';
 import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
+import { isAttributes, STATUS_INDEX_MINIMUM, writeStatusIndex } from './status-index.js';
+import type { StatusIndex } from './status-index.js';
 import { unwritablePath } from './tree-paths.js';
 
 /** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
@@ -78,6 +80,11 @@ export interface StatusReading {
   replaced?: boolean;
   /** The hash cache's racy margin in milliseconds, for tests. */
   racyMarginMs?: number;
+  /**
+   * The fewest files the hash cache must vouch for before git status runs on a private copy of
+   * the index (see lib/store/status-index.ts); for tests. Infinity: never.
+   */
+  statusIndexMinimum?: number;
 }
 
 /**
@@ -105,20 +112,75 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // Status runs with optional locks off, so it never rewrites the index: the index is walked
   // while it runs, and its entries are looked up by path once status has named them.
   const said: string[] = [];
-  const [out, remembered, index, cacheText, fingerprint] = await Promise.all([
-    plumbing.status(top, said),
-    readFile(memoFile, 'latin1').catch(() => ''),
-    readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)),
-    readFile(hashCacheFile, 'utf8').catch(() => ''),
-    hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env }),
-  ]);
-  if (out === null) return null;
+  const remembering = readFile(memoFile, 'latin1').catch(() => '');
+  // Each folder's .gitattributes is looked at once a save: for the private index, for the check
+  // of line endings below, and for the hash cache's keys.
+  const attributesStats = new Map<string, Stats | null | 'unknown'>();
+  const attributesStat = (folder: string): Stats | null | 'unknown' => {
+    let stats = attributesStats.get(folder);
+    if (stats === undefined) attributesStats.set(folder, (stats = attributesStatOf(top, folder)));
+    return stats;
+  };
+  const fingerprinting = (): Promise<string | null> => hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env });
+  const cacheText = await readFile(hashCacheFile, 'utf8').catch(() => '');
+  // With many files the hash cache knows (files modified since HEAD, unchanged since the last
+  // save), git status compares the working tree with a private copy of the index that carries
+  // their stat data and blobs (see lib/store/status-index.ts): the copy is written first.
+  const minimum = reading.statusIndexMinimum ?? STATUS_INDEX_MINIMUM;
+  let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex } | null = null;
+  if (lineCount(cacheText, minimum + 1) > minimum) {
+    const [read, fingerprint] = await Promise.all([readIndexTimed(layout.indexFile), fingerprinting()]);
+    const index = scanIndex(read.data, objectFormat);
+    const tipKnown = tipFromFiles(layout, tipRef);
+    const cache = hashCache(cacheText, fingerprint, tipKnown === undefined || tipKnown === null ? null : tipKnown.tree, racyMarginMs);
+    const statusIndex = writeStatusIndex(index, cache, { gitDir: layout.gitDir, racySeconds: read.seconds, attributesStat, racyMarginMs: racyMarginMs ?? RACY_MARGIN_MS, minimum });
+    if (statusIndex !== null) privately = { index, fingerprint, tipKnown, cache, statusIndex };
+  }
+  let out: string | null | undefined;
+  if (privately !== null) {
+    const file = privately.statusIndex.file;
+    try {
+      out = await plumbing.status(top, said, file);
+    } catch (error) {
+      if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
+      // git would not read the copy: status runs again, on the checkout's own index.
+      said.length = 0;
+      privately = null;
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+  let index: IndexScan;
+  let fingerprint: string | null;
+  if (privately === null) {
+    // The index's entries, the memo and the hash cache are read while git status runs: status
+    // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
+    // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
+    // edits are work all the same.
+    // Status runs with optional locks off, so it never rewrites the index: the index is walked
+    // while it runs, and its entries are looked up by path once status has named them.
+    [out, index, fingerprint] = await Promise.all([
+      plumbing.status(top, said),
+      readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)),
+      fingerprinting(),
+    ]);
+  } else {
+    ({ index, fingerprint } = privately);
+  }
+  const remembered = await remembering;
+  if (out === null || out === undefined) return null;
   const plan = readStatus(out);
   if (plan === null || plan.head !== head) return null;
   // A split index holds some of its entries in a shared index: the staging through a temporary index reads them whole.
   if (index.split) return null;
-  // Only the entries looked at below are kept: those status names, the flagged and the gitlinks.
-  const entries = index.select(plan.states.keys());
+  // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
+  // unchanged bytes is: the hash cache then knows nothing this time, and the private index
+  // written from it is not believed either (status runs again on the checkout's own).
+  const attributesChanged = [...plan.states.keys()].some(isAttributes) || plan.untracked.some(isAttributes);
+  if (privately !== null && attributesChanged) return workingTreeByStatus(plumbing, layout, head, tipRef, { ...reading, statusIndexMinimum: Number.POSITIVE_INFINITY });
+  // Only the entries looked at below are kept: those status names as anything but an object the
+  // index holds, the flagged and the gitlinks.
+  const entries = index.select([...plan.states].filter(([, state]) => state.kind !== 'object').map(([path]) => path));
   const indexed = new Map<string, IndexEntry>();
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
   // A folder git could not open, or a tracked file it could not look at: git reported nothing
@@ -182,13 +244,6 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
   // Where git may convert line endings automatically, git add keeps the CRLFs of a file whose
   // blob in the index has a CR, and hash-object converts them: such a file is git add's to hash.
-  // Each folder's .gitattributes is looked at once a save, for this check and for the hash cache's keys.
-  const attributesStats = new Map<string, Stats | null | 'unknown'>();
-  const attributesStat = (folder: string): Stats | null | 'unknown' => {
-    let stats = attributesStats.get(folder);
-    if (stats === undefined) attributesStats.set(folder, (stats = attributesStatOf(top, folder)));
-    return stats;
-  };
   const tracked = toHash.filter((path) => indexed.has(path));
   if (tracked.length > 0 && mayConvertAutomatically(layout, top, foldersOf(tracked).filter((folder) => attributesStat(folder) !== null), env)) {
     const oids = tracked.map((path) => (indexed.get(path) as IndexEntry).oid);
@@ -200,26 +255,31 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // say which it spares; with many, reading them all would cost more than waiting, so it reads
   // after the memo has spoken, only the trees still to build. The tip is read either way.
   const treeName = (folder: string): string => (folder === '' ? `${head}^{tree}` : `${head}:${folder}`);
-  // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
-  // unchanged bytes is: the hash cache then knows nothing this time.
-  const attributesChanged = [...plan.states.keys()].some(isAttributes);
   // The tip and HEAD's trees are read from their loose files where they are (a save's own
   // writes, and HEAD after a commit, are), checked against their ids, without a process; the
   // cat-file reads them otherwise.
-  const tipKnown = tipFromFiles(layout, tipRef);
+  const tipKnown = privately === null ? tipFromFiles(layout, tipRef) : privately.tipKnown;
   // The blobs the hash cache names and the trees the memo names are all in the tree the save
   // that wrote them built: while the tip holds that very tree, they are reachable from the wip
   // ref (on disk, loose or packed, and out of a prune's reach), and none of them is looked for.
   // A tree built with one taken so is then recorded on a tip of that tree (or of its own), or
   // not at all (`pinned`).
   const tipTree = tipKnown === undefined || tipKnown === null ? null : tipKnown.tree;
-  const cache = hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
+  const cache = privately?.cache ?? hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
   // Where no attribute may rewrite a file's bytes, chant writes its blob itself (see
   // lib/git/blob-writer.ts), with the same target as the trees below.
   const target = looseTarget(layout, env);
   const writer = target === null || attributesElsewhere(layout, env) ? null : target;
   const unseen = { taken: false };
+  // What git found as the private index holds it is taken from the cache, without a look on
+  // disk (the cache is held: the tip's tree holds every blob it names), and kept in it.
+  for (const path of privately?.statusIndex.patched.keys() ?? []) {
+    const state = plan.states.get(path);
+    if (state !== undefined && state.kind !== 'object') continue;
+    cache.keep(path);
+    unseen.taken = true;
+  }
   const hashing = hashChanged(plumbing, layout, toHash, cache, unseen, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
@@ -305,9 +365,25 @@ function attributesStatOf(top: string, folder: string): Stats | null | 'unknown'
   }
 }
 
-/** Whether a path is a `.gitattributes` file. */
-function isAttributes(path: string): boolean {
-  return path === '.gitattributes' || path.endsWith('/.gitattributes');
+/** The number of lines of a text, counted up to `enough`. */
+function lineCount(text: string, enough: number): number {
+  let count = 0;
+  for (let at = text.indexOf('\n'); at >= 0 && count < enough; at = text.indexOf('\n', at + 1)) count += 1;
+  return count;
+}
+
+/** An index file's bytes and its mtime in whole seconds, read through one descriptor; null bytes (and 0) where it cannot be read. */
+async function readIndexTimed(file: string): Promise<{ data: Buffer | null; seconds: number }> {
+  const handle = await open(file, 'r').catch(() => null);
+  if (handle === null) return { data: null, seconds: 0 };
+  try {
+    const stats = await handle.stat();
+    return { data: await handle.readFile(), seconds: Math.floor(stats.mtimeMs / 1000) };
+  } catch {
+    return { data: null, seconds: 0 };
+  } finally {
+    await handle.close();
+  }
 }
 
 /** A FIFO, socket or device: nothing git can hold as a file. */

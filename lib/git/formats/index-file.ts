@@ -3,7 +3,9 @@
 // hold, and, for a restore, whether the index holds exactly a given tree (versions 2 to 4 of the
 // format). Writes one kind only: a small version 2 index of the few paths a restore checks out.
 import { createHash } from 'node:crypto';
+import { closeSync, openSync, writevSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { invalidateCacheTree } from './cache-tree.js';
 import { objectHash } from './object-format.js';
 import { compareKeys } from './tree.js';
 
@@ -317,6 +319,28 @@ export interface IndexScan {
    * {@link indexMayHaveFlags} would find nothing in.
    */
   readonly plain: boolean;
+  /**
+   * Writes to `file` (which must not exist) a copy of the index whose entries for `patches`
+   * carry the stat data and blob each gives: see {@link IndexScan.writeStatusIndex}'s caller,
+   * lib/store/status-index.ts. Absent where the index was not walked here (version 4, out of
+   * order).
+   */
+  writeStatusIndex?(file: string, patches: readonly EntryPatch[], racySeconds: number): string[] | null;
+}
+
+/** New stat data and blob for one entry of an index, for {@link IndexScan.writeStatusIndex}. */
+export interface EntryPatch {
+  path: string;
+  /** The blob the index must hold for the path now, or the entry is left as it is. */
+  indexOid: string;
+  /** The blob to give it. */
+  oid: string;
+  dev: number;
+  ino: number;
+  uid: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
 }
 
 /**
@@ -374,6 +398,18 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
   });
   if (end < 0 || !ordered) return whole();
   const split = hasLink(data, end, hashBytes);
+  // The first entry of `path`'s name (stages follow it), or `count` past them all.
+  const firstOf = (name: Buffer): number => {
+    let low = 0;
+    let high = count;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (compareKeys(data, nameStarts[middle] as number, nameEnds[middle] as number, false, name, 0, name.length, false) < 0) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const named = (at: number, name: Buffer): boolean => at < count && compareKeys(data, nameStarts[at] as number, nameEnds[at] as number, false, name, 0, name.length, false) === 0;
   return {
     split,
     plain: plain && !split,
@@ -382,14 +418,7 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
       const taken = new Set(marked);
       for (const path of paths) {
         const name = Buffer.from(path, 'utf8');
-        let low = 0;
-        let high = count;
-        while (low < high) {
-          const middle = (low + high) >>> 1;
-          if (compareKeys(data, nameStarts[middle] as number, nameEnds[middle] as number, false, name, 0, name.length, false) < 0) low = middle + 1;
-          else high = middle;
-        }
-        for (let at = low; at < count && compareKeys(data, nameStarts[at] as number, nameEnds[at] as number, false, name, 0, name.length, false) === 0; at += 1) taken.add(at);
+        for (let at = firstOf(name); named(at, name); at += 1) taken.add(at);
       }
       return [...taken].sort((a, b) => a - b).map((at) => {
         const start = starts[at] as number;
@@ -397,7 +426,124 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
         return entryAt(data, hashBytes, version, start, flags, data.toString('utf8', nameStarts[at], nameEnds[at]));
       });
     },
+    writeStatusIndex: (file, patches, racySeconds) => {
+      if (split) return null;
+      // The extensions: the cache tree is kept with the folders on the way to a patched entry
+      // marked invalid, as git marks them when it changes an entry; a sparse index's marker is
+      // kept; the others are optional and left out (the untracked cache, fsmonitor's token, the
+      // offsets of the entries): git reads the index as it would without them. One git must
+      // understand and this reader does not know stops the copy.
+      const hashEnd = data.length - hashBytes;
+      let cacheTree: Buffer | null = null;
+      const kept: Buffer[] = [];
+      for (let at = end; at < hashEnd;) {
+        if (at + 8 > hashEnd) return null;
+        const signature = data.toString('latin1', at, at + 4);
+        const bodyEnd = at + 8 + data.readUInt32BE(at + 4);
+        if (bodyEnd > hashEnd) return null;
+        if (signature === 'TREE') cacheTree = data.subarray(at + 8, bodyEnd);
+        else if (signature === 'sdir') kept.push(data.subarray(at, bodyEnd));
+        else if (!/^[A-Z]/.test(signature)) return null;
+        at = bodyEnd;
+      }
+      // Only a plain entry (stage 0, no flag, no extended flags) of a regular file, alone under
+      // its name, holding the blob the patch expects, takes the patch.
+      const chosen: Array<{ at: number; patch: EntryPatch }> = [];
+      const taken = new Uint8Array(count);
+      // The patches come mostly in the index's order (the hash cache keeps them in the order
+      // status named them): each is looked for from where the last was found, by steps that
+      // double, before a binary search of the last step.
+      let hint = 0;
+      const find = (name: Buffer): number => {
+        const below = (at: number): boolean => compareKeys(data, nameStarts[at] as number, nameEnds[at] as number, false, name, 0, name.length, false) < 0;
+        if (hint >= count || !below(hint)) return firstOf(name);
+        let low = hint + 1;
+        let step = 1;
+        while (low + step < count && below(low + step)) {
+          low += step + 1;
+          step *= 2;
+        }
+        let high = Math.min(count, low + step + 1);
+        while (low < high) {
+          const middle = (low + high) >>> 1;
+          if (below(middle)) low = middle + 1;
+          else high = middle;
+        }
+        return low;
+      };
+      for (const patch of patches) {
+        const name = Buffer.from(patch.path, 'utf8');
+        const at = find(name);
+        hint = at;
+        if (!named(at, name) || named(at + 1, name) || taken[at] === 1) continue;
+        const start = starts[at] as number;
+        const flags = ((data[start + fixed] as number) << 8) | (data[start + fixed + 1] as number);
+        const mode = data.readUInt32BE(start + 24);
+        if ((flags & 0xf000) !== 0 || (mode !== 0o100644 && mode !== 0o100755)) continue;
+        if (data.toString('hex', start + 40, start + 40 + hashBytes) !== patch.indexOid) continue;
+        taken[at] = 1;
+        chosen.push({ at, patch });
+      }
+      if (chosen.length === 0) return null;
+      // The bytes are changed in place, written, and put back before anything else reads them.
+      const width = 40 + hashBytes;
+      const before = Buffer.allocUnsafe(chosen.length * width);
+      chosen.forEach(({ at }, k) => data.copy(before, k * width, starts[at] as number, (starts[at] as number) + width));
+      const smudged: number[] = [];
+      try {
+        // An entry whose mtime is not older than the index it came from is racily clean there: git
+        // reads its file again to know it is unchanged. The copy is written later, so such an entry
+        // is given size 0, which makes git compare its bytes (as git smudges one when it writes).
+        if (racySeconds > 0) {
+          for (let at = 0; at < count; at += 1) {
+            const start = starts[at] as number;
+            if (taken[at] === 1 || data.readUInt32BE(start + 8) < racySeconds) continue;
+            const size = data.readUInt32BE(start + 36);
+            if (size === 0) continue;
+            smudged.push(start, size);
+            data.writeUInt32BE(0, start + 36);
+          }
+        }
+        for (const { at, patch } of chosen) {
+          const start = starts[at] as number;
+          writeTime(data, start, patch.ctimeMs);
+          writeTime(data, start + 8, patch.mtimeMs);
+          data.writeUInt32BE(patch.dev % 2 ** 32, start + 16);
+          data.writeUInt32BE(patch.ino % 2 ** 32, start + 20);
+          data.writeUInt32BE(patch.uid % 2 ** 32, start + 28);
+          data.writeUInt32BE(patch.size % 2 ** 32, start + 36);
+          data.write(patch.oid, start + 40, hashBytes, 'hex');
+        }
+        const tree = cacheTree === null ? null : invalidateCacheTree(cacheTree, hashBytes, chosen.map(({ patch }) => patch.path));
+        const treeHeader = Buffer.alloc(8);
+        treeHeader.write('TREE', 0, 'latin1');
+        treeHeader.writeUInt32BE(tree?.length ?? 0, 4);
+        const parts = [data.subarray(0, end), ...(tree === null ? [] : [treeHeader, tree]), ...kept];
+        const hash = createHash(objectHash(objectFormat).algorithm);
+        for (const part of parts) hash.update(part);
+        parts.push(hash.digest());
+        const fd = openSync(file, 'wx', 0o600);
+        try {
+          const total = parts.reduce((sum, part) => sum + part.length, 0);
+          if (writevSync(fd, parts) !== total) throw new Error(`${file}: short write`);
+        } finally {
+          closeSync(fd);
+        }
+      } finally {
+        chosen.forEach(({ at }, k) => before.copy(data, starts[at] as number, k * width, (k + 1) * width));
+        for (let k = 0; k < smudged.length; k += 2) data.writeUInt32BE(smudged[k + 1] as number, (smudged[k] as number) + 36);
+      }
+      return chosen.map(({ patch }) => patch.path);
+    },
   };
+}
+
+/** A time in milliseconds as an index holds it: seconds, then nanoseconds, 32 bits each. */
+function writeTime(data: Buffer, at: number, ms: number): void {
+  const seconds = Math.floor(ms / 1000);
+  const nanoseconds = Math.min(999_999_999, Math.max(0, Math.round((ms - seconds * 1000) * 1e6)));
+  data.writeUInt32BE(seconds % 2 ** 32, at);
+  data.writeUInt32BE(nanoseconds, at + 4);
 }
 
 /** Whether the extensions from `offset` (just past the entries) hold a `link` one. */
