@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -7,7 +8,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 import { GitCommandError, GitProcessRunner, gitEnvironment, NETWORK_MIN_BYTES } from '../lib/git/runner.js';
-import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, ROOT, tempDir, writeFiles } from './helpers.js';
 import { PROC, pidsIn, survivors } from './processes.js';
 import { startGitDaemon, startProxy, startTricklingListener } from './remotes.js';
 
@@ -284,6 +285,32 @@ describe('git processes', () => {
     // The filter's output is the blob: read it back.
     const blob = (await new GitProcessRunner(dir).run(['hash-object', '-w', '--path=data.slow', '--stdin'], { input: 'x\n' })).stdout.trim();
     assert.match(git(dir, ['cat-file', 'blob', blob]), /^no-tty/, 'the filter could not open a terminal');
+  });
+
+  it('lets git remove its index.lock when this process is ended by SIGINT, SIGTERM or SIGHUP while git holds it, as a Ctrl-C in the middle of a restore\'s reset does', async (t) => {
+    if (!needsGroups(t)) return;
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      const dir = makeRepo();
+      writeFiles(dir, { 'README.md': 'changed\n' });
+      git(dir, ['add', 'README.md']);
+      // git commit -a holds index.lock while its editor runs: a git that holds the lock as long as
+      // the test needs. The runner is the only listener for the signal, as in the CLI.
+      const program = [
+        `import { GitProcessRunner } from ${JSON.stringify(join(ROOT, 'lib', 'git', 'runner.ts'))};`,
+        `await new GitProcessRunner(${JSON.stringify(dir)}).run(['-c', 'core.editor=sleep 60 #', 'commit', '-a']);`,
+      ].join('\n');
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', program], { cwd: ROOT, stdio: 'ignore' });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, how) => resolve(how)));
+      const lock = join(dir, '.git', 'index.lock');
+      const until = Date.now() + 30_000;
+      while (!existsSync(lock) && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.ok(existsSync(lock), 'git took the index lock');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      child.kill(signal);
+      assert.equal(await exited, signal, `the process ends by ${signal}, as it would with no listener`);
+      assert.deepEqual(leftovers(join(dir, '.git')), [], `no index.lock left after ${signal}`);
+      assert.equal(git(dir, ['status', '--porcelain']), 'M  README.md\n', 'git can take the index again');
+    }
   });
 
   it('names every error: line of git\'s failure, not only the last fatal: line', async () => {

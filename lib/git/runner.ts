@@ -374,7 +374,7 @@ function watchSignals(): void {
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const handler = (): void => {
-      for (const child of LIVE) signalGroup(child, 'SIGKILL');
+      endGroups();
       // Alone, a listener would keep this process alive: when nobody else listens, the signal
       // does what it would have done.
       if (process.listenerCount(signal) === 1) {
@@ -383,6 +383,35 @@ function watchSignals(): void {
       }
     };
     process.on(signal, handler);
+  }
+}
+
+/**
+ * Ends every git group running as this process is ended by a signal: SIGTERM first, on which
+ * git removes its lock files (`index.lock`, a ref's lock), then SIGKILL for what is left once
+ * each git has exited, or after {@link TERM_GRACE_MS}. A git killed outright would leave its
+ * `index.lock` behind, and every git command in the checkout refused until someone removes it.
+ * The wait is synchronous: nothing else of this process runs before it ends.
+ */
+function endGroups(): void {
+  const children = [...LIVE];
+  if (children.length === 0) return;
+  for (const child of children) signalGroup(child, 'SIGTERM');
+  const until = Date.now() + (PROC ? TERM_GRACE_MS : 100);
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (Date.now() < until && (!PROC || children.some((child) => !exited(child)))) Atomics.wait(pause, 0, 0, 5);
+  for (const child of children) signalGroup(child, 'SIGKILL');
+}
+
+/** Whether a child has exited, reaped or not yet (a zombie): read from `/proc`. */
+function exited(child: ChildProcess): boolean {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return true;
+  try {
+    const stat = readFileSync(`/proc/${child.pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state === 'Z' || state === 'X';
+  } catch {
+    return true;
   }
 }
 
