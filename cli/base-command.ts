@@ -34,6 +34,41 @@ export function printDocument(context: ChantContext, document: unknown): void {
   context.stdout.write(documentText(document));
 }
 
+/** The signals a terminal, a supervisor or a closed session ends a command with. */
+const INTERRUPTS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+/**
+ * Runs `run` with a signal that the first SIGINT, SIGTERM or SIGHUP aborts, for a verb a signal
+ * would otherwise end halfway (a restore between moving its files and resetting the index): the
+ * SDK call stops where its contract says it can (a restore puts the working tree back from its
+ * checkpoint) and its document is printed. A second signal ends the process as it would have been.
+ */
+export async function interruptible<T>(context: ChantContext, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  const handlers = new Map<NodeJS.Signals, () => void>();
+  const release = (): void => {
+    for (const [name, handler] of handlers) process.removeListener(name, handler);
+  };
+  for (const name of INTERRUPTS) {
+    const handler = (): void => {
+      if (!controller.signal.aborted) {
+        context.stderr.write(`chant: ${name}: stopping where nothing is left half done (${name} again stops at once)\n`);
+        controller.abort(new Error(`interrupted by ${name}`));
+        return;
+      }
+      release();
+      process.kill(process.pid, name);
+    };
+    handlers.set(name, handler);
+    process.on(name, handler);
+  }
+  try {
+    return await run(controller.signal);
+  } finally {
+    release();
+  }
+}
+
 /**
  * The refusal a caught value becomes in a document. A failure of git or of the system (a full
  * disk, a file that cannot be written) is `git-failed` as the SDK wraps it; anything else is a

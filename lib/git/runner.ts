@@ -369,25 +369,25 @@ function watchSignals(): void {
   if (signalsWatched || !GROUPS) return;
   signalsWatched = true;
   // The groups are not in this process's group, so a terminal's Ctrl-C does not reach them.
-  process.on('exit', () => {
-    for (const child of LIVE) signalGroup(child, 'SIGKILL');
-  });
+  process.on('exit', endGroups);
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     const handler = (): void => {
-      endGroups();
+      // Another listener is the host's: it decides what the signal does (the CLI cancels the
+      // call, which stops its git as a cancel does), and an exit ends the groups above. Killing
+      // them here would fail a step the call does not cancel, such as a restore's index reset.
+      if (process.listenerCount(signal) !== 1) return;
       // Alone, a listener would keep this process alive: when nobody else listens, the signal
-      // does what it would have done.
-      if (process.listenerCount(signal) === 1) {
-        process.removeListener(signal, handler);
-        process.kill(process.pid, signal);
-      }
+      // does what it would have done, once git has let its locks go.
+      endGroups();
+      process.removeListener(signal, handler);
+      process.kill(process.pid, signal);
     };
     process.on(signal, handler);
   }
 }
 
 /**
- * Ends every git group running as this process is ended by a signal: SIGTERM first, on which
+ * Ends every git group running as this process ends (by a signal, or an exit): SIGTERM first, on which
  * git removes its lock files (`index.lock`, a ref's lock), then SIGKILL for what is left once
  * each git has exited, or after {@link TERM_GRACE_MS}. A git killed outright would leave its
  * `index.lock` behind, and every git command in the checkout refused until someone removes it.

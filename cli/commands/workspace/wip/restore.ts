@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
-import { printDocument, refusalOf, WriteCommand } from '../../../base-command.js';
+import { interruptible, printDocument, refusalOf, WriteCommand } from '../../../base-command.js';
 
 export class WipRestoreCommand extends WriteCommand<'restore'> {
   static override paths = [['workspace', 'wip', 'restore']];
@@ -39,7 +39,9 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   perform() {
-    return this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null, allowInexact: this.allowInexact });
+    // A signal cancels the restore, which then puts back what it moved: ended outright, it
+    // could stop between moving the files and resetting the index.
+    return interruptible(this.context, (signal) => this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null, allowInexact: this.allowInexact, signal }));
   }
 
   #store(): WipStore {
