@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
 
 /** The index as `git ls-files --stage` lists it: modes, ids and stages, not stat data. */
@@ -695,6 +695,34 @@ describe('restore: a path that cannot be changed partway through the move', () =
 });
 
 describe('restore: a worktree on another file system than its git directory', () => {
+  it('never leaves a file cut short when the copy across file systems can write only part of it (a file size limit, a disk that fills), but fails the move', (t) => {
+    const other = '/dev/shm';
+    const top = tempDir();
+    if (!existsSync(other) || statSync(other).dev === statSync(top).dev) return t.skip(`needs ${other} on another file system than the temporary folder, to make the move cross file systems`);
+    const staging = mkdtempSync(join(other, 'chant-wip-staging-'));
+    try {
+      writeFileSync(join(staging, 'big.bin'), Buffer.alloc(1 << 20, 7));
+      writeFileSync(join(top, 'big.bin'), 'as it was\n');
+      // The move runs under a file size limit of 64 KiB (ulimit -f counts 512- or 1024-byte
+      // blocks): the system writes what fits and says how much, then refuses the rest.
+      const program = [
+        `import { applyOps } from ${JSON.stringify(join(ROOT, 'lib', 'store', 'folder-writer.ts'))};`,
+        'try {',
+        `  applyOps(${JSON.stringify(top)}, ${JSON.stringify(staging)}, [{ raw: 'big.bin', kind: 'write' }]);`,
+        "  console.log('moved');",
+        '} catch (error) {',
+        "  console.log('failed: ' + error.message);",
+        '}',
+      ].join('\n');
+      const ran = spawnSync('sh', ['-c', 'ulimit -f 64 && exec "$0" --import tsx --input-type=module -e "$1"', process.execPath, program], { cwd: ROOT, encoding: 'utf8' });
+      const size = statSync(join(top, 'big.bin')).size;
+      if (ran.stdout.trim() === 'moved') assert.equal(size, 1 << 20, 'a move that says it wrote the file wrote all of it');
+      else assert.match(ran.stdout, /^failed: cannot write big\.bin: /, ran.stderr);
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
+    }
+  });
+
   it('puts a file back over a folder holding only empty folders, as on one file system', async (t) => {
     const other = '/dev/shm';
     const base = makeRepo({ 'base.txt': 'base\n' });

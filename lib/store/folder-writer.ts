@@ -6,7 +6,8 @@
 // for a symlink to somewhere outside either makes the open fail (the restore stops and puts back
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, writeSync, fchmodSync } from 'node:fs';
+import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, fchmodSync } from 'node:fs';
+import { writeAll } from '../git/loose-target.js';
 import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -284,7 +285,9 @@ function copyInto(from: Buffer, to: Buffer): void {
   }
   const fd = openSync(to, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, stats.mode & 0o777);
   try {
-    writeSync(fd, readFileSync(from));
+    // A write may take only part of what it is given (a file size limit, a disk that fills)
+    // and say so: the rest is written, or the error that stops it fails the move.
+    writeAll(fd, readFileSync(from));
     fchmodSync(fd, stats.mode & 0o777);
   } finally {
     closeSync(fd);
