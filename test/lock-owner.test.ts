@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { isWipError, WipStore } from '../lib/index.js';
@@ -74,6 +75,45 @@ describe('the worktree lock', () => {
     await assert.rejects(new WipStore({ cwd: dir, lockWaitMs: 300 }).save({ label: 'contender' }), (error) => isWipError(error, 'wip-race'));
     writeFileSync(join(dir, '.git', 'go'), '');
     assert.equal((await holding).created, true);
+  });
+
+  it('does not take over a lock left by a prune killed while its git gc --prune=now still runs, in the main worktree and a linked one, until that gc ends', async () => {
+    const dir = makeRepo();
+    const linked = join(dir, '..', `${dir.split('/').at(-1)}-linked`);
+    git(dir, ['worktree', 'add', '-q', '-b', 'other', linked]);
+    try {
+      // The killed prune's pid runs nothing now; the gc it started runs on, as git records it.
+      const dead = spawnSync('true').pid as number;
+      const gc = spawn('sleep', ['60'], { stdio: 'ignore' });
+      children.push(gc);
+      await sleep(1_100);
+      writeFileSync(join(dir, '.git', 'gc.pid'), `${gc.pid} ${hostname()}`);
+      const linkedGitDir = git(linked, ['rev-parse', '--absolute-git-dir']).trim();
+      for (const [cwd, gitDir] of [[dir, join(dir, '.git')], [linked, linkedGitDir]] as const) {
+        writeFileSync(join(gitDir, LOCK), `${dead}\n0123456789abcdef\n`);
+        writeFiles(cwd, { 'work.txt': 'work\n' });
+        await assert.rejects(new WipStore({ cwd, lockWaitMs: 300 }).save({}), (error) => isWipError(error, 'wip-race') && new RegExp(`git gc \\(process ${gc.pid}\\)`).test(error.message), cwd);
+        assert.equal(existsSync(join(gitDir, LOCK)), true, 'the lock stays while the gc runs');
+      }
+      gc.kill('SIGKILL');
+      await new Promise((resolve) => gc.once('exit', resolve));
+      // git leaves gc.pid behind when its gc is killed: a pid that runs nothing holds nothing.
+      for (const cwd of [dir, linked]) assert.equal((await new WipStore({ cwd, lockWaitMs: 300 }).save({})).created, true, cwd);
+    } finally {
+      git(dir, ['worktree', 'remove', '--force', linked], { allowFail: true });
+    }
+  });
+
+  it('takes over a stale lock when gc.pid names a process that started after git wrote it (its pid reused), or another host', async () => {
+    const dir = makeRepo();
+    const gcPid = join(dir, '.git', 'gc.pid');
+    for (const host of [hostname(), 'another-host']) {
+      writeFileSync(join(dir, '.git', LOCK), `${spawnSync('true').pid}\n0123456789abcdef\n`);
+      writeFileSync(gcPid, `${unrelatedProcess()} ${host}`);
+      if (host === hostname()) utimesSync(gcPid, aMinuteAgo(), aMinuteAgo());
+      writeFiles(dir, { 'work.txt': `${host}\n` });
+      assert.equal((await new WipStore({ cwd: dir, lockWaitMs: 300 }).save({})).created, true, host);
+    }
   });
 
   it('waits for a lock it cannot read, as for a live holder, and refuses with wip-race when the wait ends', async () => {

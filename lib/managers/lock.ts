@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readlinkSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { WipError } from '../errors.js';
 
 /** How a lock waits. */
@@ -135,13 +136,52 @@ export function holderGone(content: string, mtimeMs: number, now = Date.now()): 
   return booted !== null && (booted + Number(running) / TICKS) * 1000 > mtimeMs + 1_000;
 }
 
-/** What a lock file says about its holder, or null when there is no lock file. */
-async function readHolder(path: string): Promise<{ content: string; pid: number | null; stale: boolean } | null> {
+/**
+ * What a lock file says about its holder, or null when there is no lock file. A lock whose
+ * holder is gone still holds while a `git gc` runs in the repository (`gc`, its pid): a prune
+ * with `gc` holds the lock of every worktree while its `git gc --prune=now` runs, so that no
+ * save writes objects that gc would delete before a ref names them, and a prune killed meanwhile
+ * leaves that gc running, in a session of its own, under locks that read as stale.
+ */
+async function readHolder(path: string): Promise<{ content: string; pid: number | null; stale: boolean; gc: number | null } | null> {
   const [content, stats] = await Promise.all([readFile(path, 'utf8').catch(() => null), stat(path).catch(() => null)]);
   if (content === null || stats === null) return null;
   const pid = Number.parseInt(content, 10);
-  return { content, pid: Number.isInteger(pid) && pid > 0 ? pid : null, stale: holderGone(content, stats.mtimeMs) };
+  const gone = holderGone(content, stats.mtimeMs);
+  const gc = gone ? gcRunning(dirname(path)) : null;
+  return { content, pid: Number.isInteger(pid) && pid > 0 ? pid : null, stale: gone && gc === null, gc };
 }
+
+/**
+ * The pid of a `git gc` running in the repository of the git directory `gitDir`, or null: its
+ * `gc.pid` in the common directory, as git writes it (`<pid> <host>`, removed when gc ends),
+ * naming this host and a live process that started before the file was written (a pid reused
+ * since a gc was killed names a later process). git itself trusts the file for 12 hours at most.
+ * @internal
+ */
+export function gcRunning(gitDir: string, now = Date.now()): number | null {
+  const common = readText(join(gitDir, 'commondir'));
+  const file = join(common === null ? gitDir : resolve(gitDir, common), 'gc.pid');
+  let text: string;
+  let mtimeMs: number;
+  try {
+    text = readFileSync(file, 'utf8');
+    mtimeMs = statSync(file).mtimeMs;
+  } catch {
+    return null;
+  }
+  const found = /^(\d+) (\S+)/.exec(text);
+  if (found === null || found[2] !== hostname() || now - mtimeMs > GC_TRUSTED_MS) return null;
+  const pid = Number(found[1]);
+  if (!processAlive(pid)) return null;
+  const running = startTime(pid);
+  const booted = bootTime();
+  if (running !== null && booted !== null && (booted + Number(running) / TICKS) * 1000 > mtimeMs + 1_000) return null;
+  return pid;
+}
+
+/** How long git trusts a `gc.pid` to name a running gc. */
+const GC_TRUSTED_MS = 12 * 60 * 60 * 1000;
 
 /**
  * Creates `path` holding `content`, or answers false when it exists. Synchronous: it is three
@@ -221,6 +261,7 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
     }
     options.stopWaiting?.();
     if (Date.now() > deadline) {
+      if (holder.gc !== null) throw new WipError('wip-race', `git gc (process ${holder.gc}) is running in this repository, and ${path} was left by a chant process that ended while it ran (a wip prune with gc, killed); nothing is saved or restored until that gc ends, since it may delete objects a snapshot is being written with: try again when it ends`);
       throw new WipError('wip-race', `another chant wip save or restore of this worktree holds ${path}${holder.pid === null ? '' : ` (process ${holder.pid})`}; try again when it ends`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
