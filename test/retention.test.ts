@@ -2,7 +2,7 @@
 // it when asked (save --prune) or on every save (onSave), and a save that pushes on save sends the
 // chain it pruned under a lease on the recorded replica. Real repositories, a real bare remote.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
@@ -130,6 +130,35 @@ describe('the retain block of the declaration', () => {
     });
     assert.throws(() => new WipStore({ cwd: dir, retain: { onSave: true } }), /retain needs a rule/);
     assert.throws(() => new WipStore({ cwd: dir, retain: { keepLast: 2, keepEvery: 3 } as never }), /retain\.keepEvery is not a retain key/);
+  });
+
+  it('sends a chain a save pruned while the remote was away under a lease on the next save too, which prunes nothing', async () => {
+    const remote = bareRemote();
+    const box = { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] }, retain: { keepWithin: '1h', onSave: true } };
+    const a = makeRepo(declared(box));
+    git(a, ['remote', 'add', 'origin', remote]);
+    git(a, ['push', '-q', 'origin', 'main']);
+    let now = Date.parse('2026-06-01T10:00:00Z');
+    const store = new WipStore({ cwd: a, clock: () => new Date(now) });
+    writeFileSync(join(a, 'notes.txt'), 'turn 1\n');
+    assert.equal((await store.save({})).replication?.pushed.length, 1);
+    // Two hours on, the first snapshot is past the age: this save drops it, and its push fails.
+    now += 2 * 3_600_000;
+    renameSync(remote, `${remote}.away`);
+    writeFileSync(join(a, 'notes.txt'), 'turn 2\n');
+    const second = await store.save({});
+    assert.equal(second.pruned?.dropped.length, 1);
+    assert.equal(second.replication?.rejected.length, 1);
+    renameSync(`${remote}.away`, remote);
+    // The next save drops nothing, so rewrites nothing; its push still has to carry the pruned chain.
+    now += 60_000;
+    writeFileSync(join(a, 'notes.txt'), 'turn 3\n');
+    const third = await store.save({});
+    assert.deepEqual(third.pruned?.dropped, []);
+    const tip = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.deepEqual(third.replication?.rejected, [], JSON.stringify(third.replication));
+    assert.deepEqual(third.replication?.pushed, [{ ref: 'refs/chant/wip/main', commit: tip }]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
   });
 
   it('sends the chain a save pruned under a lease when the policy pushes on save, and the lease refuses when another box pushed', async () => {

@@ -5,6 +5,7 @@ import type { BranchPrune } from '../documents/storage.js';
 import { isWipError, WipError } from '../errors.js';
 import type { SaveResult } from '../documents/wip-write.js';
 import { addedBlobs } from '../git/storage.js';
+import { replicaRef } from '../replication/ref-classes.js';
 import { scanBlobs } from '../replication/secret-gate.js';
 import { GIVEN_FIELDS } from '../snapshot/format.js';
 import type { SnapshotNotes } from '../snapshot/format.js';
@@ -133,7 +134,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const unsaved = leftOut.map((entry) => ({ path: entry.path, reason: entry.reason, ...(entry.size === undefined ? {} : { size: entry.size }), message: leftOutMessage(entry) }));
   const findings = options.scan === true ? (await scanSnapshot(context, snapshot.commit)).filter((finding) => !policy?.allow.includes(finding.id)) : null;
   let pruned: BranchPrune | null = null;
-  if (retain !== null && (options.prune === true || retain.onSave)) {
+  const pruning = retain !== null && (options.prune === true || retain.onSave);
+  if (pruning) {
     try {
       // With the declared policy, so that the prune marker names what the remote held (see prune).
       pruned = (await pruneChains({ ...context, policy }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
@@ -144,8 +146,14 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   }
   // The snapshot is safe on disk by now: a push that fails is reported, never a failed save. A
   // chain the prune rewrote goes with a lease on what chant recorded of the remote, as prune --push.
-  const rewritten = pruned !== null && pruned.next !== pruned.tip ? [checkout.ref] : [];
-  const replication = policy?.has('save') ? await replicatorOf(context, policy).after('save', { leased: rewritten, ...(onProgress === undefined ? {} : { onProgress }) }) : null;
+  // So does one an earlier save's prune rewrote while the remote was away (its push failed), which
+  // is no fast-forward of the record either: without the lease it was refused until a prune
+  // dropped something again. The lease goes only on a replica the chain holds (the replicator's
+  // heldLeases), so a chain another box pushed above stays refused.
+  const pushing = policy?.has('save') === true;
+  const rewritten = pruned !== null && pruned.next !== pruned.tip;
+  const leased = rewritten || (pushing && pruning && policy !== null && await leftBehindByPrune(context, policy.remote, checkout.ref)) ? [checkout.ref] : [];
+  const replication = pushing && policy !== null ? await replicatorOf(context, policy).after('save', { leased, ...(onProgress === undefined ? {} : { onProgress }) }) : null;
   return {
     branch: checkout.branch, ref: checkout.ref, created, snapshot, replication,
     ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(unsaved.length > 0 ? { unsaved } : {}),
@@ -153,6 +161,21 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   };
 }
 
+
+/**
+ * Whether chant recorded the remote holding a value of `ref` that its chain does not reach: a
+ * prune rewrote the chain since (or another box pushed; the lease then goes on no such replica).
+ */
+async function leftBehindByPrune(context: StoreContext, remote: string, ref: string): Promise<boolean> {
+  try {
+    const record = (await context.git.run(['for-each-ref', '--format=%(objectname)', replicaRef(remote, ref)], { cwd: context.cwd })).stdout.trim();
+    if (record === '') return false;
+    return (await context.git.run(['rev-list', '-n', '1', record, '--not', ref, '--'], { cwd: context.cwd })).stdout.trim() !== '';
+  } catch {
+    // The snapshot is recorded: a record that cannot be read (its commit gone) leaves the push plain.
+    return false;
+  }
+}
 
 /** The secret findings in what a snapshot adds over the one below it (or over its head, for a first one). */
 async function scanSnapshot(context: StoreContext, commit: string): Promise<SecretFinding[]> {
