@@ -101,6 +101,30 @@ describe('the secret gate', () => {
     }
   });
 
+  it('scans a file whole: a token past its first MiB, in text, in UTF-16 or in a binary, or across where one window of the scan ends, is held back once, at its line', async () => {
+    // 30,000 lines of 40 bytes: 1.2 MB of UTF-8 before the token, 2.4 MB in UTF-16.
+    const log = `${'2026-12-04 request served in 12 ms ok\n'.repeat(30_000)}GITHUB_TOKEN=${GITHUB_TOKEN}\n`;
+    // The token starts 20 bytes before the first MiB ends, on line 2.
+    const straddling = `${'x'.repeat(1024 * 1024 - 20 - 'GITHUB_TOKEN='.length - 1)}\nGITHUB_TOKEN=${GITHUB_TOKEN}\n${'y'.repeat(4096)}\n`;
+    const files: Array<[string, Buffer, number | null]> = [
+      ['server.log', Buffer.from(log), 30_001],
+      ['wide.log', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(log, 'utf16le')]), 30_001],
+      ['dump.bin', Buffer.concat([Buffer.from([0, 1, 2, 0]), Buffer.alloc(1536 * 1024, 7), Buffer.from(`\ntoken=${GITHUB_TOKEN}\n`)]), null],
+      ['edge.txt', Buffer.from(straddling), 2],
+    ];
+    for (const [name, bytes, line] of files) {
+      const { dir, remote, store, replicator } = box();
+      writeFileSync(join(dir, name), bytes);
+      await store.save({});
+      const { replication } = await replicator.push();
+      const findings = replication.heldBack?.[0]?.findings ?? [];
+      assert.deepEqual(findings.map((finding) => ({ path: finding.path, line: finding.line, rule: finding.rule })), [
+        { path: name, line, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+      ], name);
+      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
+    }
+  });
+
   it('scans the snapshots a local branch or tag reaches too: a branch made to look at one hides nothing below it', async () => {
     for (const [kind, make] of [['branch', ['branch', 'look-at-it']], ['tag', ['tag', 'looked-at']]] as const) {
       const { dir, remote, store, replicator } = box();

@@ -11,8 +11,15 @@ import type { AddedBlob } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
 import type { ScanHit } from './secret-scanner.js';
 
-/** The most bytes of one file scanned: a key sits near the top of the files that hold one. */
-const SCAN_LIMIT = 1024 * 1024;
+/**
+ * The most bytes of a file linted at once: a bigger file is scanned whole, in windows of this
+ * size that overlap by {@link SCAN_OVERLAP}, so a key past the first window is found too and no
+ * string grows past what V8 can hold.
+ */
+const SCAN_WINDOW = 1024 * 1024;
+
+/** How far each window reaches back into the one before it: more than a private key's block. */
+const SCAN_OVERLAP = 16 * 1024;
 
 /** git's own test for a binary file: a NUL in the first 8,000 bytes. */
 const BINARY_PROBE = 8000;
@@ -50,22 +57,75 @@ function printableRuns(content: Buffer): string {
   return content.toString('latin1').match(/[\x20-\x7e]{8,}/g)?.join('\n') ?? '';
 }
 
+/** How a file's bytes are read as text: UTF-8, UTF-16 in either order, or a binary's printable runs. */
+type Encoding = 'utf8' | 'utf16le' | 'utf16be' | 'binary';
+
 /**
- * The text of a file in UTF-16: with a byte order mark (little or big endian), or without one
- * where the first bytes are ASCII in UTF-16 (a zero in every second byte, and in no other); null
- * for anything else.
+ * How to read a file: UTF-16 with a byte order mark (little or big endian, `skip` its two bytes),
+ * or without one where the first bytes are ASCII in UTF-16 (a zero in every second byte, and in
+ * no other); else binary when a NUL is in its first 8,000 bytes, as git decides; else UTF-8.
  */
-function utf16Text(content: Buffer): string | null {
-  if (content.length >= 2 && content[0] === 0xff && content[1] === 0xfe) return content.subarray(2).toString('utf16le');
-  if (content.length >= 2 && content[0] === 0xfe && content[1] === 0xff) return Buffer.from(content.subarray(2, content.length - (content.length % 2))).swap16().toString('utf16le');
+function encodingOf(content: Buffer): { encoding: Encoding; skip: number } {
+  if (content.length >= 2 && content[0] === 0xff && content[1] === 0xfe) return { encoding: 'utf16le', skip: 2 };
+  if (content.length >= 2 && content[0] === 0xfe && content[1] === 0xff) return { encoding: 'utf16be', skip: 2 };
   const probe = content.subarray(0, Math.min(content.length, BINARY_PROBE) & ~1);
-  if (probe.length < 8) return null;
-  for (const start of [1, 0]) {
-    let wide = true;
-    for (let at = 0; at < probe.length && wide; at += 1) wide = ((at % 2) === start) === (probe[at] === 0);
-    if (wide) return start === 1 ? content.toString('utf16le') : Buffer.from(content.subarray(0, content.length & ~1)).swap16().toString('utf16le');
+  if (probe.length >= 8) {
+    for (const start of [1, 0]) {
+      let wide = true;
+      for (let at = 0; at < probe.length && wide; at += 1) wide = ((at % 2) === start) === (probe[at] === 0);
+      if (wide) return { encoding: start === 1 ? 'utf16le' : 'utf16be', skip: 0 };
+    }
   }
-  return null;
+  return { encoding: content.subarray(0, BINARY_PROBE).includes(0) ? 'binary' : 'utf8', skip: 0 };
+}
+
+/** The text of some bytes of a file read as `encoding` (whole UTF-16 code units). */
+function textOf(bytes: Buffer, encoding: Encoding): string {
+  if (encoding === 'utf16le') return bytes.toString('utf16le');
+  if (encoding === 'utf16be') return Buffer.from(bytes).swap16().toString('utf16le');
+  return encoding === 'binary' ? printableRuns(bytes) : bytes.toString('utf8');
+}
+
+/** The line feeds in `bytes` read as `encoding` (a UTF-16 one is a whole code unit). */
+function lineFeeds(bytes: Buffer, encoding: Encoding): number {
+  let count = 0;
+  if (encoding === 'utf16le' || encoding === 'utf16be') {
+    const [low, high] = encoding === 'utf16le' ? [0x0a, 0] : [0, 0x0a];
+    for (let at = 0; at + 1 < bytes.length; at += 2) if (bytes[at] === low && bytes[at + 1] === high) count += 1;
+    return count;
+  }
+  for (let at = bytes.indexOf(0x0a); at >= 0; at = bytes.indexOf(0x0a, at + 1)) count += 1;
+  return count;
+}
+
+/**
+ * Lints a whole file, in windows of {@link SCAN_WINDOW} bytes each reaching {@link SCAN_OVERLAP}
+ * back into the one before, its lines counted from the file's start; a hit the window before
+ * found at the same line is not counted twice.
+ */
+async function lintWhole(lint: Lint, path: string, content: Buffer): Promise<Array<ScanHit & { binary: boolean }>> {
+  const { encoding, skip } = encodingOf(content);
+  const unit = encoding === 'utf16le' || encoding === 'utf16be' ? 2 : 1;
+  const end = content.length - ((content.length - skip) % unit);
+  const hits: Array<ScanHit & { binary: boolean }> = [];
+  let before = new Set<string>();
+  let start = skip;
+  let line = 0;
+  for (;;) {
+    const stop = Math.min(end, start + SCAN_WINDOW);
+    const found = new Set<string>();
+    for (const hit of await lint(path, textOf(content.subarray(start, stop), encoding))) {
+      const at = line + hit.line;
+      const key = `${hit.rule}\0${encoding === 'binary' ? '' : at}`;
+      found.add(key);
+      if (!before.has(key)) hits.push({ rule: hit.rule, line: at, binary: encoding === 'binary' });
+    }
+    if (stop >= end) return hits;
+    const next = stop - SCAN_OVERLAP - ((stop - SCAN_OVERLAP - skip) % unit);
+    line += lineFeeds(content.subarray(start, next), encoding);
+    before = found;
+    start = next;
+  }
 }
 
 /**
@@ -86,18 +146,16 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     return true;
   });
   if (files.length === 0) return [];
-  const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), SCAN_LIMIT), loadScanner()]);
+  const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), Infinity), loadScanner()]);
   const findings: SecretFinding[] = [];
   for (const file of files) {
     const content = contents.get(file.blob);
     if (content === undefined || content.length === 0) continue;
     // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
-    // as binary whose printable runs hold nothing: it is read as the text it is.
-    const wide = utf16Text(content);
-    const binary = wide === null && content.subarray(0, BINARY_PROBE).includes(0);
-    const text = wide ?? (binary ? printableRuns(content) : content.toString('utf8'));
-    for (const hit of await lint(file.path, text)) {
-      const line = binary ? null : hit.line;
+    // as binary whose printable runs hold nothing: it is read as the text it is. A file is
+    // scanned whole: a key past its first MiB (a log, a dump) is a key all the same.
+    for (const hit of await lintWhole(lint, file.path, content)) {
+      const line = hit.binary ? null : hit.line;
       findings.push({ id: findingId(file.blob, file.path, hit.rule, line), path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
     }
   }
