@@ -1,7 +1,7 @@
 // The secret gate before a push, against a real bare remote: a likely secret in an untracked
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
@@ -123,6 +123,32 @@ describe('the secret gate', () => {
       ], name);
       assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
     }
+  });
+
+  it('scans again what a remote pointed at a new server never took: a snapshot the old server holds unscanned is held back from the new one, on every push', async () => {
+    const { dir, remote, policy, store } = box();
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const secret = (await store.save({})).snapshot.commit;
+    // A host that scanned what left the box itself pushed it to the old server.
+    assert.equal((await new Replicator({ cwd: dir, policy, secretScan: false }).push()).replication.pushed.length, 1);
+    assert.equal(remoteTip(remote), secret);
+    const fresh = bareRemote();
+    git(dir, ['remote', 'set-url', 'origin', fresh]);
+    const replicator = new Replicator({ cwd: dir, policy });
+    const first = await replicator.push();
+    assert.equal(first.replication.heldBack?.[0]?.findings[0]?.snapshot, secret, JSON.stringify(first.replication));
+    assert.equal(remoteTip(fresh), null);
+    // A clean chain of another branch goes, and the push confirms the new server: the old
+    // server's record of main must not pass for what the new one holds.
+    rmSync(join(dir, '.env'));
+    git(dir, ['checkout', '-q', '-b', 'other']);
+    await store.save({});
+    const second = await replicator.push();
+    assert.deepEqual(second.replication.pushed.map((entry) => entry.ref), ['refs/chant/wip/other']);
+    assert.equal(second.replication.heldBack?.[0]?.ref, 'refs/chant/wip/main');
+    const third = await replicator.push();
+    assert.equal(third.replication.heldBack?.[0]?.ref, 'refs/chant/wip/main', JSON.stringify(third.replication));
+    assert.equal(remoteTip(fresh), null, 'the token never reached the new server');
   });
 
   it('scans the snapshots a local branch or tag reaches too: a branch made to look at one hides nothing below it', async () => {

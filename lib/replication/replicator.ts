@@ -149,6 +149,11 @@ interface LocalView {
    * refs. Hints for `ahead`, never proof of `replicated`.
    */
   known: string[];
+  /**
+   * Commits the secret gate takes the remote to hold, and scans nothing under: the replicas while
+   * they are proof (recorded at the URLs the remote has now), and git's remote-tracking refs.
+   */
+  held: string[];
 }
 
 /** How many times a fetch re-reads local refs that another writer moved under it. */
@@ -495,9 +500,14 @@ export class Replicator {
     const recorded = new Map<string, string>();
     const known = new Set<string>();
     const refs: LocalView['refs'] = [];
+    const held = new Set<string>();
     for (const tip of tips) {
       if (tip.ref.startsWith(replicas)) recorded.set(tip.ref, tip.commit);
       if (tip.ref.startsWith(replicas) || tip.ref.startsWith(tracking)) known.add(tip.commit);
+      // A record is what the secret gate takes the remote to hold, so leaves unscanned, only while
+      // it is proof: recorded at the URLs the remote has now. Recorded at others (the remote
+      // pointed at a new server), what it names went there, not to where the push goes.
+      if ((tip.ref.startsWith(replicas) && remote.confirmedAt !== null) || tip.ref.startsWith(tracking)) held.add(tip.commit);
     }
     for (const tip of tips) {
       const name = classOf(tip.ref);
@@ -508,7 +518,7 @@ export class Replicator {
     }
     return {
       policy, remoteConfigured: remote.exists, sshCommand: remote.sshCommand, secrets: remote.secrets, fingerprint: remote.fingerprint,
-      confirmedAt: remote.confirmedAt, lfsFilter: remote.lfsFilter, refs, replicas: recorded, known: [...known],
+      confirmedAt: remote.confirmedAt, lfsFilter: remote.lfsFilter, refs, replicas: recorded, known: [...known], held: [...held],
     };
   }
 
@@ -542,6 +552,7 @@ export class Replicator {
     const rejected: RefPush[] = [];
     const writes: RefWrite[] = [];
     let upToDate = view.refs.length - candidates.length;
+    const confirmed = new Set<string>();
     for (const ref of due) {
       const status = report.statuses.get(ref.ref) ?? { status: 'rejected', reason: 'not pushed' };
       const replica = replicaRef(remote, ref.ref);
@@ -551,9 +562,20 @@ export class Replicator {
         if (report.reached && view.replicas.get(replica) === ref.commit) writes.push({ ref: replica, next: null });
         continue;
       }
+      confirmed.add(ref.ref);
       if (status.status === 'pushed') pushed.push({ ref: ref.ref, commit: ref.commit });
       else upToDate += 1;
       if (view.replicas.get(replica) !== ref.commit) writes.push({ ref: replica, next: ref.commit });
+    }
+    // The push confirms the remote at its URLs: a record made at others (the remote pointed at a
+    // new server) of a ref the remote did not take now (the gate held it back, the remote refused
+    // it) would then read as proof of what the new server never took, and the gate would send
+    // what lies under it unscanned. Such records go.
+    if (view.confirmedAt === null) {
+      for (const ref of candidates) {
+        const replica = replicaRef(remote, ref.ref);
+        if (view.replicas.has(replica) && !confirmed.has(ref.ref) && !writes.some((write) => write.ref === replica)) writes.push({ ref: replica, next: null });
+      }
     }
     reportProgress(options.onProgress, 'refs', due.length, due.length);
     // git stopped by the signal reports its refs as rejected; nothing is recorded after it.
@@ -658,7 +680,7 @@ export class Replicator {
         due.push(ref);
         continue;
       }
-      const decision = await gateRef(this.#git, this.#cwd, ref.ref, ref.commit, view.known, allowed);
+      const decision = await gateRef(this.#git, this.#cwd, ref.ref, ref.commit, view.held, allowed);
       if (decision.held !== null) heldBack.push(decision.held);
       if (decision.source === null) continue;
       if (decision.source !== ref.commit) sources.set(ref.ref, decision.source);
