@@ -271,6 +271,40 @@ describe('the secret gate', () => {
 });
 
 describe('the secret gate and what a checkpoint staged', () => {
+  it('scans a chain whose first snapshot is a checkpoint that recorded the index down to its head: a token staged there holds it back, one in the branch\'s history is not the chain\'s, and no branch commit goes as the chain', async () => {
+    const { dir, remote, store, replicator } = box();
+    // A token committed to main and taken out again, long before any snapshot.
+    writeFileSync(join(dir, 'old.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    git(dir, ['add', 'old.env']);
+    git(dir, ['commit', '-qm', 'add a token']);
+    git(dir, ['rm', '-q', 'old.env']);
+    git(dir, ['commit', '-qm', 'take it out']);
+    writeFileSync(join(dir, 'notes.txt'), 'first\n');
+    const first = (await store.save({ label: 'one' })).snapshot.commit;
+    // A token staged, then edited away in the working tree, before a restore: only the index its checkpoint records holds it.
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    git(dir, ['add', '.env']);
+    writeFileSync(join(dir, '.env'), 'GITHUB_TOKEN=\n');
+    await store.restore({ snapshot: first });
+    writeFileSync(join(dir, 'notes.txt'), 'third\n');
+    await store.save({});
+    // The prune leaves the checkpoint first on the chain: its first parent is the index's commit.
+    await store.prune({ keepLast: 2 });
+    const listed = (await store.list({})).branches[0]?.snapshots.map((snapshot) => snapshot.commit) ?? [];
+    const chain = [listed[1] as string, listed[0] as string];
+    assert.equal(chain[1], git(dir, ['rev-parse', 'refs/chant/wip/main']).trim());
+    assert.equal(git(dir, ['rev-list', '--parents', '-n', '1', chain[0] as string]).trim().split(' ').length, 3, 'the index, the head');
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.pushed, [], JSON.stringify(replication));
+    assert.equal(remoteTip(remote), null);
+    const [held] = replication.heldBack ?? [];
+    assert.deepEqual(held?.findings.map(({ path, line, snapshot }) => ({ path, line, snapshot })), [{ path: '.env', line: 1, snapshot: chain[0] }]);
+    // Allowed, the chain goes whole, and nothing but it.
+    const again = await replicator.push({ allow: [held?.findings[0]?.id as string] });
+    assert.deepEqual(again.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: chain[1] }], JSON.stringify(again.replication));
+    assert.equal(again.replication.heldBack, undefined);
+  });
+
   it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'notes.txt'), 'first\n');

@@ -265,10 +265,14 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   // A checkpoint that recorded the index has a commit of that index among its parents (before
   // its head), off the first-parent walk: what was staged goes to the remote with it.
   const indexCommits = new Map<string, string>();
+  // The commit of the index a chain's first checkpoint recorded is its first parent, so on the
+  // first-parent walk, though no snapshot: what it stages is credited to its checkpoint below.
+  const firstIndexes = firstCheckpointIndexes(out);
   for (const record of out.split('\x01').slice(1)) {
     const fields = record.split('\0');
     const [ids = '', trailers = ''] = (fields[0] as string).split('\x02');
     const [commit = '', ...parents] = ids.trim().split(' ');
+    if (firstIndexes.has(commit)) continue;
     const parent = parents[0];
     chain.push({ commit, parent: parent ?? null });
     const found: AddedBlob[] = [];
@@ -340,12 +344,32 @@ const OBJECT_NAME = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
  * it listed nothing (for the caller to look at), null where it ended on the head or a root.
  */
 function chainEnd(out: string, tip: string): string | null {
-  const first = out.indexOf('\x01');
-  if (first < 0) return tip;
-  const [ids = '', trailers = ''] = out.slice(first + 1, out.indexOf('\0', first)).split('\x02');
-  const head = (trailers.split('\x03')[0] ?? '').trim();
-  const parent = ids.trim().split(' ')[1];
-  return parent === undefined || parent === head ? null : parent;
+  const firstIndexes = firstCheckpointIndexes(out);
+  const oldest = chainRecords(out).find((record) => !firstIndexes.has(record.commit));
+  if (oldest === undefined) return tip;
+  // A chain's first checkpoint that recorded the index: its first parent is that index's commit,
+  // which sits on its head, as the head is a first snapshot's first parent.
+  if (oldest.index && oldest.parents.length === 2) return null;
+  const parent = oldest.parents[0];
+  return parent === undefined || parent === oldest.head ? null : parent;
+}
+
+/** The header of each commit of a chain's log (see addedBlobs), oldest first. */
+function chainRecords(out: string): Array<{ commit: string; parents: string[]; head: string; index: boolean }> {
+  return out.split('\x01').slice(1).map((record) => {
+    const [ids = '', trailers = ''] = record.slice(0, record.indexOf('\0') < 0 ? record.length : record.indexOf('\0')).split('\x02');
+    const [commit = '', ...parents] = ids.trim().split(' ');
+    const [head = '', index = ''] = trailers.split('\x03');
+    return { commit, parents, head: head.trim(), index: index.trim() !== '' };
+  });
+}
+
+/**
+ * The commits of the index a chain's first checkpoint recorded (one with the index trailer and
+ * two parents: that commit, then its head), which the first-parent walk lists below it.
+ */
+function firstCheckpointIndexes(out: string): Set<string> {
+  return new Set(chainRecords(out).filter((record) => record.index && record.parents.length === 2).map((record) => record.parents[0] as string));
 }
 
 /** Whether a commit is a snapshot: its message carries chant's branch trailer. */
