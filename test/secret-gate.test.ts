@@ -305,6 +305,24 @@ describe('the secret gate and what a checkpoint staged', () => {
     assert.equal(again.replication.heldBack, undefined);
   });
 
+  it('cuts a chain short only at a snapshot: a token in the first snapshot taken on a head since amended away holds the ref back whole, and that head never goes as the wip ref', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'notes.txt'), 'first\n');
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const first = (await store.save({})).snapshot.commit;
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    // The head the first snapshot was taken on leaves every branch: the chain still stands on it.
+    git(dir, ['commit', '-q', '--amend', '-m', 'initial, amended']);
+    writeFileSync(join(dir, 'notes.txt'), 'second\n');
+    const second = (await store.save({})).snapshot.commit;
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.pushed, [], JSON.stringify(replication));
+    assert.equal(remoteTip(remote), null, `the remote's wip ref is not ${head}`);
+    assert.deepEqual(replication.heldBack?.map(({ commit, pushed, findings }) => ({ commit, pushed, snapshots: findings.map((finding) => finding.snapshot) })), [
+      { commit: second, pushed: null, snapshots: [first] },
+    ]);
+  });
+
   it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'notes.txt'), 'first\n');

@@ -234,7 +234,7 @@ export interface AddedBlob {
  * @internal
  */
 export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known: readonly string[]): Promise<{
-  chain: Array<{ commit: string; parent: string | null }>; blobs: AddedBlob[]; held: Set<string>;
+  chain: Array<{ commit: string; parent: string | null; snapshot: boolean }>; blobs: AddedBlob[]; held: Set<string>;
 }> {
   // One git log lists the chain and what each snapshot changed against the one below it (its
   // first parent; a snapshot's last parent, its head, is left out): a chain ends at the commit
@@ -258,7 +258,7 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
     if (next === ended) break;
     ended = next;
   }
-  const chain: Array<{ commit: string; parent: string | null }> = [];
+  const chain: Array<{ commit: string; parent: string | null; snapshot: boolean }> = [];
   const own = new Map<string, AddedBlob[]>();
   const held = new Set<string>();
   const knownSet = new Set(known);
@@ -274,7 +274,9 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
     const [commit = '', ...parents] = ids.trim().split(' ');
     if (firstIndexes.has(commit)) continue;
     const parent = parents[0];
-    chain.push({ commit, parent: parent ?? null });
+    // A snapshot names its head; a commit of the head's history no branch reaches (a head amended
+    // away) names none: it goes with the chain, and is listed, but is no snapshot to push up to.
+    chain.push({ commit, parent: parent ?? null, snapshot: (trailers.split('\x03')[0] ?? '').trim() !== '' });
     const found: AddedBlob[] = [];
     own.set(commit, found);
     if ((trailers.split('\x03')[1] ?? '').trim() !== '' && parents.length >= 2) indexCommits.set(parents[parents.length - 2] as string, commit);
@@ -350,6 +352,9 @@ function chainEnd(out: string, tip: string): string | null {
   // A chain's first checkpoint that recorded the index: its first parent is that index's commit,
   // which sits on its head, as the head is a first snapshot's first parent.
   if (oldest.index && oldest.parents.length === 2) return null;
+  // No snapshot (it names no head): the walk went on below the chain's first snapshot into its
+  // head's history, which no branch reaches (a head amended away), and ended where one does.
+  if (oldest.head === '') return null;
   const parent = oldest.parents[0];
   return parent === undefined || parent === oldest.head ? null : parent;
 }

@@ -198,6 +198,10 @@ export async function gateRef(git: GitRunner, cwd: string, ref: string, tip: str
   if (findings.length === 0) return { source: tip, held: null };
   const flagged = new Set(findings.map((finding) => finding.snapshot));
   const first = chain.findIndex((link) => flagged.has(link.commit));
-  const source = first > 0 ? (chain[first - 1] as { commit: string }).commit : null;
+  // The ref goes up to the newest snapshot below the first finding, never to a commit of the
+  // head's history below the chain (a head amended away): that is no snapshot, and a wip ref
+  // there read as no chain on the remote, and held every later prune push back.
+  const below = first > 0 ? chain[first - 1] : undefined;
+  const source = below !== undefined && below.snapshot ? below.commit : null;
   return { source, held: { ref, commit: tip, pushed: source, findings } };
 }
