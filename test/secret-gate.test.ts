@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
-import { bareRemote } from './remotes.js';
+import { bareRemote, missingLfs } from './remotes.js';
 
 // Shaped like real credentials so the rules match; none of them was ever issued.
 const GITHUB_TOKEN = ['ghp_', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('');
@@ -321,6 +321,23 @@ describe('the secret gate and what a checkpoint staged', () => {
     assert.deepEqual(replication.heldBack?.map(({ commit, pushed, findings }) => ({ commit, pushed, snapshots: findings.map((finding) => finding.snapshot) })), [
       { commit: second, pushed: null, snapshots: [first] },
     ]);
+  });
+
+  it('scans what a file git-lfs keeps holds, not its pointer: a token in an LFS-tracked file is held back', async (t) => {
+    const lfs = missingLfs();
+    if (lfs !== null) return t.skip(lfs);
+    const remote = bareRemote();
+    const dir = makeRepo({ 'README.md': 'hello\n', '.gitattributes': '*.secret filter=lfs diff=lfs merge=lfs -text\n' });
+    git(dir, ['remote', 'add', 'origin', remote]);
+    git(dir, ['lfs', 'install', '--local']);
+    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    writeFileSync(join(dir, 'deploy.secret'), `# deploy\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const { snapshot } = await new WipStore({ cwd: dir, policy }).save({});
+    assert.match(git(dir, ['cat-file', '-p', `${snapshot.commit}:deploy.secret`]), /^version https:\/\/git-lfs/, 'the snapshot holds a pointer');
+    const { replication } = await new Replicator({ cwd: dir, policy }).push();
+    assert.deepEqual(replication.pushed, [], JSON.stringify(replication));
+    assert.equal(remoteTip(remote), null);
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, line, snapshot: s }) => ({ path, line, s })), [{ path: 'deploy.secret', line: 2, s: snapshot.commit }]);
   });
 
   it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {

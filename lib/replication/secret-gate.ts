@@ -5,6 +5,8 @@
 // without a push never loads it. A finding names the path, the rule and the line, never the
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
 import { addedBlobs, readBlobs } from '../git/storage.js';
 import type { AddedBlob } from '../git/storage.js';
@@ -147,9 +149,12 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
   });
   if (files.length === 0) return [];
   const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), Infinity), loadScanner()]);
+  // A file git-lfs keeps is a pointer in the snapshot; what it points to goes with the push too
+  // (its LFS objects are pushed), so that is what is scanned, from the local LFS store.
+  const lfs = await lfsContents(git, cwd, contents);
   const findings: SecretFinding[] = [];
   for (const file of files) {
-    const content = contents.get(file.blob);
+    const content = lfs.get(file.blob) ?? contents.get(file.blob);
     if (content === undefined || content.length === 0) continue;
     // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
     // as binary whose printable runs hold nothing: it is read as the text it is. A file is
@@ -160,6 +165,40 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     }
   }
   return findings;
+}
+
+/** A git-lfs pointer file: its object's SHA-256, as the LFS store names it. */
+const LFS_POINTER = /^version https:\/\/git-lfs\.github\.com\/spec\/v1\n(?:[a-z0-9.-]+ [^\n]*\n)*?oid sha256:([0-9a-f]{64})\n/;
+
+/** The most bytes a git-lfs pointer file takes (git-lfs reads no bigger one as a pointer). */
+const LFS_POINTER_MAX = 1024;
+
+/**
+ * The contents of the LFS objects the pointer blobs among `contents` name, by the pointer's blob
+ * id, read from the local LFS store (`<common git dir>/lfs/objects/ab/cd/<oid>`, or under
+ * `lfs.storage`); a pointer whose object is not there (never fetched) is left out: no push sends
+ * it. Nothing is asked of git unless a pointer is found.
+ */
+async function lfsContents(git: GitRunner, cwd: string, contents: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer>> {
+  const found = new Map<string, Buffer>();
+  const pointers = new Map<string, string>();
+  for (const [blob, content] of contents) {
+    if (content.length > LFS_POINTER_MAX) continue;
+    const match = LFS_POINTER.exec(content.toString('utf8'));
+    if (match !== null) pointers.set(blob, match[1] as string);
+  }
+  if (pointers.size === 0) return found;
+  const common = resolve(cwd, (await git.run(['rev-parse', '--git-common-dir'], { cwd })).stdout.trim());
+  const storage = (await git.run(['config', '--get', 'lfs.storage'], { cwd, okExitCodes: [1] })).stdout.trim();
+  const objects = join(storage === '' ? join(common, 'lfs') : resolve(common, storage), 'objects');
+  for (const [blob, oid] of pointers) {
+    try {
+      found.set(blob, readFileSync(join(objects, oid.slice(0, 2), oid.slice(2, 4), oid)));
+    } catch {
+      // Not in the local store: nothing of it leaves the box.
+    }
+  }
+  return found;
 }
 
 /**
