@@ -2,6 +2,7 @@
 // one git fast-import stream.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -35,6 +36,21 @@ describe('the storage report', () => {
     assert.equal(run.code, 0);
     assert.equal(run.doc.action, 'storage');
     await assertValidDocument(run.doc, { oursOnly: true });
+  });
+
+  it('leaves out what a branch holds though no snapshot stands on it: a file saved, then committed, is no longer charged to the chain', async () => {
+    const dir = makeRepo();
+    writeFileSync(join(dir, 'data.bin'), randomBytes(300_000));
+    await store(dir).save({});
+    const before = (await store(dir).storage()).branches[0]?.bytes ?? 0;
+    assert.ok(before > 300_000, `the saved file costs the chain: ${before}`);
+    // The work is committed on main: the chain's snapshot stands on main's earlier commit.
+    git(dir, ['add', 'data.bin']);
+    git(dir, ['commit', '-qm', 'data']);
+    const { branches, total } = await store(dir).storage();
+    const blob = Number(git(dir, ['cat-file', '--batch-check=%(objectsize:disk)'], { input: `${git(dir, ['rev-parse', 'HEAD:data.bin']).trim()}\n` }).trim());
+    assert.ok((branches[0]?.bytes ?? 0) <= before - blob, `${branches[0]?.bytes} charged after the commit, ${before} before, the blob ${blob}`);
+    assert.equal(total.bytes, branches[0]?.bytes);
   });
 
   it('counts what two chains share once in the total', async () => {

@@ -27,8 +27,12 @@ const OBJ_COMMIT = 1;
 export async function uniqueDiskUsage(git: GitRunner, cwd: string, tips: readonly string[]): Promise<number> {
   if (tips.length === 0) return 0;
   // The tips are object ids read from for-each-ref, never a user's text; HEAD may be unborn.
-  const out = await run(git, cwd, ['rev-list', '--objects', '--disk-usage', '--ignore-missing', ...tips, '--not', '--branches', '--tags', '--remotes', 'HEAD']);
-  const bytes = Number(out.trim());
+  // --objects-edge-aggressive marks the trees of every excluded tip as excluded: with --objects,
+  // only those of the excluded commits the walk meets (the chain's heads) were, and a file a
+  // branch holds since (the work saved, then committed) was charged to the chain. It prints those
+  // edges first ("-<id>" lines), the bytes last.
+  const out = await run(git, cwd, ['rev-list', '--objects-edge-aggressive', '--disk-usage', '--ignore-missing', ...tips, '--not', '--branches', '--tags', '--remotes', 'HEAD']);
+  const bytes = Number(out.trim().split('\n').at(-1));
   return Number.isFinite(bytes) ? bytes : 0;
 }
 
