@@ -178,6 +178,39 @@ describe('a pruned chain and the remote', () => {
     assert.deepEqual((await replicatorC.push()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: next }]);
   });
 
+  it('sets its own pruned chain aside when another box pushed above what the prune replaced first, so the snapshots of both reach the remote', async () => {
+    const { remote, a, b, policy } = boxes();
+    buildChain(a, 10);
+    const replicatorA = new Replicator({ cwd: a, policy });
+    await replicatorA.push();
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 3 });
+    const mine = snapshotOnTop(a);
+    // b saves above the chain a's prune replaced, and pushes first.
+    git(b, ['checkout', '-q', '-b', 'elsewhere']);
+    const theirs = snapshotOnTop(b);
+    assert.deepEqual((await replicatorB.push()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: theirs }]);
+    const refused = await replicatorA.pushPruned();
+    assert.match(refused.replication.rejected[0]?.reason ?? '', /stale info/);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), theirs);
+    // a's fetch moves its pruned chain aside whole, and its ref takes the remote's chain.
+    const fetched = await replicatorA.fetch();
+    assert.deepEqual(fetched.refs.map(({ ref, result, pruned, aside }) => ({ ref, result, pruned, aside })), [
+      { ref: 'refs/chant/wip/main', result: 'fast-forward', pruned: undefined, aside: `refs/chant/wip-aside/${mine}` },
+    ]);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), theirs);
+    assert.equal(git(a, ['rev-parse', `refs/chant/wip-aside/${mine}`]).trim(), mine);
+    // Its next snapshot goes on the remote's chain, and every push is one again.
+    const next = snapshotOnTop(a);
+    const sent = await replicatorA.push();
+    assert.deepEqual(sent.replication.rejected, []);
+    assert.deepEqual(sent.replication.pushed.map((entry) => entry.commit).sort(), [mine, next].sort());
+    assert.equal(git(remote, ['rev-parse', `refs/chant/wip-aside/${mine}`]).trim(), mine, 'the remote holds the snapshot a took after its prune');
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), next);
+    git(remote, ['merge-base', '--is-ancestor', theirs, next]);
+  });
+
   it('brings a box that fell behind a prune to the pruned chain, its own chain set aside whole', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 10);

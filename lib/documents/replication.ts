@@ -306,7 +306,7 @@ export const FetchRef = Type.Object({
   local: Nullable(ObjectId, 'The local ref before the fetch, or null when there was none.'),
   result: FetchOutcome,
   pruned: Type.Optional(Type.Literal(true, { description: "Present when another box pruned this wip chain: the remote's chain is a rewrite whose prune marker names the local tip, so the local ref was moved to it (result fast-forward) and no snapshot the local chain held was left out of the rules the prune applied; or, with aside, a rewrite past what this box held." })),
-  aside: Type.Optional(Type.String({ description: "Present when the remote's chain was pruned past what this box held (its prune marker names no tip of this box's): the local chain was moved whole to this ref (refs/chant/wip-aside/<its tip>), which the next push sends, and the ref took the remote's chain (result fast-forward, pruned). Nothing was dropped." })),
+  aside: Type.Optional(Type.String({ description: "Present when the remote's chain was pruned past what this box held (its prune marker names no tip of this box's), or when this box pruned its chain and another box pushed above what that prune replaced before it went (then without pruned): the local chain was moved whole to this ref (refs/chant/wip-aside/<its tip>), which the next push sends, and the ref took the remote's chain (result fast-forward). Nothing was dropped." })),
 });
 /**
  * One ref the remote holds of the policy's classes, with the local ref before the fetch and what the fetch did with it.
@@ -335,9 +335,10 @@ export interface FetchRef {
   pruned?: true;
   /**
    * Present when the remote's chain was pruned past what this box held (its prune marker names no
-   * tip of this box's): the local chain was moved whole to this ref (refs/chant/wip-aside/\<its
-   * tip\>), which the next push sends, and the ref took the remote's chain (result fast-forward,
-   * pruned). Nothing was dropped.
+   * tip of this box's), or when this box pruned its chain and another box pushed above what that
+   * prune replaced before it went (then without pruned): the local chain was moved whole to this
+   * ref (refs/chant/wip-aside/\<its tip\>), which the next push sends, and the ref took the
+   * remote's chain (result fast-forward). Nothing was dropped.
    */
   aside?: string;
 }

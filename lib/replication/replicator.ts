@@ -717,6 +717,22 @@ export class Replicator {
     return leftOut;
   }
 
+  /**
+   * Whether the local chain at `local` is a prune of a chain the remote's chain at `remote` holds:
+   * a prune marker on the local chain (above what the remote reaches) names a tip the remote's
+   * chain holds.
+   */
+  async #pruneOvertaken(local: string, remote: string): Promise<boolean> {
+    try {
+      for (const replaced of await replacedTips(this.#git, this.#cwd, local, remote)) {
+        if (await chainHolds(this.#git, this.#cwd, remote, replaced)) return true;
+      }
+    } catch {
+      // A tip a marker names that is not here (never fetched) proves nothing.
+    }
+    return false;
+  }
+
   /** Empties the staging namespace after a refused fetch, so that it wrote nothing. */
   async #dropStaging(staging: readonly string[]): Promise<void> {
     if (staging.length === 0) return;
@@ -786,7 +802,13 @@ export class Replicator {
       // refused: the local chain is moved aside whole (see ASIDE_REF_PREFIX), where the next
       // push sends it as it is, and the ref takes the remote's chain. Nothing is dropped. Where
       // an aside ref of that name holds something else, here or there, the chain stays as it is.
-      const asideName = replaced !== null && !pruned && replaced.size > 0 && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
+      // This box pruned its own chain, and another box pushed above what that prune replaced
+      // before the pruned chain reached the remote: neither holds the other, and the lease of every
+      // prune push names what the remote no longer holds. Without more the chain stayed diverged
+      // for good and no later snapshot of this box was replicated; it goes aside whole as well.
+      const overtaken = replaced !== null && !pruned && replaced.size === 0 && remote.ref.startsWith(WIP_REF_PREFIX)
+        && await this.#pruneOvertaken(local as string, remote.commit);
+      const asideName = replaced !== null && !pruned && (replaced.size > 0 || overtaken) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
       const asideHere = asideName === null ? undefined : locals.get(asideName);
       const asideThere = asideName === null ? undefined : seen.get(asideName);
       const aside = asideName !== null && (asideHere ?? local) === local && (asideThere ?? local) === local && !excluded.has(asideName) ? asideName : null;
@@ -794,7 +816,7 @@ export class Replicator {
       if (aside !== null && asideHere === undefined && asideThere === undefined) writes.push({ ref: aside, next: local, check: { expected: null } });
       if (pruned || aside !== null) outcome = 'fast-forward';
       if (outcome === 'created' || outcome === 'fast-forward') writes.push({ ref: remote.ref, next: remote.commit, check: { expected: local } });
-      refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome, ...(pruned || aside !== null ? { pruned: true as const } : {}), ...(aside !== null ? { aside } : {}) });
+      refs.push({ ref: remote.ref, class: remote.class, remote: remote.commit, local, result: outcome, ...(pruned || (aside !== null && !overtaken) ? { pruned: true as const } : {}), ...(aside !== null ? { aside } : {}) });
     }
     const later: RefWrite[] = [];
     if (fresh) {
