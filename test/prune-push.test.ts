@@ -66,13 +66,16 @@ describe('a pruned chain and the remote', () => {
     assert.match(refused.replication.rejected[0]?.reason ?? '', /stale info/);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip);
     assert.equal(git(remote, ['log', '-1', '--format=%s', 'refs/chant/wip/main']).trim(), 'chant wip: main (b)');
-    // After a fetch (the replica now names b's snapshot) and a prune again, the lease holds and b's snapshot stays.
-    await replicatorA.fetch();
-    git(a, ['update-ref', 'refs/chant/wip/main', remoteTip]);
+    // After a fetch (the replica now names b's snapshot; a's pruned chain goes aside whole and its
+    // ref takes the remote's) and a prune again, the lease holds and b's snapshot stays.
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await replicatorA.fetch();
+    assert.deepEqual(fetched.refs.map(({ result, aside }) => ({ result, aside })), [{ result: 'fast-forward', aside: `refs/chant/wip-aside/${pruned}` }]);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip);
     writeFileSync(join(a, 'chant.workspace.json'), JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] }));
     const again = await runCli(a, ['workspace', 'wip', 'prune', '--keep-last', '2', '--push']);
     assert.equal(again.code, 0, again.stdout);
-    assert.equal(again.doc.replication.pushed.length, 1);
+    assert.deepEqual(again.doc.replication.pushed.map((entry: { ref: string }) => entry.ref).sort(), [`refs/chant/wip-aside/${pruned}`, 'refs/chant/wip/main']);
     await assertValidDocument(again.doc, { oursOnly: true });
     assert.equal(git(remote, ['log', '-1', '--format=%s', 'refs/chant/wip/main']).trim(), 'chant wip: main (b)');
   });

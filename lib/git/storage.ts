@@ -57,6 +57,32 @@ export async function replacedTips(git: GitRunner, cwd: string, tip: string, loc
 }
 
 /**
+ * {@link replacedTips} of two chains in one `git log`: the tips the prune markers name on the
+ * first-parent chain of `left` that `right` does not reach, and on that of `right` that `left`
+ * does not reach (`--left-right left...right`).
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param left - one chain's tip (the remote's)
+ * @param right - the other's (the local one)
+ * @returns the ids named on each side
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function replacedTipsEachSide(git: GitRunner, cwd: string, left: string, right: string): Promise<{ left: Set<string>; right: Set<string> }> {
+  const out = await run(git, cwd, [
+    'log', '--first-parent', '--left-right', '--format=%m %(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
+    `${left}...${right}`, '--',
+  ]);
+  const sides = { left: new Set<string>(), right: new Set<string>() };
+  for (const line of out.split('\n')) {
+    const side = line.startsWith('<') ? sides.left : line.startsWith('>') ? sides.right : null;
+    if (side === null) continue;
+    for (const word of line.slice(1).split(/\s+/)) if (/^[0-9a-f]{40,64}$/.test(word)) side.add(word);
+  }
+  return sides;
+}
+
+/**
  * Whether the chain at `tip` holds what the chain at `replica` held: `replica` is on it, or a
  * prune marker on its way names `replica` as a tip it replaced (see {@link replacedTips}). Only
  * such a chain may take the place of `replica` (a prune's marker, a leased push): another box's

@@ -15,7 +15,7 @@ import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
 import { ancestryOf, countReachable } from './ancestry.js';
-import { chainHolds, replacedTips } from '../git/storage.js';
+import { chainHolds, replacedTipsEachSide } from '../git/storage.js';
 import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
@@ -718,13 +718,13 @@ export class Replicator {
   }
 
   /**
-   * Whether the local chain at `local` is a prune of a chain the remote's chain at `remote` holds:
-   * a prune marker on the local chain (above what the remote reaches) names a tip the remote's
-   * chain holds.
+   * Whether the local chain is a prune of a chain the remote's chain at `remote` holds: a prune
+   * marker on the local chain (above what the remote reaches), of those `named`, names a tip the
+   * remote's chain holds.
    */
-  async #pruneOvertaken(local: string, remote: string): Promise<boolean> {
+  async #pruneOvertaken(named: ReadonlySet<string>, remote: string): Promise<boolean> {
     try {
-      for (const replaced of await replacedTips(this.#git, this.#cwd, local, remote)) {
+      for (const replaced of named) {
         if (await chainHolds(this.#git, this.#cwd, remote, replaced)) return true;
       }
     } catch {
@@ -795,7 +795,9 @@ export class Replicator {
       else outcome = 'diverged';
       // A wip chain another box pruned is no fast-forward, but its prune marker says whether the
       // local tip was on the chain the prune applied its rules to: then nothing local is lost.
-      const replaced = outcome === 'diverged' && remote.class === 'wip' ? await replacedTips(this.#git, this.#cwd, remote.commit, local as string) : null;
+      // One log reads the markers of both sides: the remote's (another box pruned) and this box's own.
+      const sides = outcome === 'diverged' && remote.class === 'wip' ? await replacedTipsEachSide(this.#git, this.#cwd, remote.commit, local as string) : null;
+      const replaced = sides === null ? null : sides.left;
       const pruned = replaced !== null && replaced.has(local as string);
       // A marker that names no tip of this box's (it fell behind the chain the prune applied its
       // rules to, or saved above such a point) would leave the chain diverged for good, its pushes
@@ -807,7 +809,7 @@ export class Replicator {
       // prune push names what the remote no longer holds. Without more the chain stayed diverged
       // for good and no later snapshot of this box was replicated; it goes aside whole as well.
       const overtaken = replaced !== null && !pruned && replaced.size === 0 && remote.ref.startsWith(WIP_REF_PREFIX)
-        && await this.#pruneOvertaken(local as string, remote.commit);
+        && await this.#pruneOvertaken(sides?.right ?? new Set(), remote.commit);
       const asideName = replaced !== null && !pruned && (replaced.size > 0 || overtaken) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
       const asideHere = asideName === null ? undefined : locals.get(asideName);
       const asideThere = asideName === null ? undefined : seen.get(asideName);
