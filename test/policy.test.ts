@@ -219,6 +219,16 @@ describe('the workspace declaration', () => {
     await refuses(() => Policy.load({ cwd: empty, top: empty }), 'declaration-unparseable', /chant\.workspace\.json:1:1: not JSON: a value was expected/);
   });
 
+  test('a declaration nested deeper than a reader follows is declaration-unparseable, located, never an internal error', async () => {
+    const deep = `{"x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}`;
+    for (const name of ['chant.workspace.json', 'chant.workspace.jsonc']) {
+      const top = checkout({ [name]: deep });
+      await refuses(() => Policy.load({ cwd: top, top }), 'declaration-unparseable', new RegExp(`${name.replaceAll('.', '\\.')}:1:\\d+: not JSONC?: nested more than 1000 deep`));
+    }
+    const fine = checkout({ 'chant.workspace.json': `{"x": ${'['.repeat(999)}${']'.repeat(999)}, ${declaring({ refs: ['wip'] }).slice(1)}` });
+    assert.deepEqual((await Policy.load({ cwd: fine, top: fine }))?.refs, ['wip']);
+  });
+
   test('a byte-order mark does not make a declaration unparseable', async () => {
     const top = checkout({ 'chant.workspace.json': `\uFEFF${declaring({ refs: ['wip'] })}` });
     assert.deepEqual((await Policy.load({ cwd: top, top }))?.refs, ['wip']);

@@ -1,6 +1,6 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { parseTree, printParseErrorCode } from 'jsonc-parser';
+import { createScanner, parseTree, printParseErrorCode } from 'jsonc-parser';
 import type { Node as JsonNode, ParseError } from 'jsonc-parser';
 import { WipError } from '../errors.js';
 import type { SemVer } from 'semver';
@@ -166,6 +166,10 @@ export function parseDeclaration(text: string, path: string): Declaration {
   const jsonc = path.endsWith('.jsonc');
   // A byte-order mark is not JSON, but editors write one; a space keeps every offset in place.
   const source = text.startsWith('\uFEFF') ? ` ${text.slice(1)}` : text;
+  const deep = tooDeep(source);
+  if (deep !== null) {
+    throw new WipError('declaration-unparseable', `${path}:${position(source, deep)}: not ${jsonc ? 'JSONC' : 'JSON'}: nested more than ${MAX_DEPTH} deep`);
+  }
   const errors: ParseError[] = [];
   const tree = parseTree(source, errors, { allowTrailingComma: jsonc, disallowComments: !jsonc, allowEmptyContent: false });
   const first = errors[0];
@@ -189,6 +193,25 @@ export function parseDeclaration(text: string, path: string): Declaration {
   if (!isObject(root)) throw invalid(where, [], `must be a JSON object; it is ${kind(root)}`);
   checkMinReader(root, where);
   return { path, root, where };
+}
+
+/** How deep arrays and objects may nest: the parser and the readers after it recurse, so a deeper text would exhaust the stack. */
+const MAX_DEPTH = 1000;
+
+/** The offset of the first bracket nested deeper than {@link MAX_DEPTH}, or null; found by the scanner, which does not recurse. */
+function tooDeep(text: string): number | null {
+  const scanner = createScanner(text, true);
+  let depth = 0;
+  // jsonc-parser's SyntaxKind is a const enum, which this build cannot import: 1 and 3 open, 2 and 4 close, 17 ends.
+  for (let token = scanner.scan(); token !== 17; token = scanner.scan()) {
+    if (token === 1 || token === 3) {
+      depth += 1;
+      if (depth > MAX_DEPTH) return scanner.getTokenOffset();
+    } else if (token === 2 || token === 4) {
+      depth -= 1;
+    }
+  }
+  return null;
 }
 
 function checkMinReader(root: Readonly<Record<string, unknown>>, where: Locator): void {
