@@ -94,4 +94,16 @@ describe('the save deadline', () => {
     const invalid = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save'], { cwd: dir, encoding: 'utf8' });
     assert.equal(parseDocument(invalid.stdout).error.code, 'declaration-invalid', invalid.stdout);
   });
+
+  it('takes a deadline longer than a timer holds (600h, past 2^31 ms) as far away, not as already passed', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    writeFiles(dir, { 'work.txt': 'work\n' });
+    const saved = await new WipStore({ cwd: dir, saveTimeout: '600h' }).save({ label: 'sdk' });
+    assert.equal(saved.created, true);
+    writeFiles(dir, { 'work.txt': 'more work\n' });
+    const run = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save', '--deadline', '99999999h'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stdout);
+    assert.equal(parseDocument(run.stdout).created, true, run.stdout);
+    assert.equal(run.stderr, '', 'no warning from node on stderr');
+  });
 });

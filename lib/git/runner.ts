@@ -305,6 +305,8 @@ const EXIT_GRACE_MS = 200;
 const ESCAPED_GRACE_MS = 2_000;
 /** After SIGTERM, how long git has to remove its lock files before its group is killed. */
 const TERM_GRACE_MS = 1_000;
+/** The longest wait setTimeout holds (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2_147_483_647;
 /** How often progress is sampled, at most and at least, while a call runs long. */
 const SAMPLE_MAX_MS = 2_000;
 const SAMPLE_MIN_MS = 100;
@@ -459,11 +461,14 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
     let settled = false;
     let spawnError: Error | null = null;
     const timers = new Set<NodeJS.Timeout>();
+    // setTimeout takes at most 2^31 - 1 ms and fires at once for more (a deadline of 600h): wait in steps.
     const later = (ms: number, fn: () => void): void => {
+      const step = Math.min(ms, MAX_TIMER_MS);
       const timer = setTimeout(() => {
         timers.delete(timer);
-        fn();
-      }, ms);
+        if (ms > step) later(ms - step, fn);
+        else fn();
+      }, step);
       timers.add(timer);
     };
 
