@@ -90,6 +90,11 @@ describe('the save deadline', () => {
       assert.equal(run.code, 1, `${bad}: ${run.stdout}`);
       assert.equal(run.doc.error.code, 'write-usage-invalid', bad);
     }
+    for (const [option, bad] of [['--deadline', 'soon'], ['--max-file-size', '1T']] as const) {
+      const run = await runCli(dir, ['workspace', 'wip', 'save', option, bad]);
+      assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
+      assert.ok(run.doc.error.message.startsWith(`${option} must be `), `the message names the option given: ${run.doc.error.message}`);
+    }
     writeFiles(dir, { 'chant.workspace.json': JSON.stringify({ wip: { saveTimeout: 'soon' } }) });
     const invalid = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save'], { cwd: dir, encoding: 'utf8' });
     assert.equal(parseDocument(invalid.stdout).error.code, 'declaration-invalid', invalid.stdout);

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
+import { parseSize, WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
 import { interruptible, printDocument, refusalOf, WriteCommand } from '../../../base-command.js';
 
 export class WipRestoreCommand extends WriteCommand<'restore'> {
@@ -45,7 +45,7 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   #store(): WipStore {
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env, ...(this.maxFileSize === undefined ? {} : { maxFileSize: this.maxFileSize }) });
+    return new WipStore({ cwd: this.context.cwd, env: this.context.env, ...(this.maxFileSize === undefined ? {} : { maxFileSize: parseSize(this.maxFileSize, '--max-file-size') }) });
   }
 
   #paths(): string[] | null {

@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { WipStore } from '../../../../lib/index.js';
+import { parseDuration, parseSize, WipStore } from '../../../../lib/index.js';
 import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipSaveCommand extends WriteCommand<'save'> {
@@ -25,8 +25,9 @@ export class WipSaveCommand extends WriteCommand<'save'> {
   deadline = Option.String('--deadline', { description: 'Refuse the save with wip-timeout, writing nothing, when it takes longer: 90s, 5m, 1h (default: the declaration\'s wip.saveTimeout, else 300s).' });
 
   perform() {
-    const maxFileSize = this.maxFileSize === undefined ? {} : { maxFileSize: this.maxFileSize };
-    const saveTimeout = this.deadline === undefined ? {} : { saveTimeout: this.deadline };
+    // Read here, so a refusal names the option given rather than the SDK's.
+    const maxFileSize = this.maxFileSize === undefined ? {} : { maxFileSize: parseSize(this.maxFileSize, '--max-file-size') };
+    const saveTimeout = this.deadline === undefined ? {} : { saveTimeout: parseDuration(this.deadline, '--deadline') };
     return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize, ...saveTimeout }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
   }
 }
