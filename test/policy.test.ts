@@ -9,6 +9,9 @@ import { declaredReplicate } from '../lib/replication/policy.js';
 import { publishedSchemas } from '../lib/documents/schemas.js';
 import { isWipError } from '../lib/errors.js';
 import { Policy } from '../lib/replication/policy.js';
+import { Replicator } from '../lib/replication/replicator.js';
+import { WipStore } from '../lib/store/wip-store.js';
+import type { PolicyDocument } from '../lib/documents/replication.js';
 
 const ALL = { remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };
 
@@ -318,6 +321,29 @@ describe('Policy.from', () => {
 
   test('Policy.from refuses a block that is not an object', async () => {
     await refuses(() => Policy.from(['wip']), 'declaration-invalid', /^replicate must be an object; it is an array$/);
+  });
+});
+
+describe('a policy document given to WipStore or Replicator', () => {
+  test('is checked as Policy.from checks a block: a malformed one is declaration-invalid, never a TypeError', async () => {
+    const top = makeRepo();
+    const malformed: readonly unknown[] = [
+      { box: 'app', remote: 'origin', refs: ['everything'], on: ['save'], every: null },
+      { box: 'app', remote: '--receive-pack=x', refs: ['wip'], on: ['save'], every: null },
+      { box: 5, remote: 'origin', refs: ['wip'], on: ['save'], every: null },
+      'origin',
+    ];
+    for (const policy of malformed) {
+      await refuses(() => new Replicator({ cwd: top, policy: policy as PolicyDocument }).state(), 'declaration-invalid', /^policy/);
+      await refuses(() => new WipStore({ cwd: top, policy: policy as PolicyDocument }).save({}), 'declaration-invalid', /^policy/);
+    }
+  });
+
+  test('is taken with its defaults filled in, as Policy.from takes a block', async () => {
+    const top = makeRepo();
+    const document = Policy.from({ refs: ['wip'] }, { box: 'app' }).toJSON();
+    assert.deepEqual(new Replicator({ cwd: top, policy: document }).policy?.toJSON(), document);
+    assert.deepEqual(new Replicator({ cwd: top, policy: { box: 'app', refs: ['wip'] } as unknown as PolicyDocument }).policy?.toJSON(), document);
   });
 });
 

@@ -62,16 +62,23 @@ export interface PolicyFromOptions {
 /** The policy's fields as its TypeBox type states them (`PolicyDocument`), read-only. */
 type PolicyShape = { readonly [K in keyof PolicyDocument]: NonNullable<PolicyDocument[K]> extends Array<infer U> ? readonly U[] : PolicyDocument[K] };
 
-let wrapDocument: (document: PolicyDocument) => Policy;
 let wrapSettings: (box: string, settings: ReplicateSettings) => Policy;
 
 /**
  * A policy from a policy document (what {@link Policy.toJSON} gives, or a caller built to the
- * type), taken as it is: the document is the policy's shape already.
+ * type), checked as {@link Policy.from} checks a block, since a caller may have read it from a
+ * document or built it by hand: `box` a string, the rest a replicate block, defaults filled in.
+ * @throws {@link WipError} `declaration-invalid`, naming the field as `policy.<field>`
  * @internal
  */
 export function policyOf(document: Policy | PolicyDocument): Policy {
-  return document instanceof Policy ? document : wrapDocument(document);
+  if (document instanceof Policy) return document;
+  const nowhere: Locator = () => null;
+  if (!isObject(document)) throw invalid(nowhere, ['policy'], `must be a Policy or a policy document; it is ${kind(document)}`);
+  const { box = '', every, ...replicate } = document as Record<string, unknown>;
+  if (typeof box !== 'string') throw invalid(nowhere, ['policy', 'box'], `must be a string; it is ${kind(box)}`);
+  // A document states "no every" as null, a declaration by leaving it out.
+  return wrapSettings(box, checkReplicate(every === null || every === undefined ? replicate : { ...replicate, every }, ['policy'], nowhere));
 }
 
 /**
@@ -87,9 +94,7 @@ export function policyOf(document: Policy | PolicyDocument): Policy {
  */
 export class Policy {
   static {
-    // The one way to wrap a policy document that is already a policy's (see policyOf), without
-    // checking it again: the constructor stays private.
-    wrapDocument = (document) => new Policy(document.box, { ...document, allow: [...(document.allow ?? [])] });
+    // The one way policyOf builds a policy from settings it checked: the constructor stays private.
     wrapSettings = (box, settings) => new Policy(box, settings);
   }
 
