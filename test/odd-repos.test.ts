@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { Replicator } from '../lib/replication/replicator.js';
 
 /** save, edit, restore, and check the working tree came back exactly. */
 async function roundTrip(dir: string, edit: Readonly<Record<string, string | null>> = { 'edited.txt': 'edited\n' }): Promise<void> {
@@ -191,6 +192,20 @@ describe('odd repositories', () => {
     const run = await runCli(dir, ['workspace', 'wip', 'save']);
     assert.equal(run.code, 1);
     assert.equal(run.doc.error.code, 'not-a-git-repository');
+  });
+
+  it('answers not-a-git-repository, naming the folder, when the SDK is given a cwd that does not exist or is a file', async () => {
+    const dir = makeRepo();
+    const missing = join(dir, 'no', 'such', 'folder');
+    const file = join(dir, 'README.md');
+    writeFileSync(file, 'hello\n');
+    for (const cwd of [missing, file]) {
+      for (const [what, run] of [['save', () => new WipStore({ cwd }).save({})], ['list', () => new WipStore({ cwd }).list()], ['open', () => Replicator.open({ cwd })]] as const) {
+        const error = await run().then(() => null, (caught: unknown) => caught);
+        assert.ok(isWipError(error, 'not-a-git-repository'), `${what} in ${cwd}: ${String(error)}`);
+        assert.ok(error.message.startsWith(cwd), error.message);
+      }
+    }
   });
 
   it('answers git-failed, not wip-no-branch, when the commit HEAD names is missing', async () => {

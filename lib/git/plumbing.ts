@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 import { asWipError, cancelledError, WipError } from '../errors.js';
@@ -101,6 +101,16 @@ function temporaryIndex(indexFile: string, ...settings: Array<readonly [string, 
   return env;
 }
 
+/** Why a working directory git could not start in is none (it does not exist, or is a file), or null when it is a folder. */
+function folderProblem(cwd: string): string | null {
+  try {
+    return lstatSync(cwd).isDirectory() || statSync(cwd).isDirectory() ? null : 'is not a folder';
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : null;
+  }
+}
+
 /**
  * Intent-named git plumbing for one checkout: the only code that speaks git's language.
  * Everything is NUL-separated where a value could hold a newline, and `--end-of-options`
@@ -135,7 +145,7 @@ export class Plumbing {
       if (error instanceof GitCommandError && error.exitCode === 128) {
         throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
       }
-      throw asWipError(error);
+      throw this.#opening(error);
     }
     const layout = parseLayout(out.split('\n'));
     if (layout === null) throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
@@ -151,7 +161,7 @@ export class Plumbing {
       if (error instanceof GitCommandError && error.exitCode === 128) {
         throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository: ${error.lastLine}`, { cause: error });
       }
-      throw asWipError(error);
+      throw this.#opening(error);
     }
     if (top.length === 0) throw new WipError('not-a-git-repository', `${this.cwd} is not inside the working tree of a git repository`);
     return top;
@@ -193,8 +203,15 @@ export class Plumbing {
     try {
       return await this.git.run(args, { cwd: this.cwd, okExitCodes: [128] });
     } catch (error) {
-      throw asWipError(error);
+      throw this.#opening(error);
     }
+  }
+
+  /** A failure of the first git call, where a working directory that is no folder is the reason, not git. */
+  #opening(error: unknown): WipError {
+    const problem = error instanceof WipError ? null : folderProblem(this.cwd);
+    if (problem !== null) return new WipError('not-a-git-repository', `${this.cwd} ${problem}, so it is not inside the working tree of a git repository`, { cause: error });
+    return asWipError(error);
   }
 
   /** The full refname HEAD points at, or null when HEAD is detached. */
