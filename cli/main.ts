@@ -74,7 +74,7 @@ export function read(argv: readonly string[], definition: CliDefinition): Readin
 }
 
 /** What is wrong with a command line clipanion could not parse, said with what would be right. */
-function diagnose(reading: Reading, definition: CliDefinition, parserMessage: string): string {
+function diagnose(reading: Reading, definition: CliDefinition, parserMessage: string, argv: readonly string[]): string {
   const { path, stray } = reading;
   const command = commandAt(definition, path);
   const next = nextWords(definition, path);
@@ -90,7 +90,39 @@ function diagnose(reading: Reading, definition: CliDefinition, parserMessage: st
     const guess = nearest(unknown, known);
     return `${where} has no option ${unknown}${guess === null ? '' : `; did you mean ${guess}`}${known.length > 0 ? `; it takes ${known.join(', ')}` : ''}`;
   }
+  // Too many or too few positionals: clipanion's words for it ("Command not found; did you mean
+  // one of:", then a list) are not for a document.
+  const words = positionalWords(argv, definition, path.length);
+  const wanted = command.positionals;
+  const shape = wanted.map((positional) => (positional.repeated === true ? `[-- <${positional.name}>...]` : positional.required ? `<${positional.name}>` : `[<${positional.name}>]`)).join(' ');
+  const most = wanted.some((positional) => positional.repeated === true) ? Infinity : wanted.length;
+  if (words.length > most) {
+    return most === 0
+      ? `${where} takes no positional argument; it was given ${JSON.stringify(words[0])}`
+      : `${where} takes at most ${most} positional argument${most === 1 ? '' : 's'} (${shape}); ${JSON.stringify(words[most])} is one too many`;
+  }
+  const missing = wanted.filter((positional) => positional.required).slice(words.length);
+  if (missing.length > 0) return `${where} needs ${missing.map((positional) => `<${positional.name}>`).join(' ')}`;
   return parserMessage;
+}
+
+/** The words of a command line after its command's path that are neither options nor their values; every word after `--`. */
+function positionalWords(argv: readonly string[], definition: CliDefinition, pathLength: number): string[] {
+  const valueOptions = new Set(definition.commands.flatMap((command) => command.options.filter((option) => option.value !== null).map((option) => option.name)));
+  const words: string[] = [];
+  let skipped = 0;
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--') return [...words, ...argv.slice(index + 1)];
+    if (arg.startsWith('-') && arg.length > 1) {
+      if (valueOptions.has(arg)) index += 1;
+    } else if (skipped < pathLength) {
+      skipped += 1;
+    } else {
+      words.push(arg);
+    }
+  }
+  return words;
 }
 
 /** The failure document a command line gets: the read's for the read, its verb's for a verb, a write's otherwise. */
@@ -135,7 +167,7 @@ export async function main(argv: readonly string[], context: ChantContext): Prom
       parsed = parseCommand(argv, context, reading.path);
     } catch (error) {
       const parserMessage = ((error instanceof Error ? error.message : String(error)).split('\n').map((line) => line.trim()).find((line) => line.length > 0) ?? 'unknown usage').replace(/\.$/, '');
-      printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${diagnose(reading, definition, parserMessage)}; see chant --help`)));
+      printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${diagnose(reading, definition, parserMessage, argv)}; see chant --help`)));
       return 1;
     }
     return await parsed.cli.run(parsed.command, { ...context, argv });

@@ -169,6 +169,21 @@ describe('the chant CLI', () => {
     });
   }
 
+  for (const [args, message] of [
+    [['workspace', 'wip', 'diff', 'a', 'b', 'c'], /^chant workspace wip diff takes at most 2 positional arguments \(<a> \[<b>\]\); "c" is one too many; see chant --help$/],
+    [['workspace', 'wip', 'show', 'a', 'b'], /^chant workspace wip show takes at most 1 positional argument \(<snapshot>\); "b" is one too many; see chant --help$/],
+    [['workspace', 'wip', 'save', 'extra'], /^chant workspace wip save takes no positional argument; it was given "extra"; see chant --help$/],
+    [['workspace', 'wip', 'show'], /^chant workspace wip show needs <snapshot>; see chant --help$/],
+    [['workspace', 'wip', 'diff', '--json'], /^chant workspace wip diff needs <a>; see chant --help$/],
+  ] as const) {
+    it(`says what ${args.slice(2).join(' ')} takes, in its own words rather than the parser's`, async () => {
+      const run = await runCli(makeRepo(), args);
+      assert.equal(run.code, 1);
+      assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
+      assert.match(run.doc.error.message, message);
+    });
+  }
+
   it('takes an option-like snapshot name after -- as a name, never an option', async () => {
     const dir = makeRepo();
     await runCli(dir, ['workspace', 'wip', 'save']);
