@@ -13,6 +13,8 @@ export interface ChantContext extends BaseContext {
   cwd: string;
   /** The command line's words as given, when `main` runs it: clipanion keeps no `--` of them. */
   argv?: readonly string[];
+  /** The indexes of the words whose bytes were not UTF-8 (each read as U+FFFD), where the bin could tell. */
+  argvNotUtf8?: readonly number[];
 }
 
 /** `--timeout`, on every verb that reaches a remote: a push, a fetch, a save that pushes, a prune that pushes. */

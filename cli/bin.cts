@@ -6,6 +6,7 @@
 // writes its own after its first run, and again after V8 rejected it (another Node). Where the
 // folder cannot be written, the bundle compiles on every run, as it would without a cache.
 // CommonJS, because an ES module entry costs Node's module loader its start-up on every run.
+import buffer = require('node:buffer');
 import fs = require('node:fs');
 import nodeModule = require('node:module');
 import path = require('node:path');
@@ -27,6 +28,28 @@ process.stdout.on('error', () => {
 });
 
 const argv = process.argv.slice(2);
+
+/**
+ * The indexes of the arguments whose bytes are not UTF-8, which Node reads as U+FFFD: from
+ * /proc/self/cmdline, where there is one, and only when an argument holds a U+FFFD at all.
+ */
+function argumentsNotUtf8(words: readonly string[]): number[] {
+  if (!words.some((word) => word.includes('\uFFFD'))) return [];
+  try {
+    const raw = fs.readFileSync('/proc/self/cmdline');
+    const all: Buffer[] = [];
+    for (let start = 0; start < raw.length;) {
+      const end = raw.indexOf(0, start);
+      all.push(raw.subarray(start, end < 0 ? raw.length : end));
+      start = end < 0 ? raw.length : end + 1;
+    }
+    const tail = all.slice(-words.length);
+    if (tail.length !== words.length) return [];
+    return tail.flatMap((word, index) => (buffer.isUtf8(word) ? [] : [index]));
+  } catch {
+    return [];
+  }
+}
 if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.stdout.write(`${CHANT_VERSION}\n`);
 } else {
@@ -62,7 +85,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   } catch {
     // The folder was deleted under the process (uv_cwd): main answers with a document.
   }
-  const context = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1, cwd };
+  const context = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, colorDepth: 1, cwd, argvNotUtf8: argumentsNotUtf8(argv) };
   const fault = (error: unknown) => {
     if (stdoutClosed || (error as NodeJS.ErrnoException | null)?.code === 'EPIPE') return;
     loaded.exports.printFault(argv, context, error);

@@ -125,6 +125,19 @@ function positionalWords(argv: readonly string[], definition: CliDefinition, pat
   return words;
 }
 
+/** The first of --label and --by whose value's bytes were not UTF-8, or null. */
+function textNotUtf8(argv: readonly string[], notUtf8: readonly number[]): string | null {
+  if (notUtf8.length === 0) return null;
+  const end = argv.indexOf('--');
+  for (const option of ['--label', '--by']) {
+    for (let index = 0; index < (end < 0 ? argv.length : end); index += 1) {
+      const arg = argv[index] as string;
+      if ((arg === option && notUtf8.includes(index + 1)) || (arg.startsWith(`${option}=`) && notUtf8.includes(index))) return option;
+    }
+  }
+  return null;
+}
+
 /** The failure document a command line gets: the read's for the read, its verb's for a verb, a write's otherwise. */
 function failureDocument(reading: Reading, error: WipError): unknown {
   if (reading.path.join(' ') === READ_PATH && reading.stray === null) return readFailureDocument(error);
@@ -160,6 +173,11 @@ export async function main(argv: readonly string[], context: ChantContext): Prom
     if (argv.length === 0 || reading.help) return printHelp(context, reading.path, reading.json);
     if (typeof context.cwd !== 'string' || context.cwd.length === 0) {
       printDocument(context, failureDocument(reading, new WipError('not-a-git-repository', 'the folder chant was run in no longer exists (it was deleted or moved away); run it from inside a checkout')));
+      return 1;
+    }
+    const notUtf8 = textNotUtf8(argv, context.argvNotUtf8 ?? []);
+    if (notUtf8 !== null) {
+      printDocument(context, failureDocument(reading, new WipError('write-usage-invalid', `${notUtf8} is not valid UTF-8: its bytes would be recorded as U+FFFD, not as given`)));
       return 1;
     }
     let parsed;

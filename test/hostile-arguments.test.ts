@@ -1,4 +1,5 @@
-import { assertValidDocument, git, makeRepo, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
+import { assertValidDocument, BIN, git, makeRepo, parseDocument, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -70,6 +71,24 @@ describe('hostile arguments', () => {
     }
     const emoji = await new WipStore({ cwd: dir }).save({ label: 'ok 🎉' });
     assert.equal(emoji.snapshot.label, 'ok 🎉', 'a paired surrogate is a character like any other');
+  });
+
+  it('refuses a --label or --by whose bytes are not UTF-8, which no commit message could hold as given', { skip: process.platform !== 'linux' && 'the bin reads its raw arguments from /proc/self/cmdline' }, () => {
+    const dir = makeRepo();
+    writeFiles(dir, { 'work.txt': 'work\n' });
+    const before = stateOf(dir);
+    // printf writes the octal escapes as raw bytes, which Node reads as U+FFFD.
+    for (const [option, words] of [['--label', '--label "$(printf \'turn:\\377\')"'], ['--by', '--by="$(printf \'github:al\\303\')"']] as const) {
+      const run = spawnSync('sh', ['-c', `exec "$NODE" "$BIN" workspace wip save ${words}`], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE: process.execPath, BIN } });
+      assert.equal(run.status, 1, run.stdout);
+      const doc = parseDocument(run.stdout);
+      assert.equal(doc.error.code, 'write-usage-invalid', run.stdout);
+      assert.match(doc.error.message, new RegExp(`^${option} is not valid UTF-8`));
+      assert.deepEqual(stateOf(dir), before, 'nothing was written');
+    }
+    const fine = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save', '--label', 'caf\u00e9 \ufffd'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(fine.status, 0, fine.stdout);
+    assert.equal(parseDocument(fine.stdout).snapshot.label, 'caf\u00e9 \ufffd', 'a U+FFFD typed as such is a character like any other');
   });
 
   it('records option-like labels as given, passing them to git only as message text', async () => {
