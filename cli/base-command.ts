@@ -31,6 +31,17 @@ export function timeoutMs(seconds: string | undefined): number | undefined {
   return Number(seconds) * 1000;
 }
 
+/**
+ * `--branch`'s value as the SDK takes it, null when absent; `refs/heads/` is left off where the
+ * verb takes that form (the read). An empty name is refused: it would select every chain.
+ */
+export function branchOption(value: string | undefined, refsHeads = false): string | null {
+  if (value === undefined) return null;
+  const branch = refsHeads ? value.replace(/^refs\/heads\//, '') : value;
+  if (branch.length === 0) throw new WipError('write-usage-invalid', `--branch must name a branch (its full name${refsHeads ? ', or refs/heads/<name>' : ''}); it was given ${JSON.stringify(value)}`);
+  return branch;
+}
+
 /** Prints a document, each record on one line (`documentText`): stdout carries it and nothing else. */
 export function printDocument(context: ChantContext, document: unknown): void {
   context.stdout.write(documentText(document));

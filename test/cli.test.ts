@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, writeFiles, ROOT } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, writeFiles, ROOT } from './helpers.js';
+import { WipStore } from '../lib/store/wip-store.js';
 
 const WRITE_ID = 'https://intentius.io/chant/schemas/workspace/wip-write/v1/wip-write.schema.json';
 const READ_ID = 'https://intentius.io/chant/schemas/workspace/wip/v1/wip.schema.json';
@@ -183,6 +184,23 @@ describe('the chant CLI', () => {
       assert.match(run.doc.error.message, message);
     });
   }
+
+  it('refuses an empty --branch, which names no branch, rather than reading or pruning every chain', async () => {
+    const dir = makeRepo();
+    await runCli(dir, ['workspace', 'wip', 'save']);
+    const before = stateOf(dir);
+    for (const args of [['workspace', 'wip', '--branch', '', '--json'], ['workspace', 'wip', '--branch', 'refs/heads/'], ['workspace', 'wip', 'storage', '--branch', ''], ['workspace', 'wip', 'prune', '--branch', '', '--keep-last', '1']]) {
+      const run = await runCli(dir, args);
+      assert.equal(run.code, 1, `${JSON.stringify(args)}: ${run.stdout}`);
+      assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
+      assert.match(run.doc.error.message, /^--branch must name a branch/);
+    }
+    const store = new WipStore({ cwd: dir });
+    for (const call of [() => store.list({ branch: '' }), () => store.storage({ branch: '' }), () => store.prune({ branch: '', keepLast: 1 })]) {
+      await assertRefusal(call, 'write-usage-invalid', /^branch must name a branch/);
+    }
+    assert.deepEqual(stateOf(dir), before, 'nothing was pruned');
+  });
 
   it('takes an option-like snapshot name after -- as a name, never an option', async () => {
     const dir = makeRepo();

@@ -25,7 +25,7 @@ import type { StoreContext } from './context.js';
  * @public
  */
 export interface ListOptions {
-  /** Only this branch's snapshots (exact name, without `refs/heads/`). */
+  /** Only this branch's snapshots (exact name, without `refs/heads/`; an empty one is `write-usage-invalid`). */
   branch?: string | null;
   /** At most this many snapshots per branch, the newest; all when null or absent. */
   limit?: number | null;
@@ -47,6 +47,10 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   if (limit !== null && !(Number.isSafeInteger(limit) && limit >= 1)) throw new WipError('write-usage-invalid', `limit must be a whole number from 1; it was ${String(limit)}`);
   const before = options.before ?? null;
   if (before !== null && !OBJECT_ID.test(before)) throw new WipError('write-usage-invalid', `before must be a snapshot's full commit id; it was ${JSON.stringify(before)}`);
+  if (options.branch !== undefined && options.branch !== null && (typeof options.branch !== 'string' || options.branch.length === 0)) {
+    // An empty name would read as the prefix of every wip ref: a prune would then rewrite every chain.
+    throw new WipError('write-usage-invalid', `branch must name a branch (its full name, without refs/heads/); it was ${JSON.stringify(options.branch)}`);
+  }
   const signal = options.signal;
   checkNotAborted(signal);
   const { layout, headRef, head: headCommit, replaced } = await openCheckout(context.plumbing, context.cwd, context.env ?? process.env);

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { readDocument, readFailureDocument, WipError, WipStore } from '../../../lib/index.js';
-import { printDocument, READ_DOCUMENT, refusalOf } from '../../base-command.js';
+import { branchOption, printDocument, READ_DOCUMENT, refusalOf } from '../../base-command.js';
 import type { ChantContext } from '../../base-command.js';
 import { DEFAULT_SHOWN, formatListing } from '../../listing.js';
 
@@ -28,7 +28,7 @@ export class WipReadCommand extends Command<ChantContext> {
     try {
       const limit = this.#limit();
       const store = new WipStore({ cwd: this.context.cwd, env: this.context.env });
-      const branch = this.branch === undefined ? null : this.branch.replace(/^refs\/heads\//, '');
+      const branch = branchOption(this.branch, true);
       const result = await store.list({ branch, limit: this.json ? limit : null, before: this.before ?? null, changes: this.changes });
       if (this.json) {
         printDocument(this.context, readDocument(result));

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { WipError, WipStore } from '../../../../lib/index.js';
-import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
+import { branchOption, timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipPruneCommand extends WriteCommand<'prune'> {
   static override paths = [['workspace', 'wip', 'prune']];
@@ -27,6 +27,6 @@ export class WipPruneCommand extends WriteCommand<'prune'> {
     // Digits only: Number() would take 0x2, 1e1, +2 and ' 2' as numbers, and '' as 0.
     if (this.keepLast !== undefined && !/^[1-9][0-9]{0,14}$/.test(this.keepLast)) throw new WipError('write-usage-invalid', `--keep-last takes a whole number from 1, in digits; it was given ${JSON.stringify(this.keepLast)}`);
     const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
-    return store.prune({ branch: this.branch ?? null, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
+    return store.prune({ branch: branchOption(this.branch), keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
   }
 }

@@ -1,6 +1,6 @@
 import { Command, Option } from 'clipanion';
 import { WipStore } from '../../../../lib/index.js';
-import { WriteCommand } from '../../../base-command.js';
+import { branchOption, WriteCommand } from '../../../base-command.js';
 
 export class WipStorageCommand extends WriteCommand<'storage'> {
   static override paths = [['workspace', 'wip', 'storage']];
@@ -13,6 +13,6 @@ export class WipStorageCommand extends WriteCommand<'storage'> {
   branch = Option.String('--branch', { description: "Only this branch's chain (its full name, without refs/heads/)." });
 
   perform() {
-    return new WipStore({ cwd: this.context.cwd }).storage({ branch: this.branch ?? null });
+    return new WipStore({ cwd: this.context.cwd }).storage({ branch: branchOption(this.branch) });
   }
 }
