@@ -1,5 +1,5 @@
 import { Builtins, Cli } from 'clipanion';
-import { isVerb, readFailureDocument, VERSION, WipError, writeFailureDocument } from '../lib/index.js';
+import { checkText, isVerb, readFailureDocument, VERSION, WipError, writeFailureDocument } from '../lib/index.js';
 import { printDocument, refusalOf } from './base-command.js';
 import type { ChantContext } from './base-command.js';
 import { printHelp } from './commands/help.js';
@@ -125,14 +125,26 @@ function positionalWords(argv: readonly string[], definition: CliDefinition, pat
   return words;
 }
 
-/** The first of --label and --by whose value's bytes were not UTF-8, or null. */
+/**
+ * The first of --label and --by whose value's bytes were not UTF-8, or null. In the order the
+ * values are checked: a --label refused for another reason comes first, and is left to that check.
+ */
 function textNotUtf8(argv: readonly string[], notUtf8: readonly number[]): string | null {
   if (notUtf8.length === 0) return null;
   const end = argv.indexOf('--');
   for (const option of ['--label', '--by']) {
+    let value: { text: string; index: number } | null = null;
     for (let index = 0; index < (end < 0 ? argv.length : end); index += 1) {
       const arg = argv[index] as string;
-      if ((arg === option && notUtf8.includes(index + 1)) || (arg.startsWith(`${option}=`) && notUtf8.includes(index))) return option;
+      if (arg === option && index + 1 < argv.length) value = { text: argv[index + 1] as string, index: index + 1 };
+      else if (arg.startsWith(`${option}=`)) value = { text: arg.slice(option.length + 1), index };
+    }
+    if (value === null) continue;
+    if (notUtf8.includes(value.index)) return option;
+    try {
+      checkText(option, value.text);
+    } catch {
+      return null;
     }
   }
   return null;

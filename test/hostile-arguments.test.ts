@@ -86,6 +86,9 @@ describe('hostile arguments', () => {
       assert.match(doc.error.message, new RegExp(`^${option} is not valid UTF-8`));
       assert.deepEqual(stateOf(dir), before, 'nothing was written');
     }
+    // In the order the values are checked: a label refused for a newline comes before a bad --by.
+    const both = spawnSync('sh', ['-c', `exec "$NODE" "$BIN" workspace wip save --label "$(printf 'a\\nb')" --by "$(printf 'al\\377')"`], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE: process.execPath, BIN } });
+    assert.match(parseDocument(both.stdout).error.message, /^--label must be one line/, both.stdout);
     const fine = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save', '--label', 'caf\u00e9 \ufffd'], { cwd: dir, encoding: 'utf8' });
     assert.equal(fine.status, 0, fine.stdout);
     assert.equal(parseDocument(fine.stdout).snapshot.label, 'caf\u00e9 \ufffd', 'a U+FFFD typed as such is a character like any other');
