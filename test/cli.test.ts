@@ -202,6 +202,18 @@ describe('the chant CLI', () => {
     assert.deepEqual(stateOf(dir), before, 'nothing was pruned');
   });
 
+  it('names --before and --expect, as typed, when their values are not a commit id or a fingerprint', async () => {
+    const dir = makeRepo();
+    const before = await runCli(dir, ['workspace', 'wip', '--before', 'abc', '--json']);
+    assert.equal(before.doc.error.code, 'write-usage-invalid', before.stdout);
+    assert.match(before.doc.error.message, /^--before /);
+    const expect = await runCli(dir, ['workspace', 'wip', 'restore', '--expect', 'zzz']);
+    assert.equal(expect.doc.error.code, 'write-usage-invalid', expect.stdout);
+    assert.match(expect.doc.error.message, /^--expect /);
+    const order = await runCli(dir, ['workspace', 'wip', 'restore', '--expect', 'zzz', '--by', 'a\nb']);
+    assert.match(order.doc.error.message, /^--by /, 'the --by value is checked first, as the SDK checks it');
+  });
+
   it('takes an option-like snapshot name after -- as a name, never an option', async () => {
     const dir = makeRepo();
     await runCli(dir, ['workspace', 'wip', 'save']);

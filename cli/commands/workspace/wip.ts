@@ -27,6 +27,9 @@ export class WipReadCommand extends Command<ChantContext> {
   async execute(): Promise<number> {
     try {
       const limit = this.#limit();
+      if (this.before !== undefined && !/^[0-9a-f]{40,64}$/.test(this.before)) {
+        throw new WipError('write-usage-invalid', `--before takes a snapshot's full commit id (40 to 64 lower-case hex digits); it was given ${JSON.stringify(this.before)}`);
+      }
       const store = new WipStore({ cwd: this.context.cwd, env: this.context.env });
       const branch = branchOption(this.branch, true);
       const result = await store.list({ branch, limit: this.json ? limit : null, before: this.before ?? null, changes: this.changes });

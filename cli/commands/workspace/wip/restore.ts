@@ -1,5 +1,5 @@
 import { Command, Option } from 'clipanion';
-import { parseSize, WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
+import { checkText, parseSize, WipError, WipStore, writeDocument, writeFailureDocument } from '../../../../lib/index.js';
 import { interruptible, printDocument, refusalOf, WriteCommand } from '../../../base-command.js';
 
 export class WipRestoreCommand extends WriteCommand<'restore'> {
@@ -39,9 +39,15 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
   }
 
   perform() {
+    const store = this.#store();
+    // Checked here, --by first as the SDK checks it, so a refusal names --expect as typed.
+    checkText('--by', this.by ?? null);
+    if (this.expect !== undefined && !/^[0-9a-f]{64}$/.test(this.expect)) {
+      throw new WipError('write-usage-invalid', `--expect takes the fingerprint a --dry-run printed (64 lower-case hex digits); it was given ${JSON.stringify(this.expect)}`);
+    }
     // A signal cancels the restore, which then puts back what it moved: ended outright, it
     // could stop between moving the files and resetting the index.
-    return interruptible(this.context, (signal) => this.#store().restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null, allowInexact: this.allowInexact, signal }));
+    return interruptible(this.context, (signal) => store.restore({ snapshot: this.targets[0] ?? null, by: this.by ?? null, paths: this.#paths(), expect: this.expect ?? null, allowInexact: this.allowInexact, signal }));
   }
 
   #store(): WipStore {
