@@ -17,6 +17,14 @@ import { temporaryIndexFile } from '../managers/temporaries.js';
 /** Below this many files the hash cache can vouch for, the save looks at them itself: the copy costs more. */
 export const STATUS_INDEX_MINIMUM = 256;
 
+/**
+ * Nor below one entry of the index in this many: the copy costs a read and a write of the whole
+ * index (100,000 entries: 9 MB, about 100 ms a save here), and spares about 25 us a file the
+ * cache vouches for. Measured (bench, 100,000 files): with 10,000 files modified since HEAD the
+ * save went from 1.85 to 1.59 times git status; with 1,000, from 1.56 to 1.83.
+ */
+export const STATUS_INDEX_SHARE = 20;
+
 /** A private index written for `git status`, and the blob it gives each path it changed. */
 export interface StatusIndex {
   file: string;

@@ -34,7 +34,7 @@ import type { LooseTarget } from '../git/loose-target.js';
 import { mayConvertAutomatically } from '../git/line-endings.js';
 import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
-import { isAttributes, STATUS_INDEX_MINIMUM, writeStatusIndex } from './status-index.js';
+import { isAttributes, STATUS_INDEX_MINIMUM, STATUS_INDEX_SHARE, writeStatusIndex } from './status-index.js';
 import type { StatusIndex } from './status-index.js';
 import { unwritablePath } from './tree-paths.js';
 
@@ -126,15 +126,23 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // With many files the hash cache knows (files modified since HEAD, unchanged since the last
   // save), git status compares the working tree with a private copy of the index that carries
   // their stat data and blobs (see lib/store/status-index.ts): the copy is written first.
-  const minimum = reading.statusIndexMinimum ?? STATUS_INDEX_MINIMUM;
+  // The copy costs a read and a write of the whole index: it is made only where the files the
+  // cache knows are many, and a fair share of the index (see STATUS_INDEX_SHARE).
+  const floor = reading.statusIndexMinimum ?? STATUS_INDEX_MINIMUM;
   let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex } | null = null;
-  if (lineCount(cacheText, minimum + 1) > minimum) {
+  let readFirst: { data: Buffer | null; fingerprint: string | null } | null = null;
+  if (lineCount(cacheText, floor + 1) > floor) {
     const [read, fingerprint] = await Promise.all([readIndexTimed(layout.indexFile), fingerprinting()]);
-    const index = scanIndex(read.data, objectFormat);
-    const tipKnown = tipFromFiles(layout, tipRef);
-    const cache = hashCache(cacheText, fingerprint, tipKnown === undefined || tipKnown === null ? null : tipKnown.tree, racyMarginMs);
-    const statusIndex = writeStatusIndex(index, cache, { gitDir: layout.gitDir, racySeconds: read.seconds, attributesStat, racyMarginMs: racyMarginMs ?? RACY_MARGIN_MS, minimum });
-    if (statusIndex !== null) privately = { index, fingerprint, tipKnown, cache, statusIndex };
+    readFirst = { data: read.data, fingerprint };
+    const entryCount = read.data !== null && read.data.length >= 12 ? read.data.readUInt32BE(8) : 0;
+    const minimum = reading.statusIndexMinimum ?? Math.max(STATUS_INDEX_MINIMUM, Math.ceil(entryCount / STATUS_INDEX_SHARE));
+    if (lineCount(cacheText, minimum + 1) > minimum) {
+      const index = scanIndex(read.data, objectFormat);
+      const tipKnown = tipFromFiles(layout, tipRef);
+      const cache = hashCache(cacheText, fingerprint, tipKnown === undefined || tipKnown === null ? null : tipKnown.tree, racyMarginMs);
+      const statusIndex = writeStatusIndex(index, cache, { gitDir: layout.gitDir, racySeconds: read.seconds, attributesStat, racyMarginMs: racyMarginMs ?? RACY_MARGIN_MS, minimum });
+      if (statusIndex !== null) privately = { index, fingerprint, tipKnown, cache, statusIndex };
+    }
   }
   let out: string | null | undefined;
   if (privately !== null) {
@@ -159,10 +167,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     // edits are work all the same.
     // Status runs with optional locks off, so it never rewrites the index: the index is walked
     // while it runs, and its entries are looked up by path once status has named them.
+    // What was read for a copy not made is taken as it is.
+    const known = readFirst;
     [out, index, fingerprint] = await Promise.all([
       plumbing.status(top, said),
-      readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)),
-      fingerprinting(),
+      known === null ? readFile(layout.indexFile).catch(() => null).then((data) => scanIndex(data, objectFormat)) : scanIndex(known.data, objectFormat),
+      known === null ? fingerprinting() : known.fingerprint,
     ]);
   } else {
     ({ index, fingerprint } = privately);
