@@ -71,6 +71,20 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 );
 const configArb = fc.record({ fileMode: fc.boolean(), autocrlf: fc.boolean(), sha256: fc.boolean() });
 
+/** A repository of PATHS, committed, under a random configuration. */
+function randomRepo(config: { fileMode: boolean; autocrlf: boolean; sha256: boolean }): string {
+  const dir = tempDir();
+  git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
+  git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
+  if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
+  // The clean filter an attribute may name.
+  git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
+  writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', 'base']);
+  return dir;
+}
+
 /** Applies one operation with plain git and the file system; failures of git (a path gone) are part of the state. */
 function apply(dir: string, op: Op): void {
   const pick = (index: number) => PATHS[index % PATHS.length] as string;
@@ -133,15 +147,7 @@ describe('the working tree built from git status', () => {
     let fast = 0;
     let handedBack = 0;
     await fc.assert(fc.asyncProperty(configArb, fc.array(opArb, { minLength: 1, maxLength: 8 }), async (config, ops) => {
-      const dir = tempDir();
-      git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
-      git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
-      if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
-      // The clean filter an attribute may name.
-      git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
-      writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
-      git(dir, ['add', '-A']);
-      git(dir, ['commit', '-q', '-m', 'base']);
+      const dir = randomRepo(config);
       // Two rounds of edits, each checked: the second builds on the folder memo of the first,
       // and on its hash cache, trusted at once (no racy margin: each round's writes are tens of
       // milliseconds apart, a git process or more, so a rewritten file never keeps its mtime).
@@ -999,14 +1005,7 @@ describe('the private index git status reads where the hash cache knows many fil
       { weight: 1, arbitrary: fc.constant({ kind: 'commit' as const }) },
     );
     await fc.assert(fc.asyncProperty(configArb, fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 5 }), async (config, batches) => {
-      const dir = tempDir();
-      git(dir, ['init', '-q', '-b', 'main', ...(config.sha256 ? ['--object-format=sha256'] : []), '.']);
-      git(dir, ['config', 'core.fileMode', String(config.fileMode)]);
-      if (config.autocrlf) git(dir, ['config', 'core.autocrlf', 'input']);
-      git(dir, ['config', 'filter.upper.clean', 'tr a-z A-Z']);
-      writeFiles(dir, { '.gitignore': '*.ign\n', ...Object.fromEntries(PATHS.map((path) => [path, `${path}\n`])) });
-      git(dir, ['add', '-A']);
-      git(dir, ['commit', '-q', '-m', 'base']);
+      const dir = randomRepo(config);
       // Every file modified since HEAD from the start, so that the hash cache knows them all, in
       // a second before the first save reads them: only then may the private index vouch for one.
       writeFiles(dir, Object.fromEntries(PATHS.map((path) => [path, `${path} modified\n`])));
@@ -1093,6 +1092,27 @@ describe('the private index git status reads where the hash cache knows many fil
     assert.equal(got.tree, stagedTree(dir));
     assert.equal(git(dir, ['cat-file', 'blob', `${got.tree}:f5.txt`]), 'FIVE!\n');
   });
+
+  for (const [key, value] of [['core.trustctime', 'false'], ['core.checkStat', 'minimal']] as const) {
+    it(`is not made under ${key}=${value}, where git would take a file rewritten at the same size with its mtime put back for the one the cache recorded`, async () => {
+      const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d/f${i}.txt`, `file ${i}\n`]));
+      const dir = makeRepo(files);
+      git(dir, ['config', key, value]);
+      writeFiles(dir, Object.fromEntries(Object.keys(files).map((path) => [path, `${path} modified\n`])));
+      nextSecond();
+      await buildAndRecord(dir);
+      await buildAndRecord(dir);
+      const path = join(dir, 'd/f3.txt');
+      const old = statSync(path);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      writeFileSync(path, 'D/F3.TXT MODIFIED\n');
+      utimesSync(path, old.atime, old.mtime);
+      const got = await buildAndRecord(dir);
+      assert.equal(git(dir, ['cat-file', 'blob', `${got.tree}:d/f3.txt`]), 'D/F3.TXT MODIFIED\n');
+      assert.equal(got.tree, stagedTree(dir));
+      assert.equal(got.privately, false);
+    });
+  }
 
   it('goes back to the checkout\'s own index when a .gitattributes changed', async () => {
     const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d/f${i}.txt`, `${i}\n`]));

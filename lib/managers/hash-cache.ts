@@ -151,6 +151,23 @@ export async function saveHashCache(file: string, cache: HashCache, root: string
   await replaceCacheFile(file, cache.text(root));
 }
 
+/** Settings under which git compares less stat data than the cache keeps: no ctime, or only mtime and size. */
+const WEAKER_STAT_CHECK = /trustctime|checkstat/i;
+
+/**
+ * Whether a config git reads by default, or config given in the environment, names a setting
+ * under which git compares less stat data than the cache keys hold (`core.trustctime`,
+ * `core.checkStat`): git could then take a file rewritten at the same size, its mtime put back,
+ * for the one the cache recorded, so no private index for git status is made from the cache (see
+ * lib/store/status-index.ts). A file that cannot be read counts as naming one.
+ */
+export async function statCheckWeakened(sources: HashSources): Promise<boolean> {
+  const { env } = sources;
+  if (Object.keys(env).some((name) => name.startsWith('GIT_CONFIG') && WEAKER_STAT_CHECK.test(env[name] ?? ''))) return true;
+  const texts = await Promise.all(configFiles(sources, env).map((file) => readFile(file, 'latin1').catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' || error.code === 'ENOTDIR' ? '' : null))));
+  return texts.some((text) => text === null || WEAKER_STAT_CHECK.test(text));
+}
+
 /** The variables of a commit's author and committer. */
 const IDENTITY = /^GIT_(?:AUTHOR|COMMITTER)_(?:NAME|EMAIL|DATE)$/;
 

@@ -23,7 +23,7 @@ import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { readStatus } from '../git/formats/status.js';
 import { buildTrees, foldersOnTheWay } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
-import { HASH_CACHE_FILE, hashCache, hashFingerprint, RACY_MARGIN_MS, saveHashCache, statKey } from '../managers/hash-cache.js';
+import { HASH_CACHE_FILE, hashCache, hashFingerprint, RACY_MARGIN_MS, saveHashCache, statCheckWeakened, statKey } from '../managers/hash-cache.js';
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
 import { isWipError } from '../errors.js';
@@ -132,11 +132,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex } | null = null;
   let readFirst: { data: Buffer | null; fingerprint: string | null } | null = null;
   if (lineCount(cacheText, floor + 1) > floor) {
-    const [read, fingerprint] = await Promise.all([readIndexTimed(layout.indexFile), fingerprinting()]);
+    const [read, fingerprint, weakened] = await Promise.all([readIndexTimed(layout.indexFile), fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env })]);
     readFirst = { data: read.data, fingerprint };
     const entryCount = read.data !== null && read.data.length >= 12 ? read.data.readUInt32BE(8) : 0;
     const minimum = reading.statusIndexMinimum ?? Math.max(STATUS_INDEX_MINIMUM, Math.ceil(entryCount / STATUS_INDEX_SHARE));
-    if (lineCount(cacheText, minimum + 1) > minimum) {
+    if (!weakened && lineCount(cacheText, minimum + 1) > minimum) {
       const index = scanIndex(read.data, objectFormat);
       const tipKnown = tipFromFiles(layout, tipRef);
       const cache = hashCache(cacheText, fingerprint, tipKnown === undefined || tipKnown === null ? null : tipKnown.tree, racyMarginMs);
