@@ -1,6 +1,7 @@
-import { BIN, git, makeRepo, stateOf, tempDir, treeOf, writeFiles, parseDocument, stagedTree } from './helpers.js';
+import { BIN, git, makeRepo, startBin, stateOf, tempDir, treeOf, writeFiles, parseDocument, stagedTree } from './helpers.js';
+import type { BinProcess } from './helpers.js';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -8,22 +9,12 @@ import { isWipError } from '../lib/errors.js';
 import { LOCK_NAME, withWorktreeLock } from '../lib/managers/lock.js';
 import { WipStore } from '../lib/store/wip-store.js';
 
-interface BinRun { code: number | null; signal: string | null; stdout: string; stderr: string; doc: any }
+interface BinRun extends BinProcess { doc: any }
 
-/** Starts the built bin as a process of its own, without waiting for the others. */
-function startBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BinRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      const stdout = Buffer.concat(out).toString('utf8');
-      resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), doc: parseDocument(stdout) });
-    });
-  });
+/** Starts the built bin as a process of its own, without waiting for the others; its document read. */
+async function startBinRun(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BinRun> {
+  const run = await startBin(cwd, args, env);
+  return { ...run, doc: parseDocument(run.stdout) };
 }
 
 /** The pid of a process that has exited (and been reaped). */
@@ -47,7 +38,7 @@ describe('concurrent saves and restores', () => {
     const dir = makeRepo();
     writeFiles(dir, { 'work.txt': 'in progress\n', ...manyFiles('save', 50) });
     const labels = Array.from({ length: 16 }, (_, index) => `writer-${index}`);
-    const runs = await Promise.all(labels.map((label) => startBin(dir, ['workspace', 'wip', 'save', '--label', label])));
+    const runs = await Promise.all(labels.map((label) => startBinRun(dir, ['workspace', 'wip', 'save', '--label', label])));
     for (const [index, run] of runs.entries()) {
       assert.equal(run.code, 0, `writer ${index}: ${run.stdout}${run.stderr}`);
       assert.equal(run.doc.created, true);
@@ -75,7 +66,7 @@ describe('concurrent saves and restores', () => {
     // Held by this (live) process, so both restores wait and then race for the lock at once.
     const lock = join(dir, '.git', LOCK_NAME);
     writeFileSync(lock, `${process.pid}\n`);
-    const runs = [startBin(dir, ['workspace', 'wip', 'restore', a.snapshot.commit]), startBin(dir, ['workspace', 'wip', 'restore', b.snapshot.commit])];
+    const runs = [startBinRun(dir, ['workspace', 'wip', 'restore', a.snapshot.commit]), startBinRun(dir, ['workspace', 'wip', 'restore', b.snapshot.commit])];
     await sleep(400);
     assert.ok(existsSync(lock), 'neither restore broke a live holder\'s lock');
     rmSync(lock);
@@ -100,9 +91,9 @@ describe('concurrent saves and restores', () => {
     const nowTree = stagedTree(dir);
     const lock = join(dir, '.git', LOCK_NAME);
     writeFileSync(lock, `${process.pid}\n`);
-    const restoring = startBin(dir, ['workspace', 'wip', 'restore', target.snapshot.commit]);
+    const restoring = startBinRun(dir, ['workspace', 'wip', 'restore', target.snapshot.commit]);
     await sleep(150);
-    const saving = startBin(dir, ['workspace', 'wip', 'save', '--label', 'during']);
+    const saving = startBinRun(dir, ['workspace', 'wip', 'save', '--label', 'during']);
     await sleep(300);
     rmSync(lock);
     const [restore, save] = await Promise.all([restoring, saving]);

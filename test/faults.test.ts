@@ -1,7 +1,7 @@
-import { BIN, git, makeRepo, tempDir, treeOf, writeFiles, stagedTree } from './helpers.js';
+import { BIN, git, gitStandIn, makeRepo, REAL_GIT, shellQuote, treeOf, writeFiles, stagedTree } from './helpers.js';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LOCK_NAME } from '../lib/managers/lock.js';
@@ -11,7 +11,6 @@ import { WipStore } from '../lib/store/wip-store.js';
 // A `git` first on PATH counts its calls and, on the armed one, kills the chant process that
 // called it: before running git, or right after git finished. The paths are written into the
 // scripts, since chant hands git a curated environment and not the test's.
-const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
 
 interface Killer {
   env: NodeJS.ProcessEnv;
@@ -23,13 +22,7 @@ interface Killer {
 }
 
 function killer(): Killer {
-  const dir = tempDir('chant-killer-');
-  const quote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
-  const bin = join(dir, 'bin');
-  mkdirSync(bin);
-  writeFileSync(join(bin, 'git'), [
-    '#!/bin/sh',
-    `d=${quote(dir)}`,
+  const { dir, env } = gitStandIn('chant-killer-', () => [
     'n=$(( $(cat "$d/count") + 1 ))',
     'echo "$n" > "$d/count"',
     'printf \'%s\\n\' "$*" >> "$d/log"',
@@ -39,16 +32,14 @@ function killer(): Killer {
     'read at mode smudge < "$d/arm"',
     'if [ "$n" = "$at" ]; then',
     '  if [ "$mode" = before ]; then kill -9 $PPID; exit 137; fi',
-    `  ${quote(REAL_GIT)} "$@"; rc=$?; kill -9 $PPID; exit $rc`,
+    `  ${shellQuote(REAL_GIT)} "$@"; rc=$?; kill -9 $PPID; exit $rc`,
     'fi',
-    `exec ${quote(REAL_GIT)} "$@"`,
-    '',
-  ].join('\n'));
-  chmodSync(join(bin, 'git'), 0o755);
+    `exec ${shellQuote(REAL_GIT)} "$@"`,
+  ]);
   const smudge = join(dir, 'smudge');
   writeFileSync(smudge, [
     '#!/bin/sh',
-    `d=${quote(dir)}`,
+    `d=${shellQuote(dir)}`,
     'k=$(( $(cat "$d/smudged") + 1 ))',
     'echo "$k" > "$d/smudged"',
     'read at mode when < "$d/arm"',
@@ -66,7 +57,7 @@ function killer(): Killer {
   };
   arm(0, 'before');
   return {
-    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+    env,
     arm,
     calls: () => readFileSync(join(dir, 'log'), 'utf8').split('\n').filter((line) => line.length > 0),
     smudge,

@@ -1,7 +1,7 @@
 // Fixtures for the tests: real repositories in temporary folders, built with plain git calls
 // independent of the SDK. Importing this module isolates git from the machine's own config.
-import { spawnSync } from 'node:child_process';
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -248,4 +248,47 @@ export function numstat(dir: string, from: string, to: string): { files: number;
     if (r !== '-') removed += Number(r);
   }
   return { files: lines.length, added, removed };
+}
+
+/** The git first on the test's PATH: a script that stands in for git runs it by this path. */
+export const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+
+/** A shell word that holds `text` as it is. */
+export function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * A `git` that stands in for the real one, first on PATH in the environment it gives: a shell
+ * script of `lines`, in `bin/` of a new temporary folder (`dir`, for the script's own files).
+ * The paths are written into the script, since chant hands git a curated environment.
+ */
+export function gitStandIn(prefix: string, lines: (dir: string) => readonly string[]): { dir: string; env: NodeJS.ProcessEnv } {
+  const dir = tempDir(prefix);
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  writeFileSync(join(bin, 'git'), ['#!/bin/sh', `d=${shellQuote(dir)}`, ...lines(dir), ''].join('\n'));
+  chmodSync(join(bin, 'git'), 0o755);
+  return { dir, env: { ...process.env, PATH: `${bin}:${process.env.PATH}` } };
+}
+
+/** How a process of the built bin ended, and what it wrote. */
+export interface BinProcess {
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Starts the built bin as a process of its own, without waiting for it: how it ends. */
+export function startBin(cwd: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<BinProcess> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+  });
 }
