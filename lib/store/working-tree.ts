@@ -105,12 +105,6 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const { top, objectFormat, objectsDir } = layout;
   const memoFile = join(layout.gitDir, MEMO_FILE);
   const hashCacheFile = join(layout.gitDir, HASH_CACHE_FILE);
-  // The index's entries, the memo and the hash cache are read while git status runs: status
-  // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
-  // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
-  // edits are work all the same.
-  // Status runs with optional locks off, so it never rewrites the index: the index is walked
-  // while it runs, and its entries are looked up by path once status has named them.
   const said: string[] = [];
   const remembering = readFile(memoFile, 'latin1').catch(() => '');
   // Each folder's .gitattributes is looked at once a save: for the private index, for the check
@@ -161,13 +155,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   let index: IndexScan;
   let fingerprint: string | null;
   if (privately === null) {
-    // The index's entries, the memo and the hash cache are read while git status runs: status
-    // names a gitlink it differs on, and hands the save back, so the gitlinks it does not name are
-    // the tree's; and it never names a path under assume-unchanged or skip-worktree, whose local
-    // edits are work all the same.
-    // Status runs with optional locks off, so it never rewrites the index: the index is walked
-    // while it runs, and its entries are looked up by path once status has named them.
-    // What was read for a copy not made is taken as it is.
+    // The index's entries (and the memo) are read while git status runs: status names a gitlink
+    // it differs on, and hands the save back, so the gitlinks it does not name are the tree's;
+    // and it never names a path under assume-unchanged or skip-worktree, whose local edits are
+    // work all the same. Status runs with optional locks off, so it never rewrites the index:
+    // the index is walked while it runs (or was read already, for a copy not made), and its
+    // entries are looked up by path once status has named them.
     const known = readFirst;
     [out, index, fingerprint] = await Promise.all([
       plumbing.status(top, said),
