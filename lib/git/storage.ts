@@ -2,6 +2,7 @@
 // chain as one pack, and letting the old one go (reflogs, gc). See docs/design.md, "Bounded
 // storage".
 import { createHash } from 'node:crypto';
+import { join, resolve } from 'node:path';
 import { parseBatch } from './formats/batch.js';
 import { objectHash } from './formats/object-format.js';
 import { packOf } from './formats/pack.js';
@@ -218,6 +219,37 @@ export async function expireUnreachableReflogs(git: GitRunner, cwd: string, refs
  */
 export async function collectGarbageNow(git: GitRunner, cwd: string): Promise<void> {
   await run(git, cwd, ['gc', '--prune=now', '--quiet']);
+}
+
+/**
+ * Whether the ref `recorded` (chant's record of what a remote holds) names a commit the chain at
+ * `ref` does not reach by plain ancestry, prune markers not followed: a prune rewrote the chain
+ * since the record was made (or another box pushed above it). False where there is no record.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param recorded - the record's ref
+ * @param ref - the chain's ref
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function recordLeftBehind(git: GitRunner, cwd: string, recorded: string, ref: string): Promise<boolean> {
+  const record = (await run(git, cwd, ['for-each-ref', '--format=%(objectname)', '--end-of-options', recorded])).trim();
+  if (record === '') return false;
+  return (await run(git, cwd, ['rev-list', '-n', '1', record, '--not', ref, '--'])).trim() !== '';
+}
+
+/**
+ * The folder git-lfs keeps its objects in (`<oid[0:2]>/<oid[2:4]>/<oid>` under it): `lfs.storage`
+ * where set (relative to the common git directory), else `lfs/objects` there.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function lfsObjectsDir(git: GitRunner, cwd: string): Promise<string> {
+  const common = resolve(cwd, (await run(git, cwd, ['rev-parse', '--git-common-dir'])).trim());
+  const storage = (await run(git, cwd, ['config', '--get', 'lfs.storage'], { okExitCodes: [1] })).trim();
+  return join(storage === '' ? join(common, 'lfs') : resolve(common, storage), 'objects');
 }
 
 async function run(git: GitRunner, cwd: string, args: readonly string[], options: GitRunOptions = {}): Promise<string> {

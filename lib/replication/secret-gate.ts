@@ -6,9 +6,9 @@
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
-import { addedBlobs, readBlobs } from '../git/storage.js';
+import { addedBlobs, lfsObjectsDir, readBlobs } from '../git/storage.js';
 import type { AddedBlob } from '../git/storage.js';
 import type { GitRunner } from '../git/runner.js';
 import type { ScanHit } from './secret-scanner.js';
@@ -188,9 +188,7 @@ async function lfsContents(git: GitRunner, cwd: string, contents: ReadonlyMap<st
     if (match !== null) pointers.set(blob, match[1] as string);
   }
   if (pointers.size === 0) return found;
-  const common = resolve(cwd, (await git.run(['rev-parse', '--git-common-dir'], { cwd })).stdout.trim());
-  const storage = (await git.run(['config', '--get', 'lfs.storage'], { cwd, okExitCodes: [1] })).stdout.trim();
-  const objects = join(storage === '' ? join(common, 'lfs') : resolve(common, storage), 'objects');
+  const objects = await lfsObjectsDir(git, cwd);
   for (const [blob, oid] of pointers) {
     try {
       found.set(blob, readFileSync(join(objects, oid.slice(0, 2), oid.slice(2, 4), oid)));

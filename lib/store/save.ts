@@ -4,7 +4,7 @@ import type { SecretFinding } from '../documents/replication.js';
 import type { BranchPrune } from '../documents/storage.js';
 import { isWipError, WipError } from '../errors.js';
 import type { SaveResult } from '../documents/wip-write.js';
-import { addedBlobs } from '../git/storage.js';
+import { addedBlobs, recordLeftBehind } from '../git/storage.js';
 import { replicaRef } from '../replication/ref-classes.js';
 import { scanBlobs } from '../replication/secret-gate.js';
 import { GIVEN_FIELDS } from '../snapshot/format.js';
@@ -168,9 +168,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
  */
 async function leftBehindByPrune(context: StoreContext, remote: string, ref: string): Promise<boolean> {
   try {
-    const record = (await context.git.run(['for-each-ref', '--format=%(objectname)', replicaRef(remote, ref)], { cwd: context.cwd })).stdout.trim();
-    if (record === '') return false;
-    return (await context.git.run(['rev-list', '-n', '1', record, '--not', ref, '--'], { cwd: context.cwd })).stdout.trim() !== '';
+    return await recordLeftBehind(context.git, context.cwd, replicaRef(remote, ref), ref);
   } catch {
     // The snapshot is recorded: a record that cannot be read (its commit gone) leaves the push plain.
     return false;
