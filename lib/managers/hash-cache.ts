@@ -142,7 +142,9 @@ function cachedHash(path: string, line: string): CachedHash | null {
   if (oidEnd < 0 || oidEnd > keyEnd) return null;
   const takenMs = Number(line.slice(keyEnd + 1, takenEnd));
   const oid = line.slice(takenEnd + 1);
-  if (!Number.isSafeInteger(takenMs) || (oid.length !== 40 && oid.length !== 64)) return null;
+  // As lookup checks it: a line damaged to a blob id that is not hex would be written into the
+  // private index only in part, and name a blob that is no file's.
+  if (!Number.isSafeInteger(takenMs) || !/^[0-9a-f]{40,64}$/.test(oid)) return null;
   return { path, stat: line.slice(path.length + 1, statEnd), indexOid: line.slice(statEnd + 1, oidEnd), attributes: line.slice(oidEnd + 1, keyEnd), takenMs, oid };
 }
 
