@@ -75,6 +75,28 @@ test('a pre-receive hook refusing one snapshot over HTTP (lighttpd): the other r
   await refusedOneRef(t, leakyCheckout(url), remote);
 });
 
+test('a remote with two URLs, the first refusing a snapshot the second takes: the ref is rejected and never reads replicated', async () => {
+  // git pushes to every url of a remote, one after the other, while a fetch reads the first alone.
+  const refusing = bareRemote();
+  refuseSecrets(refusing);
+  const taking = bareRemote();
+  const dir = leakyCheckout(refusing);
+  git(dir, ['remote', 'set-url', '--add', 'origin', taking]);
+  const replicator = new Replicator({ cwd: dir, policy: POLICY });
+  const result = await replicator.push();
+  assert.deepEqual(result.replication.rejected.map((ref) => ref.ref), [WIP]);
+  assert.match(result.replication.rejected[0]?.reason ?? '', /secret-scanner/);
+  assert.ok(!result.replication.pushed.some((ref) => ref.ref === WIP));
+  assert.equal(git(refusing, ['for-each-ref', '--format=%(refname)', WIP]), '');
+  assert.notEqual(git(taking, ['for-each-ref', '--format=%(refname)', WIP]), '', 'the second URL took it');
+  const state = await replicator.state();
+  assert.deepEqual(state?.refs.filter((ref) => !ref.replicated).map((ref) => ref.ref), [WIP]);
+  // The next push finds it up to date at the second URL, and still refused at the first.
+  const again = await replicator.push();
+  assert.deepEqual(again.replication.rejected.map((ref) => ref.ref), [WIP]);
+  assert.equal(again.replication.upToDate, 3);
+});
+
 test('a fetch that cannot create one local ref (a name in the way) reports it and brings the rest, every time', async () => {
   const remote = bareRemote();
   const origin = makeRepo();

@@ -655,10 +655,17 @@ type PorcelainEntry = { status: 'pushed' } | { status: 'up-to-date' } | { status
  * Reads `git push --porcelain`: `<flag> TAB <from>:<to> TAB <summary>`, the flag `=` for up to
  * date, `!` for rejected with the reason in parentheses (`[remote rejected]` when the remote, not
  * git, refused it), anything else for a ref that went.
+ *
+ * A remote with several push URLs (`url` or `pushurl` given more than once) is pushed to at each,
+ * one `To <url>` block after another, while a fetch reads the first alone: a ref went only where
+ * every block says it went or was there. One block's refusal, or a ref one block leaves out, is
+ * the ref's, whatever the others said.
  */
 function parsePorcelain(stdout: string): Map<string, PorcelainEntry> {
-  const reported = new Map<string, PorcelainEntry>();
+  const blocks: Array<Map<string, PorcelainEntry>> = [];
   for (const line of stdout.split('\n')) {
+    if (line.startsWith('To ') || blocks.length === 0) blocks.push(new Map());
+    const reported = blocks.at(-1) as Map<string, PorcelainEntry>;
     const match = /^([ +*=!-])\t[^\t:]*:([^\t]+)\t(.*)$/.exec(line);
     if (match === null) continue;
     const [, flag, ref, summary] = match as unknown as [string, string, string, string];
@@ -668,7 +675,16 @@ function parsePorcelain(stdout: string): Map<string, PorcelainEntry> {
       reported.set(ref, { status: 'rejected', reason: reason.trim() || 'rejected', remote: summary.startsWith('[remote rejected]') });
     } else reported.set(ref, { status: 'pushed' });
   }
-  return reported;
+  const answering = blocks.filter((block) => block.size > 0);
+  const merged = new Map<string, PorcelainEntry>();
+  for (const ref of new Set(answering.flatMap((block) => [...block.keys()]))) {
+    const entries = answering.map((block) => block.get(ref));
+    const refused = entries.find((entry) => entry?.status === 'rejected');
+    if (refused !== undefined) merged.set(ref, refused);
+    else if (entries.includes(undefined)) merged.set(ref, { status: 'rejected', reason: 'one of the remote\'s push URLs did not report this ref', remote: false });
+    else merged.set(ref, entries.some((entry) => entry?.status === 'pushed') ? { status: 'pushed' } : { status: 'up-to-date' });
+  }
+  return merged;
 }
 
 // A lock file left in this checkout: git's own `error:` line, not a remote's `remote: error:`.
