@@ -141,3 +141,21 @@ test('a save-triggered push with every ref proven at this URL does not touch the
   const after = await replicator.after('save');
   assert.deepEqual(after, { remote: 'origin', pushed: [], rejected: [], upToDate: REFS.length });
 });
+
+test('a remote whose pushes go to another URL than its fetches: what a fetch saw is no proof, and the save\'s push sends the refs the push URL lacks', async () => {
+  const old = bareRemote();
+  const dir = checkout(old);
+  const replicator = new Replicator({ cwd: dir, policy: POLICY });
+  assert.deepEqual((await replicator.push()).replication.pushed.map((ref) => ref.ref), REFS);
+  // The host moves its pushes to a new server and still fetches from the old one.
+  const next = bareRemote();
+  git(dir, ['remote', 'set-url', '--push', 'origin', next]);
+  const fetched = await replicator.fetch();
+  assert.equal(fetched.failed, null);
+  const state = await replicator.state();
+  assert.ok(state?.refs.every((ref) => !ref.replicated), 'the push URL was never asked');
+  const after = await replicator.after('save');
+  assert.deepEqual(after?.pushed.map((ref) => ref.ref), REFS);
+  assert.deepEqual(remoteRefs(next), REFS);
+  assert.equal((await replicator.state())?.replicated, true);
+});

@@ -60,6 +60,12 @@ export interface RemoteConfig {
   confirmedAt: string | null;
   /** Whether git-lfs's filter is configured (`filter.lfs.process` or `filter.lfs.clean`). */
   lfsFilter: boolean;
+  /**
+   * Whether a push may go to another URL than the one a fetch reads (a `pushurl` that is not the
+   * `url`, a `url` given more than once, a `pushInsteadOf` rule that rewrites it): then what a
+   * fetch saw proves nothing of what the push URLs hold.
+   */
+  pushesElsewhere: boolean;
 }
 
 /** The config key recording when a remote last answered, and at which URLs. */
@@ -112,12 +118,16 @@ export async function readRemoteConfig(git: GitRunner, cwd: string, remote: stri
   let lfsFilter = false;
   const secrets: string[] = [];
   const urls: string[] = [];
+  const fetchUrls: string[] = [];
+  const pushUrls: string[] = [];
+  const pushRewrites: string[] = [];
   for (const entry of out.split('\0')) {
     const newline = entry.indexOf('\n');
     const key = newline < 0 ? entry : entry.slice(0, newline);
     const value = newline < 0 ? '' : entry.slice(newline + 1);
     if (key === `remote.${remote}.url` || key === `remote.${remote}.pushurl`) {
       if (key.endsWith('.url')) exists = true;
+      (key.endsWith('.url') ? fetchUrls : pushUrls).push(value);
       urls.push(`${key.slice(key.lastIndexOf('.') + 1)} ${value}`);
       const secret = urlSecret(value);
       if (secret !== null) secrets.push(secret);
@@ -125,6 +135,7 @@ export async function readRemoteConfig(git: GitRunner, cwd: string, remote: stri
       // A rewrite of URLs (url.<base>.insteadOf) moves the remote as surely as its url does: any
       // rule counts, as which apply to the remote's URLs is git's to say.
       urls.push(`${key} ${value}`);
+      if (key.endsWith('.pushinsteadof')) pushRewrites.push(value);
     } else if (key === 'core.sshcommand' && value.length > 0) sshCommand = value;
     else if (key === confirmationKey(remote)) confirmation = value;
     else if (key.startsWith('filter.lfs.') && value.length > 0) lfsFilter = true;
@@ -133,7 +144,10 @@ export async function readRemoteConfig(git: GitRunner, cwd: string, remote: stri
   let confirmedAt: string | null = null;
   const recorded = /^([0-9a-f]+) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)$/.exec(confirmation ?? '');
   if (recorded !== null && recorded[1] === fingerprint) confirmedAt = recorded[2] as string;
-  return { exists, sshCommand, secrets, fingerprint, confirmedAt, lfsFilter };
+  // git pushes to every pushurl, else to every url (pushInsteadOf rewriting them); a fetch reads the first url.
+  const pushesElsewhere = fetchUrls.length > 1 || pushUrls.some((url) => url !== fetchUrls[0])
+    || (pushUrls.length === 0 && pushRewrites.some((prefix) => (fetchUrls[0] ?? '').startsWith(prefix)));
+  return { exists, sshCommand, secrets, fingerprint, confirmedAt, lfsFilter, pushesElsewhere };
 }
 
 /**

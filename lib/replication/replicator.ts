@@ -428,6 +428,9 @@ export class Replicator {
         // A replica left as it was may say the remote holds what it no longer does: no replica is
         // proof until a push or fetch records them all.
         if (replicasLeft.length > 0) await withdrawConfirmation(this.#git, this.#cwd, policy.remote);
+        // What the fetch URL holds proves nothing of push URLs elsewhere: the replicas it wrote are
+        // no proof there until a push records them (else a save's push skipped a ref the push URL lacked).
+        else if (fresh && remote.pushesElsewhere) await withdrawConfirmation(this.#git, this.#cwd, policy.remote);
         else if (fresh) await recordConfirmation(this.#git, this.#cwd, policy.remote, remote.fingerprint, new Date());
         if (unwritten.length > 0) failed = [failed, unwrittenReason(policy.remote, unwritten)].filter((part) => part !== null).join('; ');
         failedRefs.sort((a, b) => compareBytes(a.ref, b.ref));
