@@ -121,3 +121,61 @@ export function cancelledError(signal: AbortSignal): WipError {
 export function checkNotAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted === true) throw cancelledError(signal);
 }
+
+/**
+ * The options object a public method was given, checked at the boundary: absent or null reads
+ * as no options; anything else that is not an object, a `signal` that is not an `AbortSignal`,
+ * or an `onProgress` that is not a function is `write-usage-invalid`, naming the method, instead
+ * of a TypeError from deep inside the call (or, for a signal, a crash of the process when git
+ * ends).
+ * @param options - what the caller passed
+ * @param method - the method, as the message names it (`save`, `Replicator.push`)
+ * @returns the options, `{}` for absent or null
+ * @internal
+ */
+export function callOptions<T extends object>(options: T | null | undefined, method: string): T {
+  if (options === undefined || options === null) return {} as T;
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new WipError('write-usage-invalid', `${method} takes an options object; it was given ${describe(options)}`);
+  }
+  const { signal, onProgress } = options as { signal?: unknown; onProgress?: unknown };
+  if (signal !== undefined && !isAbortSignal(signal)) {
+    throw new WipError('write-usage-invalid', `${method}'s signal must be an AbortSignal; it was given ${describe(signal)}`);
+  }
+  if (onProgress !== undefined && typeof onProgress !== 'function') {
+    throw new WipError('write-usage-invalid', `${method}'s onProgress must be a function; it was given ${describe(onProgress)}`);
+  }
+  return options;
+}
+
+/** Whether a value is an `AbortSignal`, or one of another realm or a polyfill with its shape. */
+function isAbortSignal(value: unknown): value is AbortSignal {
+  if (value instanceof AbortSignal) return true;
+  const candidate = value as { aborted?: unknown; addEventListener?: unknown; removeEventListener?: unknown } | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.aborted === 'boolean'
+    && typeof candidate.addEventListener === 'function' && typeof candidate.removeEventListener === 'function';
+}
+
+/** A value as a message names it: its JSON for a primitive, its kind otherwise. */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  return String(value);
+}
+
+/**
+ * Refuses the options of a constructor that cannot name a checkout: absent, not an object, a
+ * `cwd` that is not a non-empty string, a `clock` that is not a function.
+ * @internal
+ */
+export function checkStoreOptions(options: unknown, name: string): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new WipError('write-usage-invalid', `${name} takes an options object with cwd, the folder of the checkout; it was given ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}`);
+  }
+  const { cwd, clock } = options as { cwd?: unknown; clock?: unknown };
+  if (typeof cwd !== 'string' || cwd === '') throw new WipError('write-usage-invalid', `${name}'s cwd must be the path of a folder inside the checkout; it was given ${typeof cwd === 'string' ? 'an empty string' : cwd === null ? 'null' : typeof cwd}`);
+  if (clock !== undefined && typeof clock !== 'function') throw new WipError('write-usage-invalid', `${name}'s clock must be a function returning a Date; it was given ${clock === null ? 'null' : typeof clock}`);
+}

@@ -176,7 +176,7 @@ function wipStore(all: readonly Verb[], before: string): string {
     add(types, verb.store.file, options);
     add(types, `lib/documents/${verb.family.module}.ts`, verb.result);
     const tsdoc = doc.split('\n').filter((line) => !/^ \* @param context\b/.test(line)).map((line) => `  ${line}`);
-    methods.push(...tsdoc.map((line) => `${line}\n`), `  ${verb.name}(options: ${options}${optional ? ' = {}' : ''}): Promise<${verb.result}> {\n`, `    return ${verb.name}(this.#context, options);\n`, '  }\n', '\n');
+    methods.push(...tsdoc.map((line) => `${line}\n`), `  async ${verb.name}(options: ${options}${optional ? ' = {}' : ''}): Promise<${verb.result}> {\n`, `    return ${verb.name}(this.#context, callOptions(options, '${verb.name}'));\n`, '  }\n', '\n');
   }
   let text = region(before, file, 'imports', imports(file, values, types));
   text = region(text, file, 'methods', methods);

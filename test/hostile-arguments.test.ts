@@ -1,4 +1,4 @@
-import { assertValidDocument, BIN, git, makeRepo, parseDocument, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, BIN, git, makeRepo, parseDocument, runCli, stateOf, treeOf, writeFiles } from './helpers.js';
 import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync } from 'node:fs';
@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { Policy } from '../lib/replication/policy.js';
+import { Replicator } from '../lib/replication/replicator.js';
 
 // Arguments as an attacker or a confused script passes them: option-like names, control and
 // bidirectional characters, huge values, branches named like options or like tags. Each must be
@@ -62,6 +64,49 @@ describe('hostile arguments', () => {
       await assert.rejects(new WipStore({ cwd: dir }).save({ label: value }), (error) => isWipError(error, 'write-usage-invalid'));
     });
   }
+
+  it('reads null options in the SDK as none, and refuses options, a signal, an onProgress, a listener or a clock of the wrong type as write-usage-invalid, never a TypeError', async () => {
+    const dir = makeRepo({ 'README.md': 'one\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const api = store as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    // null is what a JavaScript caller passes for "no options": each method reads it as none.
+    writeFiles(dir, { 'a.txt': 'work\n' });
+    const saved = await api.save!(null) as { created: boolean; snapshot: { commit: string } };
+    assert.equal(saved.created, true);
+    for (const method of ['list', 'plan', 'storage']) await api[method]!(null);
+    writeFiles(dir, { 'a.txt': 'later\n' });
+    const restored = await api.restore!(null) as { snapshot: { commit: string } };
+    assert.equal(restored.snapshot.commit, saved.snapshot.commit);
+    await assertRefusal(() => api.show!(null), 'write-usage-invalid', /snapshot must name a commit/);
+    await assertRefusal(() => api.diff!(undefined), 'write-usage-invalid', /from must name a commit/);
+    await assertRefusal(() => api.prune!(null), 'write-usage-invalid', /needs a rule/);
+    const before = stateOf(dir);
+    for (const method of ['save', 'restore', 'plan', 'list', 'show', 'diff', 'storage', 'prune']) {
+      await assertRefusal(() => api[method]!(5), 'write-usage-invalid', new RegExp(`^${method} takes an options object; it was given 5`));
+      await assertRefusal(() => api[method]!('turn:1'), 'write-usage-invalid', /takes an options object/);
+    }
+    // A signal that is no AbortSignal made the save fail as git-failed, then crashed the process
+    // with a TypeError thrown where git ended.
+    await assertRefusal(() => api.save!({ label: 'turn:2', signal: 5 }), 'write-usage-invalid', /save's signal must be an AbortSignal; it was given 5/);
+    await assertRefusal(() => api.restore!({ signal: {} }), 'write-usage-invalid', /restore's signal must be an AbortSignal/);
+    await assertRefusal(() => api.save!({ onProgress: 'bar' }), 'write-usage-invalid', /save's onProgress must be a function/);
+    await assertRefusal(() => store.watchRefs(null as never), 'write-usage-invalid', /watchRefs takes a listener function/);
+    (await store.watchRefs(() => {}, null as never)).close();
+    assert.deepEqual(stateOf(dir), before, 'nothing was written');
+    // The constructors and the static readers.
+    await assertRefusal(() => new WipStore(null as never), 'write-usage-invalid', /WipStore takes an options object with cwd/);
+    await assertRefusal(() => new WipStore(undefined as never), 'write-usage-invalid', /WipStore takes an options object with cwd/);
+    await assertRefusal(() => new WipStore({ cwd: 5 as never }), 'write-usage-invalid', /WipStore's cwd must be the path of a folder/);
+    await assertRefusal(() => new WipStore({ cwd: dir, clock: 5 as never }), 'write-usage-invalid', /WipStore's clock must be a function/);
+    await assertRefusal(() => new WipStore({ cwd: dir, policy: null, clock: () => new Date(Number.NaN) }).save({ label: 'turn:3' }), 'write-usage-invalid', /clock must return a valid Date/);
+    await assertRefusal(() => new Replicator(null as never), 'write-usage-invalid', /Replicator takes an options object/);
+    await assertRefusal(() => Replicator.open(null as never), 'write-usage-invalid', /Replicator.open takes an options object/);
+    await assertRefusal(() => Policy.load(null as never), 'write-usage-invalid', /Policy.load takes an options object/);
+    const replicator = new Replicator({ cwd: dir, policy: { remote: 'origin', refs: ['wip'] } });
+    await assertRefusal(() => replicator.fetch(5 as never), 'write-usage-invalid', /Replicator.fetch takes an options object/);
+    await assertRefusal(() => replicator.push({ signal: 'stop' as never }), 'write-usage-invalid', /Replicator.push's signal must be an AbortSignal/);
+    assert.deepEqual(stateOf(dir), before, 'nothing was written');
+  });
 
   it('refuses an unpaired surrogate in the SDK, since no commit message could hold it as given', async () => {
     const dir = makeRepo();

@@ -3,6 +3,7 @@ import { EVERY_PATTERN, EXTENSION_KEY_PATTERN, FINDING_ID_PATTERN, REF_CLASSES, 
 import { declaredRetain } from '../workspace/retain.js';
 import { boxBlock, invalid, isObject, kind, readDeclaration, show } from '../workspace/declaration.js';
 import type { Declaration, FieldPath, Locator } from '../workspace/declaration.js';
+import { checkStoreOptions } from '../errors.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
@@ -128,6 +129,7 @@ export class Policy {
    * `reader-too-old`; `not-a-git-repository` when `top` is absent and `cwd` is outside a working tree
    */
   static async load(options: PolicyLoadOptions): Promise<Policy | null> {
+    checkStoreOptions(options, 'Policy.load');
     const top = options.top ?? (await new Plumbing(options.git ?? new SimpleGitRunner(options.cwd), options.cwd).top());
     return policyIn(await readDeclaration(options.cwd, top));
   }

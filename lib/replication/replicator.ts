@@ -1,7 +1,7 @@
 import type {
   FetchOutcome, FetchRef, FetchRefFailure, FetchResult, HeldBack, PolicyDocument, PushOutcome, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger,
 } from '../documents/replication.js';
-import { asWipError, cancelledError, checkNotAborted, WipError } from '../errors.js';
+import { asWipError, callOptions, cancelledError, checkNotAborted, checkStoreOptions, WipError } from '../errors.js';
 import { Events, parseGitProgress, report as reportProgress } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import { withSignal } from '../git/signal.js';
@@ -196,6 +196,7 @@ export class Replicator {
    * @throws {@link WipError} `write-usage-invalid` when `timeoutMs` is not a whole number from 1
    */
   constructor(options: ReplicatorOptions) {
+    checkStoreOptions(options, 'Replicator');
     this.#cwd = options.cwd;
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
     this.#policy = options.policy === null ? null : policyOf(options.policy);
@@ -249,6 +250,7 @@ export class Replicator {
    *   for a `timeoutMs` that is not a whole number from 1
    */
   static async open(options: ReplicatorOpenOptions): Promise<Replicator> {
+    checkStoreOptions(options, 'Replicator.open');
     const git = options.git ?? new SimpleGitRunner(options.cwd);
     const layout = await new Plumbing(git, options.cwd).layout();
     const policy = await Policy.load({ cwd: options.cwd, top: layout.top, git });
@@ -309,6 +311,7 @@ export class Replicator {
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-cancelled` or `git-failed`
    */
   async push(options: PushOptions = {}): Promise<PushOutcome> {
+    options = callOptions(options, 'Replicator.push');
     const policy = this.#required();
     const replication = await this.#call(options, async (scoped) => {
       scoped.#preload(policy);
@@ -332,6 +335,7 @@ export class Replicator {
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-cancelled` or `git-failed`
    */
   async pushPruned(options: PushOptions = {}): Promise<PushOutcome> {
+    options = callOptions(options, 'Replicator.pushPruned');
     const policy = this.#required();
     const replication = await this.#call(options, async (scoped) => {
       scoped.#preload(policy);
@@ -354,6 +358,7 @@ export class Replicator {
    * @throws {@link WipError} `wip-policy-none`, or `git-failed` when the local refs cannot be read
    */
   async pushOrReport(options: AfterOptions = {}): Promise<PushResult> {
+    options = callOptions(options, 'Replicator.pushOrReport');
     const policy = this.#required();
     const result = await this.#call(options, async (scoped) => {
       scoped.#preload(policy);
@@ -383,6 +388,7 @@ export class Replicator {
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
   async fetch(options: ReplicatorCallOptions = {}): Promise<FetchResult> {
+    options = callOptions(options, 'Replicator.fetch');
     const policy = this.#required();
     const result = await this.#call(options, (scoped) => scoped.#fetch(policy, options));
     this.#events.emit('fetch', result);

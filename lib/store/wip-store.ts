@@ -2,7 +2,7 @@ import type { DiffResult, RestorePlan, ShowResult } from '../documents/changes.j
 import type { PolicyDocument } from '../documents/replication.js';
 import type { ListResult } from '../documents/wip-read.js';
 import type { RetainDeclaration } from '../documents/retain.js';
-import { checkNotAborted } from '../errors.js';
+import { callOptions, checkNotAborted, checkStoreOptions, WipError } from '../errors.js';
 import { Events } from '../events.js';
 import type { RestoreResult, SaveResult } from '../documents/wip-write.js';
 import { Plumbing } from '../git/plumbing.js';
@@ -132,6 +132,7 @@ export class WipStore {
    *   breaks the retain block's rules
    */
   constructor(options: WipStoreOptions) {
+    checkStoreOptions(options, 'WipStore');
     const git = options.git ?? new SimpleGitRunner(options.cwd);
     const staging = options.staging ?? (options.env ?? process.env).CHANT_WIP_STAGING ?? 'auto';
     this.#context = {
@@ -140,7 +141,7 @@ export class WipStore {
       plumbing: new Plumbing(git, options.cwd),
       policy: options.policy === undefined || options.policy === null ? options.policy : policyOf(options.policy),
       env: options.env,
-      clock: options.clock ?? (() => new Date()),
+      clock: options.clock === undefined ? () => new Date() : checkedClock(options.clock),
       lockWaitMs: options.lockWaitMs,
       staging: staging === 'status' || staging === 'index' ? staging : 'auto',
       networkTimeoutMs: checkNetworkTimeout(options.networkTimeoutMs),
@@ -166,7 +167,7 @@ export class WipStore {
    *   `wip-no-branch`, `principal-unidentified`, `wip-race` or `git-failed`
    */
   async save(options: SaveOptions = {}): Promise<SaveResult> {
-    const result = await save(this.#context, options);
+    const result = await save(this.#context, callOptions(options, 'save'));
     this.#events.emit('snapshot', result);
     return result;
   }
@@ -195,7 +196,7 @@ export class WipStore {
    *   `wip-restore-blocked`, `wip-plan-stale`, `wip-race`, `wip-cancelled` or `git-failed`
    */
   async restore(options: RestoreOptions = {}): Promise<RestoreResult> {
-    const result = await restore(this.#context, options);
+    const result = await restore(this.#context, callOptions(options, 'restore'));
     this.#events.emit('restore', result);
     return result;
   }
@@ -219,8 +220,8 @@ export class WipStore {
    * }
    * ```
    */
-  plan(options: PlanOptions = {}): Promise<RestorePlan> {
-    return plan(this.#context, options);
+  async plan(options: PlanOptions = {}): Promise<RestorePlan> {
+    return plan(this.#context, callOptions(options, 'plan'));
   }
 
   /**
@@ -230,8 +231,8 @@ export class WipStore {
    * @throws {@link WipError} `write-usage-invalid` (a bad limit), `not-a-git-repository`, a
    *   declaration code or `git-failed`
    */
-  list(options: ListOptions = {}): Promise<ListResult> {
-    return list(this.#context, options);
+  async list(options: ListOptions = {}): Promise<ListResult> {
+    return list(this.#context, callOptions(options, 'list'));
   }
 
   /**
@@ -247,8 +248,8 @@ export class WipStore {
    * console.log(snapshot.label, changes?.files, files.length);
    * ```
    */
-  show(options: ShowOptions): Promise<ShowResult> {
-    return show(this.#context, options);
+  async show(options: ShowOptions): Promise<ShowResult> {
+    return show(this.#context, callOptions(options, 'show'));
   }
 
   /**
@@ -265,8 +266,8 @@ export class WipStore {
    * for (const p of paths) console.log(p.change, p.path, p.added, p.removed);
    * ```
    */
-  diff(options: DiffOptions): Promise<DiffResult> {
-    return diff(this.#context, options);
+  async diff(options: DiffOptions): Promise<DiffResult> {
+    return diff(this.#context, callOptions(options, 'diff'));
   }
 
   // generated methods: begin (npm run verbs: one for each verb whose function is in lib/store/, unless this class writes it)
@@ -283,8 +284,8 @@ export class WipStore {
    * for (const chain of branches) console.log(chain.branch, chain.snapshots, chain.oldest, chain.bytes);
    * ```
    */
-  storage(options: StorageOptions = {}): Promise<StorageResult> {
-    return storage(this.#context, options);
+  async storage(options: StorageOptions = {}): Promise<StorageResult> {
+    return storage(this.#context, callOptions(options, 'storage'));
   }
 
   /**
@@ -305,8 +306,8 @@ export class WipStore {
    * if (plan.branches.some((chain) => chain.dropped.length > 0)) await store.prune({ keepLast: 100, keepWithin: '7d', keepLabelled: true });
    * ```
    */
-  prune(options: PruneOptions = {}): Promise<PruneResult> {
-    return prune(this.#context, options);
+  async prune(options: PruneOptions = {}): Promise<PruneResult> {
+    return prune(this.#context, callOptions(options, 'prune'));
   }
 
   // generated methods: end
@@ -334,11 +335,22 @@ export class WipStore {
    * @throws {@link WipError} `not-a-git-repository`, `wip-cancelled` or `git-failed`
    */
   async watchRefs(listener: (event: RefsChanged) => void, options: WatchRefsOptions = {}): Promise<RefWatcher> {
-    checkNotAborted(options.signal);
+    if (typeof listener !== 'function') throw new WipError('write-usage-invalid', `watchRefs takes a listener function; it was given ${listener === null ? 'null' : typeof listener}`);
+    const checked = callOptions(options, 'watchRefs');
+    checkNotAborted(checked.signal);
     const layout = await this.#context.plumbing.layout();
     const tips = (await this.#context.plumbing.readRefs([WIP_REF_PREFIX])).map((record) => ({ ref: record.ref, commit: record.commit }));
-    return watchWipRefs(this.#context.plumbing, layout, tips, listener, options);
+    return watchWipRefs(this.#context.plumbing, layout, tips, listener, checked);
   }
+}
+
+/** The caller's clock, its answer checked: a value that is no valid Date is `write-usage-invalid`, not a RangeError from dating the commit. */
+function checkedClock(clock: () => Date): () => Date {
+  return () => {
+    const now: unknown = clock();
+    if (!(now instanceof Date) || Number.isNaN(now.getTime())) throw new WipError('write-usage-invalid', `WipStore's clock must return a valid Date; it returned ${now instanceof Date ? 'an invalid Date' : typeof now}`);
+    return now;
+  };
 }
 
 export type { DiffOptions, ListOptions, PlanOptions, RefsChanged, RefWatcher, RestoreOptions, SaveOptions, ShowOptions, StagingMode, WatchRefsOptions };
