@@ -74,4 +74,32 @@ describe('events', () => {
     assert.equal(await next(events, 300), null, 'nothing after close');
     assert.equal(events.length, count);
   });
+
+  it('keeps hearing every save of another store however often the ref file is rewritten, after its folders are removed, and on a branch with a slash', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const events: RefsChanged[] = [];
+    const watch = await store.watchRefs((event) => events.push(event), { debounceMs: 20 });
+    const other = new WipStore({ cwd: dir, policy: null });
+    const saveAndHear = async (n: number): Promise<void> => {
+      writeFiles(dir, { 'a.txt': `${n}\n` });
+      const heard = next(events, 5000);
+      const saved = await other.save({ label: `turn:${n}` });
+      const event = await heard;
+      assert.ok(event?.tips.some((tip) => tip.commit === saved.snapshot.commit), `save ${n} (${saved.ref}) was heard: ${JSON.stringify(events.at(-1))}`);
+    };
+    try {
+      // Node 20's recursive watch on Linux followed the ref file's inode: from the third save on
+      // (the second rename over it) the watch heard nothing.
+      for (const n of [1, 2, 3, 4, 5]) await saveAndHear(n);
+      // The only loose ref deleted: git removes refs/chant/wip/ and refs/chant/ with it.
+      git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+      assert.deepEqual((await next(events, 5000))?.tips, []);
+      for (const n of [6, 7, 8]) await saveAndHear(n);
+      git(dir, ['checkout', '-q', '-b', 'feature/deep/x']);
+      for (const n of [9, 10, 11]) await saveAndHear(n);
+    } finally {
+      watch.close();
+    }
+  });
 });

@@ -2,8 +2,8 @@
 // system says when something under the refs folder or the packed-refs file changed; only then,
 // after a short quiet spell, git is asked for the wip tips once, and the listener hears of it
 // only when they differ from what it last heard.
-import { watch } from 'node:fs';
-import type { FSWatcher } from 'node:fs';
+import { readdirSync, watch } from 'node:fs';
+import type { Dirent, FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
@@ -44,9 +44,19 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
   let reading: Promise<void> = Promise.resolve();
-  const watchers: FSWatcher[] = [];
+  // One watcher per folder, never fs.watch's recursive mode: on Linux, Node 20 builds that mode
+  // from watchers of each file, which follow a ref file's inode, so once git renamed a new ref
+  // file over it twice, nothing more was heard. A folder's own watcher hears every rename into
+  // it. The folders are refs/, refs/chant/, refs/chant/wip/ and every folder under it (a branch
+  // with a slash), found again before each read, so a folder made since is watched from then on.
+  const watchers = new Map<string, FSWatcher>();
+  const refs = join(layout.commonDir, 'refs');
+  const chant = join(refs, 'chant');
+  const wip = join(layout.commonDir, ...WIP_REF_PREFIX.split('/').filter((part) => part !== ''));
 
   const read = async (): Promise<void> => {
+    if (closed) return;
+    follow();
     const tips = (await plumbing.readRefs([WIP_REF_PREFIX]).catch(() => null))?.map((record) => ({ ref: record.ref, commit: record.commit }))
       .sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
     if (closed || tips === undefined) return;
@@ -70,26 +80,61 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   const close = (): void => {
     closed = true;
     if (timer !== null) clearTimeout(timer);
-    for (const watcher of watchers) watcher.close();
+    for (const watcher of watchers.values()) watcher.close();
+    watchers.clear();
   };
-  // Loose refs live under refs/ (recursively: refs/chant/wip may not exist yet), packed ones in
-  // packed-refs, which git replaces by a rename in the common directory.
-  const add = (path: string, recursive: boolean, only?: (name: string) => boolean): void => {
+  const add = (path: string, only?: (name: string) => boolean): void => {
+    if (watchers.has(path)) return;
     try {
-      const watcher = watch(path, { recursive, persistent: false }, (_event, name) => {
+      const watcher = watch(path, { persistent: false }, (_event, name) => {
         if (only === undefined || (name !== null && only(String(name)))) changed();
       });
-      watcher.on('error', () => undefined);
-      watchers.push(watcher);
+      watcher.on('error', () => {
+        // The folder went (every ref under it deleted): watched again once it is back.
+        watcher.close();
+        if (watchers.get(path) === watcher) watchers.delete(path);
+      });
+      watchers.set(path, watcher);
     } catch {
-      // A folder that cannot be watched leaves the other one watching.
+      // A folder that does not exist yet is watched once it does; the others go on watching.
     }
   };
-  add(join(layout.commonDir, 'refs'), true, (name) => name === 'chant' || name.startsWith('chant/') || name.startsWith('chant\\'));
-  add(layout.commonDir, false, (name) => name === 'packed-refs');
+  /** Watches every folder the wip refs live in now, and stops watching those gone. */
+  const follow = (): void => {
+    const folders = [refs, chant, ...foldersUnder(wip)];
+    for (const [path, watcher] of watchers) {
+      if (path !== layout.commonDir && !folders.includes(path)) {
+        watcher.close();
+        watchers.delete(path);
+      }
+    }
+    add(refs, (name) => name === 'chant');
+    add(chant, (name) => name === 'wip');
+    for (const folder of folders.slice(2)) add(folder);
+  };
+  // Packed refs live in packed-refs, which git replaces by a rename in the common directory.
+  add(layout.commonDir, (name) => name === 'packed-refs' || name === 'refs');
+  follow();
   options.signal?.addEventListener('abort', close, { once: true });
   if (options.signal?.aborted === true) close();
   return { close };
+}
+
+/** A folder and every folder under it, or none when it does not exist. */
+function foldersUnder(root: string): string[] {
+  const found: string[] = [];
+  const visit = (folder: string): void => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(folder, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    found.push(folder);
+    for (const entry of entries) if (entry.isDirectory()) visit(join(folder, entry.name));
+  };
+  visit(root);
+  return found;
 }
 
 function key(tips: ReadonlyArray<{ ref: string; commit: string }>): string {
