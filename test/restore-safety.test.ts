@@ -337,7 +337,8 @@ describe('restore: what no checkpoint can give back', () => {
     for (let i = 0; i < 300; i += 1) files[`logs/entry-${String(i).padStart(3, '0')}.log`] = 'saved\n';
     writeFiles(dir, files);
     const saved = await store.save({});
-    writeFiles(dir, { '.gitignore': '*.log\n' });
+    // Ignored now, each holding other bytes than the snapshot's (the same bytes would lose nothing).
+    writeFiles(dir, { '.gitignore': '*.log\n', ...Object.fromEntries(Object.keys(files).map((path) => [path, 'written since\n'])) });
     const before = stateOf(dir);
     const run = await runCli(dir, ['workspace', 'wip', 'restore', saved.snapshot.commit]);
     assert.equal(run.doc.error.code, 'wip-restore-blocked');
@@ -416,6 +417,48 @@ describe('restore: the undo is exact', () => {
     assert.deepEqual(treeOf(dir), tree);
     assert.equal(stagedEntries(dir), index, 'the index is as it was: staged content, staged new file');
     assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), status);
+  });
+
+  it('leaves ignored files in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'k.txt': 'one\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': '*.log\nbuild/\n', 'k.txt': 'two\n', 'a.log': 'precious log\n', 'build/out/o.bin': 'built\n', 'u.txt': 'untracked\n' });
+    const tree = treeOf(dir);
+    const index = stagedEntries(dir);
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(restored.removed, ['.gitignore', 'u.txt']);
+    // Not ignored under the snapshot's rules (it has no .gitignore): untracked now, and left.
+    assert.equal(readFileSync(join(dir, 'a.log'), 'utf8'), 'precious log\n');
+    const plan = await store.plan({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.deepEqual(plan.remove, [], 'the undo removes no file its .gitignore ignores');
+    const undo = await store.restore({ snapshot: restored.checkpoint.snapshot.commit, expect: plan.fingerprint });
+    assert.deepEqual(undo.written, ['.gitignore', 'k.txt', 'u.txt']);
+    assert.deepEqual(undo.removed, []);
+    assert.deepEqual(treeOf(dir), tree, 'every file is as it was, the ignored ones included');
+    assert.equal(stagedEntries(dir), index);
+  });
+
+  it('leaves an untracked file in place through a restore to a .gitignore that ignores it, and the undo takes it back over the same bytes', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { '.gitignore': '*.log\n', 'k.txt': 'one\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': null, 'k.txt': 'two\n', 'a.log': 'my log\n' });
+    const tree = treeOf(dir);
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(restored.removed, [], 'ignored under the snapshot\'s .gitignore, a.log is left');
+    assert.equal(readFileSync(join(dir, 'a.log'), 'utf8'), 'my log\n');
+    const undo = await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.deepEqual(undo.written, ['a.log', 'k.txt']);
+    assert.deepEqual(treeOf(dir), tree);
+    // An ignored file in the way that holds other bytes than the snapshot's is still refused.
+    await store.restore({ snapshot: saved.snapshot.commit });
+    writeFiles(dir, { 'a.log': 'other bytes\n' });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: restored.checkpoint.snapshot.commit }), 'wip-restore-blocked', /a\.log \(an ignored file/);
+    assert.deepEqual(stateOf(dir), before);
   });
 
   it('refuses during a conflicted merge, naming it, and changes nothing', async () => {

@@ -758,6 +758,27 @@ export class Plumbing {
     }
   }
 
+  /**
+   * Which of `raws` (byte strings, paths from the top) the ignore rules of a work tree at
+   * `workTree` ignore: its `.gitignore` files with the repository's own (`info/exclude`,
+   * `core.excludesFile`), as `git check-ignore --no-index` reads them, looking in no index (a
+   * path counts whether or not an index tracks it). `workTree` need hold only those files.
+   */
+  async ignoredPaths(gitDir: string, workTree: string, raws: readonly string[]): Promise<Set<string>> {
+    if (raws.length === 0) return new Set();
+    const chunks: Buffer[] = [];
+    const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw}\0`, 'latin1')));
+    let stdout: string;
+    try {
+      ({ stdout } = await this.git.run(['check-ignore', '--no-index', '-z', '--stdin'], { cwd: workTree, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: workTree }, okExitCodes: [1], onStdout: (chunk) => chunks.push(chunk) }));
+    } catch (error) {
+      throw asWipError(error);
+    }
+    // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
+    const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
+    return new Set(out.split('\0').filter((raw) => raw !== ''));
+  }
+
   /** Objects read whole by names given as byte strings (one character a byte), as {@link Plumbing.readObjects}. */
   async #readRawNames(names: readonly string[]): Promise<Array<GitObject | null> | null> {
     const chunks: Buffer[] = [];

@@ -4,8 +4,9 @@
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, lstatSync, openSync, readSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { isUtf8 } from 'node:buffer';
+import { dirname, join } from 'node:path';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
 import type { Snapshot } from '../documents/snapshot.js';
 import type { RestoreResult } from '../documents/wip-write.js';
@@ -176,7 +177,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const blockers = await blockersOf(layout.top, context.cwd, changes, leftOut, []);
+      const blockers = await blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, []);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
@@ -286,7 +287,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(layout.top, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -355,14 +356,19 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     // Read from the trees' loose files where they are (a save's own writes are), without a process.
     const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat) : null;
     const all = local ?? await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
-    const changes = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
+    const selected = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
+    const changes = await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped);
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
     // What the plan was made for is part of it too: a fingerprint vouches for one target and one
     // choice of paths, never for the restore of another snapshot or of the whole tree. Each path
     // follows a NUL, which no path holds, so no list of paths reads as another or as `whole`.
-    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
+    // So do the files it leaves as ignored, which rules outside both trees (info/exclude) decide,
+    // counted, so that no list of them reads as another with paths.
+    const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
+    const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
+    const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
     return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
@@ -502,13 +508,80 @@ async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], onl
 }
 
 /**
+ * The changes less the removals of untracked files that the ignore rules the restore writes
+ * ignore: a `.gitignore` it changes that ignores such a file makes it an ignored file, which a
+ * restore never touches, as it never touched it while it was ignored before a restore that made
+ * it untracked (restoring that restore's checkpoint gives it back, left where it is). Only where
+ * the restore changes a `.gitignore`: else the rules are those under which the working tree's
+ * tree took the file, so none ignores it. A file is left only where neither the checkout's index,
+ * HEAD's tree nor the index the target recorded (`trees`) holds it, no file is written in place
+ * of a folder on its way, and its name is UTF-8 without a newline: any other is removed as before
+ * (the checkpoint holds it).
+ */
+async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, current: string, trees: ReadonlyArray<string | null>, changes: TreeChange[]): Promise<TreeChange[]> {
+  const isIgnoreFile = (raw: string): boolean => raw === '.gitignore' || raw.endsWith('/.gitignore');
+  if (!changes.some((change) => isIgnoreFile(change.raw))) return changes;
+  const utf8 = (raw: string): string | null => {
+    const bytes = Buffer.from(raw, 'latin1');
+    return isUtf8(bytes) && !raw.includes('\n') ? bytes.toString('utf8') : null;
+  };
+  const written = new Set(changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK).map((change) => change.raw));
+  const folders = (raw: string): string[] => {
+    const found = [''];
+    for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) found.push(raw.slice(0, slash));
+    return found;
+  };
+  const index = scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat);
+  const unindexed = changes.filter((change) => change.newMode === ABSENT && ['100644', '100755', '120000'].includes(change.oldMode) && !isIgnoreFile(change.raw)
+    && utf8(change.raw) !== null && !folders(change.raw).some((folder) => written.has(folder)));
+  const indexed = new Set(index.split ? unindexed.map((change) => utf8(change.raw) as string) : index.select(unindexed.map((change) => utf8(change.raw) as string)).map((entry) => entry.path));
+  let candidates = unindexed.filter((change) => !indexed.has(utf8(change.raw) as string));
+  if (candidates.length === 0) return changes;
+  const inTrees = trees.filter((tree): tree is string => tree !== null);
+  if (inTrees.length > 0) {
+    const names = candidates.flatMap((change) => inTrees.map((tree) => `${tree}:${utf8(change.raw) as string}`));
+    const objects = await plumbing.readObjects(names);
+    if (objects === null) return changes;
+    candidates = candidates.filter((_, at) => inTrees.every((__, which) => objects[at * inTrees.length + which] === null));
+    if (candidates.length === 0) return changes;
+  }
+  // The .gitignore of each folder on the way as the restore leaves it: the target's where the
+  // restore changes it, else the working tree's (the checkpoint's tree holds it).
+  const byRaw = new Map(changes.map((change) => [change.raw, change]));
+  const ignoreFiles = [...new Set(candidates.flatMap((change) => folders(change.raw)))].map((folder) => (folder === '' ? '.gitignore' : `${folder}/.gitignore`));
+  const sources = ignoreFiles.flatMap((raw): Array<{ raw: string; name: string }> => {
+    const change = byRaw.get(raw);
+    if (change !== undefined) return change.newMode === '100644' || change.newMode === '100755' ? [{ raw, name: change.newOid }] : [];
+    return [{ raw, name: `${current}:${utf8(raw) as string}` }];
+  });
+  const blobs = sources.length === 0 ? [] : await plumbing.readObjects(sources.map((source) => source.name));
+  if (blobs === null) return changes;
+  const scratch = stagingFolder(layout.gitDir);
+  try {
+    await mkdir(scratch);
+    for (const [at, source] of sources.entries()) {
+      const blob = blobs[at];
+      if (blob === null || blob === undefined || blob.type !== 'blob') continue;
+      const path = join(scratch, utf8(source.raw) as string);
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, blob.content);
+    }
+    const ignored = await plumbing.ignoredPaths(layout.gitDir, scratch, candidates.map((change) => change.raw));
+    return ignored.size === 0 ? changes : changes.filter((change) => !ignored.has(change.raw) || !candidates.includes(change));
+  } finally {
+    await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/**
  * What stands in the way of `changes`, sorted: files the checkpoint holds only as git stores them
  * (`inexact`, see {@link inexactFiles}), ignored files and repositories, folders it cannot
  * write, the caller's directory, and a file the checkpoint could not take (unreadable, too
  * large, ...), which is never overwritten.
  */
-async function blockersOf(top: string, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[], inexact: readonly Blocker[]): Promise<Blocker[]> {
-  const blockers = [...inexact, ...await inTheWay(top, changes), ...await unwritableFolders(top, changes)];
+async function blockersOf(plumbing: Plumbing, layout: RepositoryLayout, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[], inexact: readonly Blocker[]): Promise<Blocker[]> {
+  const top = layout.top;
+  const blockers = [...inexact, ...await sameAsWritten(plumbing, layout, changes, await inTheWay(top, changes)), ...await unwritableFolders(top, changes)];
   const cwdBlocker = await cwdRemoved(top, cwd, changes);
   if (cwdBlocker !== null) blockers.push(cwdBlocker);
   const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
@@ -524,6 +597,26 @@ async function blockersOf(top: string, cwd: string, changes: readonly TreeChange
   const byPath = new Map<string, Blocker>();
   for (const blocker of blockers) byPath.set(blocker.raw, blocker);
   return [...byPath.values()].sort(compareRaw);
+}
+
+/**
+ * The files in the way (see {@link inTheWay}) less those that hold the very bytes, and the mode,
+ * the restore writes there: overwriting one loses nothing, as the target holds it. An ignored
+ * file that a restore to another `.gitignore` left where it was is such a file when that
+ * restore's checkpoint, which holds it, is restored.
+ */
+async function sameAsWritten(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], blockers: Blocker[]): Promise<Blocker[]> {
+  const written = new Map(changes.filter((change) => change.newMode === '100644' || change.newMode === '100755').map((change) => [change.raw, change]));
+  const files = blockers.flatMap((blocker) => {
+    const change = written.get(blocker.raw);
+    if (change === undefined) return [];
+    const stats = lstatSync(rawPathOnDisk(layout.top, blocker.raw), { throwIfNoEntry: false });
+    return stats?.isFile() === true && ((stats.mode & 0o100) === 0 ? '100644' : '100755') === change.newMode ? [change] : [];
+  });
+  if (files.length === 0) return blockers;
+  const raws = await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []);
+  const same = new Set(files.filter((change, at) => raws[at] === change.newOid).map((change) => change.raw));
+  return blockers.filter((blocker) => !same.has(blocker.raw));
 }
 
 /** The paths `changes` write (added, changed, of another type) and remove, each sorted by bytes. */
