@@ -255,6 +255,13 @@ describe('restore --dry-run, --expect and paths on the CLI', () => {
     assert.equal(stale.doc.error.code, 'wip-plan-stale');
     await assertValidDocument(stale.doc, { oursOnly: true });
 
+    // A dry run given --expect would print a plan with no refusal for a stale fingerprint.
+    const dryStale = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--dry-run', '--expect', dry.doc.fingerprint]);
+    assert.equal(dryStale.code, 1, dryStale.stdout);
+    assert.deepEqual([dryStale.doc.action, dryStale.doc.error.code], ['plan', 'write-usage-invalid']);
+    assert.match(dryStale.doc.error.message, /--expect is checked by the restore, not by --dry-run/);
+    await assertValidDocument(dryStale.doc, { oursOnly: true });
+
     const partial = await runCli(dir, ['workspace', 'wip', 'restore', turn, '--', 'src']);
     assert.equal(partial.code, 0, partial.stdout);
     assert.deepEqual([partial.doc.only, partial.doc.written, partial.doc.removed], [['src'], ['src/x.ts'], ['src/new.ts']]);

@@ -29,6 +29,11 @@ export class WipRestoreCommand extends WriteCommand<'restore'> {
     if (!this.dryRun) return super.execute();
     let document;
     try {
+      // The restore checks --expect; a dry run only makes a new plan, and would print it as if the
+      // fingerprint given still held: refused, so that a stale one is never read as confirmed.
+      if (this.expect !== undefined) {
+        throw new WipError('write-usage-invalid', '--expect is checked by the restore, not by --dry-run, which makes a new plan and prints its own fingerprint: run the restore with --expect, or compare the two fingerprints');
+      }
       document = writeDocument('plan', await this.#store().plan({ snapshot: this.targets[0] ?? null, paths: this.#paths(), allowInexact: this.allowInexact }));
     } catch (error) {
       printDocument(this.context, writeFailureDocument('plan', refusalOf(error)));
