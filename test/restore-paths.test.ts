@@ -144,6 +144,21 @@ describe('what a restore checks out', () => {
     assert.equal(readFileSync(join(dir, 'sub/.gitattributes'), 'utf8'), '');
   });
 
+  it('writes the files of a partial restore that leaves .gitattributes alone as the working tree\'s attributes say, so they read back as the snapshot\'s blobs', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { '.gitattributes': '*.txt eol=crlf\n', 'a.txt': 'l1\nl2\n', 'b.txt': 'b\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitattributes': null, 'a.txt': 'other\n' });
+    await store.restore({ snapshot: saved.snapshot.commit, paths: ['a.txt'] });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'latin1'), 'l1\nl2\n', 'as git restore --source writes it');
+    assert.equal(git(dir, ['hash-object', 'a.txt']).trim(), git(dir, ['rev-parse', `${saved.snapshot.commit}:a.txt`]).trim());
+    // With the .gitattributes among the paths, the files go as the target's attributes say.
+    writeFiles(dir, { 'a.txt': 'other\n' });
+    await store.restore({ snapshot: saved.snapshot.commit, paths: ['a.txt', '.gitattributes'] });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'latin1'), 'l1\r\nl2\r\n');
+  });
+
   it('builds index files git reads, and finds tree entries by name', () => {
     const dir = makeRepo();
     const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();

@@ -717,12 +717,14 @@ export class Plumbing {
    * `objectsDir` when it is given (null where a replace ref may stand for one) and they are all
    * there; else by git. A folder git cannot be asked for by name (one holding a newline), or a
    * runner that cannot hand over tree objects, makes it fall back to {@link Plumbing.checkoutInto}.
+   * `attributesTree`, when given, is the tree whose `.gitattributes` are taken instead of `tree`'s
+   * (the fallback takes `tree`'s).
    */
-  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null): Promise<void> {
+  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null, attributesTree: string = tree): Promise<void> {
     const list = foldersOnTheWay(entries.map((entry) => entry.raw));
     // The trees of a snapshot chant wrote are loose: read without a process where they are.
-    const loose = objectsDir === null ? null : readLooseTreeFolders(objectsDir, tree, list, objectFormat, true);
-    const trees = loose ?? (list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? tree : `${tree}:${folder}`))));
+    const loose = objectsDir === null ? null : readLooseTreeFolders(objectsDir, attributesTree, list, objectFormat, true);
+    const trees = loose ?? (list.some((folder) => folder.includes('\n')) ? null : await this.#readRawNames(list.map((folder) => (folder === '' ? attributesTree : `${attributesTree}:${folder}`))));
     if (trees === null) {
       await this.checkoutInto(gitDir, indexFile, tree, staging, entries.map((entry) => entry.raw));
       return;

@@ -193,7 +193,11 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
       // restore with nothing written at all, and so does a cancel until the checkpoint.
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env).catch(stopped) : null;
+      // A partial restore that leaves every .gitattributes as it is writes its files as the
+      // working tree's attributes say (git restore --source does), else as the target's: the
+      // attributes the files will be read back under.
+      const keepsAttributes = only !== null && !changes.some((change) => change.raw === '.gitattributes' || change.raw.endsWith('/.gitattributes'));
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env, keepsAttributes ? current : target.tree).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
         checkNotAborted(signal);
@@ -768,15 +772,15 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
  * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
  * restore here, with nothing written.
  */
-async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>): Promise<string> {
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>, attributesTree: string): Promise<string> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
     const entries = written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid }));
     // Written here from their loose blobs where git's checkout would convert nothing; else by git.
-    const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env) && writePlainFiles(layout.objectsDir, staging, target.tree, entries, layout.objectFormat);
-    if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir);
+    const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env) && writePlainFiles(layout.objectsDir, staging, attributesTree, entries, layout.objectFormat);
+    if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir, attributesTree);
     return staging;
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
