@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
-import { assertRefusal, assertValidDocument, git, makeRepo, runCli, stateOf, tempDir } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, runBin, runCli, shellQuote, stateOf, tempDir } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
 function declared(box: Record<string, unknown>): Record<string, string> {
@@ -72,6 +72,24 @@ describe('the retain block of the declaration', () => {
     }
     const { branches } = await store.list();
     assert.deepEqual(branches[0]?.snapshots.map((snapshot) => snapshot.label), ['turn:4', 'turn:3']);
+  });
+
+  it('a save pruning on save succeeds when another process holds the wip ref\'s lock as its reflog is expired', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
+    writeFileSync(join(dir, 'notes.txt'), 'one\n');
+    assert.equal((await runCli(dir, ['workspace', 'wip', 'save', '--label', 'one', '--json'])).code, 0);
+    // A fetch moving the ref, or git's pack-refs, holds its lock just then.
+    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
+    const { env } = gitStandIn('chant-reflog-lock-', () => [
+      `case " $* " in *" reflog expire "*) touch ${shellQuote(lock)}; ${shellQuote(REAL_GIT)} "$@"; rc=$?; rm -f ${shellQuote(lock)}; exit $rc;; esac`,
+      `exec ${shellQuote(REAL_GIT)} "$@"`,
+    ]);
+    writeFileSync(join(dir, 'notes.txt'), 'two\n');
+    const run = runBin(dir, ['workspace', 'wip', 'save', '--label', 'two', '--json'], env);
+    assert.equal(run.code, 0, run.stdout);
+    assert.equal(run.doc.pruned.dropped.length, 1);
+    const { branches } = await new WipStore({ cwd: dir }).list();
+    assert.deepEqual(branches[0]?.snapshots.map((snapshot) => snapshot.label), ['two']);
   });
 
   it('refuses save --prune with no retain block, writing nothing', async () => {

@@ -195,7 +195,13 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     } catch (error) {
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
-    await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
+    try {
+      await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
+    } catch {
+      // The chains are pruned; what the reflog holds is freed by the next prune. Another process
+      // holding a ref's lock at that moment (a fetch moving it, git's pack-refs) failed the prune
+      // after its work, and a save pruning on save after its snapshot was recorded.
+    }
     return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
   };
   const result = dryRun ? await work() : await locked(context, layout, work);
