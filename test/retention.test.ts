@@ -92,6 +92,22 @@ describe('the retain block of the declaration', () => {
     assert.deepEqual(branches[0]?.snapshots.map((snapshot) => snapshot.label), ['two']);
   });
 
+  it('a save pruning on save whose prune is refused (a commit under the chain that is not a snapshot) still succeeds and pushes', async () => {
+    const remote = bareRemote();
+    const dir = makeRepo(declared({ replicate: { remote: 'origin', refs: ['wip'], on: ['save'] }, retain: { keepLast: 1, onSave: true } }));
+    git(dir, ['remote', 'add', 'origin', remote]);
+    git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'another tool\'s commit']).trim()]);
+    const store = new WipStore({ cwd: dir });
+    writeFileSync(join(dir, 'notes.txt'), 'one\n');
+    await store.save({ label: 'one' });
+    writeFileSync(join(dir, 'notes.txt'), 'two\n');
+    const saved = await store.save({ label: 'two' });
+    assert.equal(saved.pruned, undefined);
+    assert.deepEqual(saved.replication?.pushed.map((ref) => ref.commit), [saved.snapshot.commit]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), saved.snapshot.commit);
+    await assertRefusal(() => store.prune({}), 'wip-snapshot-unknown');
+  });
+
   it('refuses save --prune with no retain block, writing nothing', async () => {
     const dir = makeRepo();
     writeFileSync(join(dir, 'notes.txt'), 'work\n');

@@ -40,7 +40,7 @@ export const SaveResult = Type.Object({
     description: 'With --scan: the likely secrets in the files this snapshot adds over the one below it (path, rule, line; never the secret). The snapshot is recorded all the same: it is local, and a push holds it back.',
   })),
   pruned: Type.Optional(Type.Object(BranchPrune.properties, {
-    description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, or when a save in another worktree moved the chain meanwhile (the next save prunes).",
+    description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, when a save in another worktree moved the chain meanwhile (the next save prunes), or when the prune was refused (the chain holds a commit that is not a snapshot, a lock stayed held): the snapshot stands, and wip prune reports why.",
   })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
     description: 'What the snapshot could not hold, every path, sorted by path; present only when there is something. A submodule or embedded repository is kept as the commit it is at (nothing, when it has no commit yet), its files are not. The save never fails because of one path: it takes the rest and lists each here; the snapshot commit records them too (snapshot.unsaved).',
@@ -83,8 +83,9 @@ export interface SaveResult {
   /**
    * With --prune, or a retain block whose onSave is true: what the declaration's retention rules
    * did to this branch's chain after the snapshot was recorded (next is the new tip when anything
-   * was dropped). Absent when no prune ran, or when a save in another worktree moved the chain
-   * meanwhile (the next save prunes).
+   * was dropped). Absent when no prune ran, when a save in another worktree moved the chain
+   * meanwhile (the next save prunes), or when the prune was refused (the chain holds a commit that
+   * is not a snapshot, a lock stayed held): the snapshot stands, and wip prune reports why.
    */
   pruned?: BranchPrune;
   /**

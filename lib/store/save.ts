@@ -140,8 +140,11 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       // With the declared policy, so that the prune marker names what the remote held (see prune).
       pruned = (await pruneChains({ ...context, policy }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
     } catch (error) {
-      // A save in another worktree moved the chain meanwhile: the snapshot stands, the next save prunes.
-      if (!isWipError(error, 'wip-race')) throw error;
+      // A save in another worktree moved the chain meanwhile: the snapshot stands, the next save
+      // prunes. A prune refused for any other reason (a commit under the chain that is not a
+      // snapshot, a lock that stayed held) is wip prune's to report: the snapshot is recorded, and
+      // failing the save for it said it was not, every save, and kept its push from running.
+      if (!isWipError(error) || isWipError(error, 'wip-cancelled')) throw error;
     }
   }
   // The snapshot is safe on disk by now: a push that fails is reported, never a failed save. A
