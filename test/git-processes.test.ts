@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
@@ -135,6 +135,26 @@ describe('git processes', () => {
     assert.equal(started2.length, 2, 'the filter and its sleep started');
     assert.deepEqual(await survivors(started2), [], 'the filter and the sleep it started are gone');
     assert.deepEqual(leftovers(join(dir, '.git')), [], 'no index.lock of the temporary index, no tmp_obj_');
+  });
+
+  it('removes the temporary object git was writing when its caller cancels it, as on a stall', async (t) => {
+    if (!needsGroups(t)) return;
+    if (!PROC) return t.skip('what git writes is read from /proc');
+    // The filter stands for git half way through an object: a tmp_obj_ file of the object store
+    // open for writing in the group, when the caller's signal comes.
+    const { dir, pids } = filtered('echo $$ >> $PIDS\nexec 3> "$GIT_DIR_OBJECTS/ab/tmp_obj_cancelled"\necho started >> $PIDS.ready\nsleep 600');
+    git(dir, ['config', 'filter.slow.clean', `GIT_DIR_OBJECTS='${join(dir, '.git', 'objects')}' ${git(dir, ['config', 'filter.slow.clean']).trim()}`]);
+    mkdirSync(join(dir, '.git', 'objects', 'ab'), { recursive: true });
+    const index = join(dir, '.git', 'chant-probe.index');
+    const controller = new AbortController();
+    const running = rejection(new GitProcessRunner(dir).run(['add', '--all'], { env: { GIT_INDEX_FILE: index }, signal: controller.signal }));
+    while (!existsSync(`${pids}.ready`)) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(leftovers(join(dir, '.git')).includes('objects/ab/tmp_obj_cancelled'), 'the half-written object is there while git runs');
+    controller.abort();
+    const error = await running;
+    assert.match(error.message, /stopped by its caller/);
+    assert.deepEqual(await survivors(pidsIn(pids)), [], 'the filter is gone');
+    assert.deepEqual(leftovers(join(dir, '.git')), [], 'a cancelled call leaves no tmp_obj_ behind, as a stopped one does not');
   });
 
   it('stops git at the deadline even while it makes progress, and says so', async (t) => {

@@ -556,9 +556,19 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
       stopped = reason;
       // What the group was writing is collected before it is stopped, to be removed after: a
       // partial object, a pack or a lock a stopped git leaves behind (git itself removes its
-      // locks on SIGTERM, but not its temporary objects, and SIGKILL leaves everything).
-      const leftovers = reason === 'aborted' || !PROC || child.pid === undefined ? [] : filesBeingWritten(child.pid);
-      signalGroup(child, 'SIGTERM');
+      // locks on SIGTERM, but not its temporary objects, and SIGKILL leaves everything). A
+      // caller's cancel stops git as a stall does, and leaves as little.
+      // The group is paused while it is looked at: git writes one object after another, and a
+      // file noted a moment before SIGTERM was often renamed into place by then, the one it
+      // opened next left behind. SIGTERM reaches it, pending, as it is let go.
+      const paused = PROC && GROUPS && child.pid !== undefined && exit === null && pauseGroup(child.pid);
+      let leftovers: Leftover[] = [];
+      try {
+        if (PROC && child.pid !== undefined) leftovers = filesBeingWritten(child.pid);
+      } finally {
+        signalGroup(child, 'SIGTERM');
+        if (paused) signalGroup(child, 'SIGCONT');
+      }
       const killAndClean = (): void => {
         signalGroup(child, 'SIGKILL');
         removeLeftovers(leftovers);
@@ -685,6 +695,30 @@ function groupMembers(pgid: number): number[] {
     if (fields !== null && Number(fields[2]) === pgid) members.push(Number(name));
   }
   return members;
+}
+
+/**
+ * Stops every member of a process group (SIGSTOP) and waits, at most 100 ms, until `/proc` shows
+ * each stopped or gone, so what they hold open can be read while none of them moves on.
+ * @returns whether the group was signalled (it must then be sent SIGCONT)
+ */
+function pauseGroup(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 'SIGSTOP');
+  } catch {
+    return false;
+  }
+  const until = Date.now() + 100;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  while (Date.now() < until) {
+    const running = groupMembers(pgid).some((pid) => {
+      const state = statFields(String(pid))?.[0];
+      return state !== undefined && state !== 'T' && state !== 't' && state !== 'Z' && state !== 'X';
+    });
+    if (!running) break;
+    Atomics.wait(pause, 0, 0, 1);
+  }
+  return true;
 }
 
 /** The fields of `/proc/<pid>/stat` after the command's name: state first, so pgrp is [2]. */
