@@ -92,7 +92,7 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
   // The first line, whole: the version, the fingerprint, the tree built.
   const firstEnd = text.indexOf('\n');
   const first = text.slice(0, Math.max(firstEnd, 0)).split(' ');
-  const trusted = fingerprint !== null && first.length === 4 && `${first[0]} ${first[1]}` === VERSION && first[2] === fingerprint && /^[0-9a-f]{40,64}$/.test(first[3] as string);
+  const trusted = fingerprint !== null && first.length === 4 && `${first[0]} ${first[1]}` === VERSION && first[2] === fingerprint && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(first[3] as string);
   if (trusted) {
     for (const line of text.slice(firstEnd + 1).split('\n')) {
       const end = line.indexOf('\0');
@@ -100,6 +100,10 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
     }
   }
   const held = trusted && tipTree !== null && first[3] === tipTree;
+  // Every blob id is as long as the tree id the first line names (the repository's object
+  // format): a line cut short (a crash before its bytes reached the disk) can leave a sha256 id
+  // of 40 to 63 digits, which would name no blob, or half of one.
+  const idLength = trusted ? (first[3] as string).length : 0;
   const kept = new Map<string, string>();
   return {
     held,
@@ -107,7 +111,7 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
       const line = known.get(path);
       if (line === undefined) return undefined;
       const [, entryKey, taken, oid, extra] = line.split('\0');
-      if (entryKey !== key || taken === undefined || oid === undefined || extra !== undefined || !/^\d+$/.test(taken) || !/^[0-9a-f]{40,64}$/.test(oid)) return undefined;
+      if (entryKey !== key || taken === undefined || oid === undefined || extra !== undefined || !/^\d+$/.test(taken) || oid.length !== idLength || !/^[0-9a-f]{40,64}$/.test(oid)) return undefined;
       if (newestMs + racyMarginMs > Number(taken)) return undefined;
       kept.set(path, line);
       return oid;
@@ -120,7 +124,7 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
     },
     *entries() {
       for (const [path, line] of known) {
-        const entry = cachedHash(path, line);
+        const entry = cachedHash(path, line, idLength);
         if (entry !== null) yield entry;
       }
     },
@@ -132,7 +136,7 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
 }
 
 /** A line of the cache read whole, or null where it does not read as one. */
-function cachedHash(path: string, line: string): CachedHash | null {
+function cachedHash(path: string, line: string, idLength: number): CachedHash | null {
   // path NUL key NUL taken NUL oid, the key being stat|indexOid|attributes...
   const keyEnd = line.indexOf('\0', path.length + 1);
   const takenEnd = keyEnd < 0 ? -1 : line.indexOf('\0', keyEnd + 1);
@@ -143,8 +147,8 @@ function cachedHash(path: string, line: string): CachedHash | null {
   const takenMs = Number(line.slice(keyEnd + 1, takenEnd));
   const oid = line.slice(takenEnd + 1);
   // As lookup checks it: a line damaged to a blob id that is not hex would be written into the
-  // private index only in part, and name a blob that is no file's.
-  if (!Number.isSafeInteger(takenMs) || !/^[0-9a-f]{40,64}$/.test(oid)) return null;
+  // private index only in part, and name a blob that is no file's; so would one of another length.
+  if (!Number.isSafeInteger(takenMs) || oid.length !== idLength || !/^[0-9a-f]{40,64}$/.test(oid)) return null;
   return { path, stat: line.slice(path.length + 1, statEnd), indexOid: line.slice(statEnd + 1, oidEnd), attributes: line.slice(oidEnd + 1, keyEnd), takenMs, oid };
 }
 
