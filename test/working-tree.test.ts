@@ -786,6 +786,37 @@ describe('the folder memo', () => {
     await check('again, from the memo alone');
     assert.equal(readFileSync(memo, 'latin1'), before, 'a save with nothing new remembers the same folders');
   });
+
+  it('takes no tree id of another length than the repository\'s from a line cut short', async () => {
+    const dir = tempDir();
+    git(dir, ['init', '-q', '-b', 'main', '--object-format=sha256', '.']);
+    writeFiles(dir, { 'd/a.txt': 'a\n', 'd/b.txt': 'b\n', 'top.txt': 'top\n' });
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-qm', 'base']);
+    writeFiles(dir, { 'd/a.txt': 'dirty a\n' });
+    const build = async (): Promise<string | null> => {
+      const plumbing = new Plumbing(new SimpleGitRunner(dir), dir);
+      const { layout, head, replaced } = await plumbing.checkout();
+      const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs: 0 });
+      if (built === null) return null;
+      // Recorded as a save records it: the tip then holds the trees the memo names, taken unseen.
+      git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['commit-tree', built.tree, '-p', head as string, '-m', 'wip']).trim()]);
+      return built.tree;
+    };
+    assert.equal(await build(), stagedTree(dir));
+    const memo = join(dir, '.git', 'chant-tree-memo');
+    const folder = git(dir, ['rev-parse', 'refs/chant/wip/main:d']).trim();
+    const text = readFileSync(memo, 'latin1');
+    // The folder's line cut to 50 of its 64 digits, within what an id of either format may hold,
+    // and moved last, where a crash before the bytes reached the disk cuts a file short.
+    const line = text.split('\n').find((entry) => entry.endsWith(` ${folder}`)) as string;
+    assert.ok(line !== undefined);
+    writeFileSync(memo, `${text.replace(`${line}\n`, '')}${line.slice(0, -14)}\n`, 'latin1');
+    // A change at the top only: the folder's own inputs are what the memo's line was built from.
+    writeFiles(dir, { 'top.txt': 'top changed\n' });
+    assert.equal(await build(), stagedTree(dir));
+    git(dir, ['fsck', '--no-dangling']);
+  });
 });
 
 describe('choosing how a save stages', () => {

@@ -3,7 +3,7 @@
 // names the root tree the save built too: every tree it holds is in that one, so while the wip
 // tip holds the same root, they are all reachable from a ref, and none is looked for.
 import { replaceCacheFile } from './cache-file.js';
-import { OBJECT_ID } from '../git/formats/object-format.js';
+import { EXACT_OBJECT_ID, OBJECT_ID } from '../git/formats/object-format.js';
 import type { TreeMemo } from '../git/formats/tree.js';
 
 /** The memo of folder trees, in the git directory: each line a key and a tree id (`-`: none), and one `root` and the tree built. */
@@ -20,8 +20,14 @@ export function treeMemo(text: string, exists: (oid: string) => boolean, tipTree
   let root: string | null = null;
   for (const line of text.split('\n')) {
     const [key, oid, extra] = line.split(' ');
-    if (key === 'root' && oid !== undefined && extra === undefined && OBJECT_ID.test(oid)) root = oid;
+    if (key === 'root' && oid !== undefined && extra === undefined && EXACT_OBJECT_ID.test(oid)) root = oid;
     else if (key !== undefined && oid !== undefined && /^[0-9a-f]{40}$/.test(key) && (oid === '-' || OBJECT_ID.test(oid))) known.set(key, oid);
+  }
+  // Every tree id is as long as the root's (the repository's object format): a line cut short (a
+  // crash before its bytes reached the disk) can leave a sha256 id of 40 to 63 digits, which a
+  // tree built on it would hold as half an id.
+  if (root !== null) {
+    for (const [key, oid] of known) if (oid !== '-' && oid.length !== root.length) known.delete(key);
   }
   const held = tipTree !== null && root === tipTree;
   const used = new Map<string, string | null>();
