@@ -3,7 +3,7 @@
 // working directory.
 import { git, makeRepo, runCli, stateOf, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -115,5 +115,29 @@ describe('GIT_DIR and GIT_WORK_TREE', () => {
     writeFiles(dir, { 'work.txt': 'work\n' });
     const run = await runCli(dir, ['workspace', 'wip', 'save'], { ...process.env, GIT_DIR: '.git' });
     assert.equal(run.code, 0, run.stdout);
+  });
+
+  it('refuses, saying how to join them, a git directory whose core.worktree holds no .git, run from inside the git directory, and saves once a .git file joins them', async () => {
+    // git finds such a repository from inside its git directory only; chant runs git from the
+    // work tree, where a save's git status failed as git-failed.
+    const dir = makeRepo();
+    const gitDir = join(tempDir(), 'repo.git');
+    git(dir, ['init', '-q', `--separate-git-dir=${gitDir}`]);
+    rmSync(join(dir, '.git'));
+    git(gitDir, ['config', 'core.worktree', dir]);
+    writeFiles(dir, { 'work.txt': 'work\n' });
+    const refsBefore = git(gitDir, ['for-each-ref']);
+    for (const args of [['workspace', 'wip', 'save'], ['workspace', 'wip', 'restore'], ['workspace', 'wip', '--json']]) {
+      const run = await runCli(gitDir, args);
+      assert.equal(run.code, 1, run.stdout);
+      assert.equal(run.doc.error.code, 'not-a-git-repository', run.stdout);
+      assert.match(run.doc.error.message, /core\.worktree/);
+      assert.match(run.doc.error.message, /gitdir: /);
+    }
+    assert.equal(git(gitDir, ['for-each-ref']), refsBefore);
+    writeFileSync(join(dir, '.git'), `gitdir: ${gitDir}\n`);
+    const run = await runCli(gitDir, ['workspace', 'wip', 'save']);
+    assert.equal(run.code, 0, run.stdout);
+    assert.equal(git(dir, ['show', 'refs/chant/wip/main:work.txt']), 'work\n');
   });
 });

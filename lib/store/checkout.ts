@@ -34,7 +34,7 @@ type Opened = { layout: RepositoryLayout; headRef: string | null; head: string |
  */
 export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<Awaited<ReturnType<Plumbing['checkout']>>> {
   const named = (['GIT_DIR', 'GIT_WORK_TREE'] as const).filter((name) => (env[name] ?? '') !== '');
-  if (named.length === 0) return plumbing.checkout();
+  if (named.length === 0) return reachable(cwd, await plumbing.checkout());
   const variables = named.map((name) => `${name}=${env[name] as string}`).join(' and ');
   const refuse = (why: string, cause?: unknown) => new WipError('not-a-git-repository',
     `${variables} ${named.length > 1 ? 'are' : 'is'} set, and chant finds the repository from the working directory only: ${why}. Run it from inside the checkout (a bare repository with a separate work tree: git --git-dir=<dir> worktree add <folder> <branch>, then work there)`,
@@ -50,7 +50,20 @@ export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonl
   if (!same(env.GIT_DIR, opened.layout.gitDir) || !same(env.GIT_WORK_TREE, opened.layout.top)) {
     throw refuse(`the checkout around ${cwd} is ${opened.layout.top} (git directory ${opened.layout.gitDir}), another than they name`);
   }
-  return opened;
+  return reachable(cwd, opened);
+}
+
+/**
+ * The checkout, where git finds it again from its work tree, where chant runs git: a git
+ * directory whose `core.worktree` names a folder that holds no `.git` is found only from inside
+ * that git directory, and every git call from the work tree then failed as `git-failed` halfway
+ * (a save's `git status`). Refused as `not-a-git-repository` before anything is run, saying how
+ * to join the two.
+ */
+function reachable<T extends Opened>(cwd: string, opened: T): T {
+  const { top, gitDir } = opened.layout;
+  if (existsSync(join(top, '.git'))) return opened;
+  throw new WipError('not-a-git-repository', `${cwd} is in the git directory ${gitDir}, whose work tree ${top} (its core.worktree) holds no .git, and chant runs git from the work tree, where git finds no repository. Join them with a .git file in the work tree (echo "gitdir: ${gitDir}" > "${join(top, '.git')}"), or use git --git-dir=<dir> worktree add <folder> <branch>`);
 }
 
 /** The checked-out branch, its commit and its wip tip; `wip-no-branch` for a detached HEAD or an unborn branch. */
