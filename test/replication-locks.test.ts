@@ -3,11 +3,12 @@
 // is in the way with git's own words, never believes a record it could not bring up to date, and
 // never claims a ref up to date with a remote it could not read.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
 import type { PolicyDocument } from '../lib/documents/replication.js';
+import { SimpleGitRunner } from '../lib/index.js';
 import { Replicator } from '../lib/replication/replicator.js';
 import { git, makeRepo, tempDir } from './helpers.js';
 import { assertDocument, bareRemote } from './remotes.js';
@@ -136,4 +137,26 @@ test('a record a push could not delete (its lock stale) is no proof: a ref the n
   assert.equal(state?.refs.find((ref) => ref.ref === WIP)?.replicated, false, 'the refusing remote holds nothing');
   assert.equal(state?.replicated, false);
   rmSync(lock);
+});
+
+test('a fetch leaves a marker a prune\'s gc looks for while git brings what no ref names yet, and takes it away after', async () => {
+  const { remote } = remoteWithRefs();
+  const box = replacement(remote);
+  const markers = join(box, '.git', 'chant-fetching');
+  const seen: string[][] = [];
+  const real = new SimpleGitRunner(box);
+  const replicator = new Replicator({
+    cwd: box,
+    policy: POLICY,
+    git: {
+      run(args, options) {
+        if (args.includes('fetch') && !args.includes('lfs')) seen.push(readdirSync(markers));
+        return real.run(args, options);
+      },
+    },
+  });
+  assert.equal((await replicator.fetch()).failed, null);
+  assert.equal(seen.length, 1);
+  assert.match(seen[0]?.[0] ?? '', new RegExp(`^${process.pid}-`), 'the marker names this process');
+  assert.deepEqual(readdirSync(markers), []);
 });

@@ -3,10 +3,11 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
+import { collectUnlessFetching, whileFetching } from '../lib/managers/lock.js';
 import { BASE, buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, tempDir } from './helpers.js';
 
@@ -192,6 +193,42 @@ describe('prune', () => {
     await there.save({ label: 'w' });
     assert.equal((await there.prune({ keepLast: 1, gc: true })).collected, true);
     git(dir, ['fsck', '--no-dangling', '--strict']);
+  });
+
+  it('leaves its gc undone while a fetch brings objects no ref names yet, and runs it once no live fetch is left', async () => {
+    // A fetch writes what it brings before any ref names it: a git gc --prune=now meanwhile took
+    // its pack from under it (the fetch failed, its staging refs naming objects that were gone).
+    const dir = makeRepo();
+    buildChain(dir, 5);
+    const common = join(dir, '.git');
+    const dropped = git(dir, ['rev-parse', 'refs/chant/wip/main~2']).trim();
+    const during = await whileFetching(common, () => store(dir).prune({ keepLast: 1, gc: true }));
+    assert.equal(during.branches[0]?.dropped.length, 4, 'the chain is pruned all the same');
+    assert.equal(during.collected, false);
+    git(dir, ['cat-file', '-e', dropped]);
+    assert.deepEqual(readdirSync(join(common, 'chant-fetching')), [], 'the fetch took its marker away');
+    // A marker left by a fetch whose process is gone counts for nothing, and goes.
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid as number;
+    writeFileSync(join(common, 'chant-fetching', `${gone}-left`), `${gone}\n\n`);
+    const after = await store(dir).prune({ keepLast: 1, gc: true });
+    assert.equal(after.collected, true);
+    assert.throws(() => git(dir, ['cat-file', '-e', dropped]), 'the dropped snapshot is gone');
+    assert.deepEqual(readdirSync(join(common, 'chant-fetching')), []);
+    git(dir, ['fsck', '--no-dangling', '--strict']);
+  });
+
+  it('holds a fetch back while its gc runs: past the wait the fetch is refused with wip-race, having brought nothing', async () => {
+    const dir = makeRepo();
+    const common = join(dir, '.git');
+    let fetched = false;
+    const collected = await collectUnlessFetching(common, async () => {
+      await assert.rejects(whileFetching(common, async () => {
+        fetched = true;
+      }, { waitMs: 200 }), (error: Error & { code?: string }) => error.code === 'wip-race' && /git gc --prune=now/.test(error.message));
+    });
+    assert.equal(collected, true, 'the fetch that waited left no marker to hold the gc back');
+    assert.equal(fetched, false);
+    assert.equal(await whileFetching(common, async () => 'fetched'), 'fetched', 'with the gc done, a fetch goes at once');
   });
 
   it('refuses with wip-race and changes nothing when the chain moves under it', async () => {

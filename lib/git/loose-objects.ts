@@ -24,6 +24,18 @@ export function looseObjectsDir(cwd: string, env: NodeJS.ProcessEnv = process.en
   return common === null ? null : join(common, 'objects');
 }
 
+/**
+ * The common git directory of the checkout `cwd` is in, without a process, as git finds it from
+ * there (chant runs git with no `GIT_DIR`: lib/git/runner.ts); null when none is found. A guess:
+ * for markers other chant processes look for, never for what a write reads.
+ * @param cwd - a folder inside the checkout
+ * @returns the folder, or null
+ * @internal
+ */
+export function commonDirFromFiles(cwd: string): string | null {
+  return looseCommonDir(cwd, {});
+}
+
 /** The common git directory of the checkout `cwd` is in, found as {@link looseObjectsDir} finds its objects. */
 function looseCommonDir(cwd: string, env: NodeJS.ProcessEnv): string | null {
   if (env.GIT_DIR) return commonDir(resolve(cwd, env.GIT_DIR));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -294,3 +294,130 @@ function readOwn(path: string): string | null {
   }
 }
 
+
+/**
+ * The folder of the common git directory where each running fetch leaves a marker while git
+ * brings objects no ref names yet.
+ * @internal
+ */
+export const FETCH_MARKERS = 'chant-fetching';
+
+/**
+ * The marker a prune's `git gc --prune=now` leaves in the common git directory from before it
+ * looks for fetches until it ends.
+ * @internal
+ */
+export const COLLECT_MARKER = 'chant-collecting';
+
+/** Touches `path` every few seconds, for a waiter in another PID namespace; the returned function stops it. */
+function keepTouched(path: string): () => void {
+  const heartbeat = setInterval(() => {
+    try {
+      const now = new Date();
+      utimesSync(path, now, now);
+    } catch {
+      // Gone or unwritable: nothing to keep.
+    }
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+  return () => clearInterval(heartbeat);
+}
+
+/**
+ * Runs `fetch` (a git fetch, whose objects no ref names until it ends) with a marker in the
+ * common git directory `commonDir`, after waiting for a prune's `git gc --prune=now` running
+ * there: that gc deletes every object no ref names, and took a fetch's pack from under it (the
+ * fetch failed, its staging refs naming objects that were gone). The marker is written before
+ * the gc's is looked for, and a prune writes its own before it looks for fetches (see
+ * {@link collectUnlessFetching}), so at least one of the two sees the other: the gc is then left
+ * undone, or the fetch waits for it. A marker that cannot be written leaves the fetch as it was.
+ * @throws {@link WipError} `wip-race` when the gc still runs after the wait; what `stopWaiting` throws
+ * @internal
+ */
+export async function whileFetching<T>(commonDir: string, fetch: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  const folder = join(commonDir, FETCH_MARKERS);
+  const path = join(folder, `${process.pid}-${randomBytes(6).toString('hex')}`);
+  try {
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path, lockContent(''));
+  } catch {
+    rmSync(path, { force: true });
+    return fetch();
+  }
+  const stop = keepTouched(path);
+  try {
+    const deadline = Date.now() + (options.waitMs ?? 30_000);
+    for (;;) {
+      const collecting = await readHolder(join(commonDir, COLLECT_MARKER));
+      if (collecting === null || collecting.stale) break;
+      options.stopWaiting?.();
+      if (Date.now() > deadline) {
+        throw new WipError('wip-race', `a wip prune's git gc --prune=now${collecting.pid === null ? '' : ` (chant process ${collecting.pid})`} is running in this repository, and would delete what a fetch brings before a ref names it; nothing was fetched: try again when it ends`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    }
+    return await fetch();
+  } finally {
+    stop();
+    rmSync(path, { force: true });
+  }
+}
+
+/**
+ * Runs `gc` (a `git gc --prune=now`, its caller holding every worktree's chant lock) unless a
+ * fetch is running in the common git directory `commonDir` (see {@link whileFetching}): its
+ * marker is written first, then the fetches' are looked at. False, leaving the gc undone, when
+ * a fetch runs or the marker cannot be written. Markers whose fetch is gone are removed.
+ * @internal
+ */
+export async function collectUnlessFetching(commonDir: string, gc: () => Promise<void>): Promise<boolean> {
+  const path = join(commonDir, COLLECT_MARKER);
+  const token = lockContent(randomBytes(8).toString('hex'));
+  // Every worktree's lock is held, so no other prune collects: a marker there was left by one
+  // killed, and stands only while its gc runs on.
+  const created = (): boolean => {
+    try {
+      return createExclusive(path, token);
+    } catch {
+      // Without its marker a gc could take a fetch's objects from under it: left undone.
+      return false;
+    }
+  };
+  if (!created()) {
+    const holder = await readHolder(path);
+    if (holder === null || !holder.stale) return false;
+    rmSync(path, { force: true });
+    if (!created()) return false;
+  }
+  const stop = keepTouched(path);
+  try {
+    if (fetchRunning(commonDir)) return false;
+    await gc();
+    return true;
+  } finally {
+    stop();
+    if (readOwn(path) === token) rmSync(path, { force: true });
+  }
+}
+
+/** Whether a fetch's marker names a live fetch; the markers of fetches gone are removed. */
+function fetchRunning(commonDir: string): boolean {
+  const folder = join(commonDir, FETCH_MARKERS);
+  let names: string[];
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return false;
+  }
+  let running = false;
+  for (const name of names) {
+    const path = join(folder, name);
+    try {
+      if (!holderGone(readFileSync(path, 'utf8'), statSync(path).mtimeMs)) running = true;
+      else rmSync(path, { force: true });
+    } catch {
+      // Gone meanwhile: its fetch ended.
+    }
+  }
+  return running;
+}

@@ -11,6 +11,7 @@ import {
   readRefTips, readRemoteConfig, recordConfirmation, usesLfs, withdrawConfirmation, writeRefs,
 } from '../git/remote.js';
 import type { NetworkOptions, RefPushStatus, RefTip, RefWrite, RefWriteFailure } from '../git/remote.js';
+import { commonDirFromFiles } from '../git/loose-objects.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
@@ -20,6 +21,7 @@ import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
+import { whileFetching } from '../managers/lock.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -399,7 +401,10 @@ export class Replicator {
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
     const network = this.#network(remote.sshCommand, remote.secrets);
-    const unreachable = await fetchToStaging(this.#git, this.#cwd, policy.remote, stagingRefspecs(policy.remote, policy.refs), network);
+    // Under a marker a prune's git gc --prune=now looks for: what git brings is named by no ref until it ends.
+    const commonDir = commonDirFromFiles(this.#cwd);
+    const fetching = () => fetchToStaging(this.#git, this.#cwd, policy.remote, stagingRefspecs(policy.remote, policy.refs), network);
+    const unreachable = commonDir === null ? await fetching() : await whileFetching(commonDir, fetching, { stopWaiting: () => checkNotAborted(options.signal) });
     const fresh = unreachable === null;
     let failed = unreachable;
     const failedRefs: FetchRefFailure[] = [];

@@ -14,7 +14,7 @@ import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
-import { withWorktreeLock } from '../managers/lock.js';
+import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
 import { loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -45,8 +45,9 @@ export interface PruneOptions {
    * Run `git gc --prune=now` afterwards, so the dropped snapshots' objects leave the disk at once
    * (a repack of the whole repository). It runs once the chains are pruned, holding the chant
    * lock of every worktree of the repository, so that no save or restore there is between
-   * writing its objects and naming them; one that holds its lock past the wait leaves the gc
-   * undone (`collected: false`), the chains pruned all the same.
+   * writing its objects and naming them; one that holds its lock past the wait, or a fetch
+   * running meanwhile (its objects are named only once it ends), leaves the gc undone
+   * (`collected: false`), the chains pruned all the same.
    */
   gc?: boolean;
 }
@@ -187,7 +188,9 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
       rewrites.push({ ref: entry.ref, next: below as unknown as string, expected: entry.tip });
       results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: below, kept: kept.length, dropped });
     }
-    if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: false, replication: null };
+    // Nothing to drop, and gc asked for: it runs all the same, for what an earlier prune dropped
+    // while its gc was left undone (a lock held past the wait, a fetch running).
+    if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: !dryRun && options.gc === true, replication: null };
     await writeCommits(context.git, context.cwd, bodies, layout.objectFormat);
     // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
     try {
@@ -229,12 +232,17 @@ function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
  * them from under it (its snapshot would then name objects that are gone). The locks are taken
  * in the order of their paths, by every prune alike, so two never hold up each other; each is
  * waited for as a save waits. A worktree gone meanwhile holds nothing; a lock still held after
- * the wait, or one that cannot be taken, leaves the gc undone: false. A failing gc still throws.
+ * the wait, or one that cannot be taken, leaves the gc undone: false, as does a fetch running
+ * (see collectUnlessFetching). A failing gc still throws.
  */
 async function collectWithEveryLock(context: StoreContext, layout: RepositoryLayout, gc: () => Promise<void>): Promise<boolean> {
   const dirs = [layout.gitDir, layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => all.indexOf(dir) === index).sort();
   const under = async (index: number): Promise<void> => {
-    if (index === dirs.length) return gc();
+    if (index === dirs.length) {
+      // Nor while a fetch brings objects no ref names yet (lib/managers/lock.ts, whileFetching).
+      if (!await collectUnlessFetching(layout.commonDir, gc)) throw new LockNotTaken();
+      return;
+    }
     const dir = dirs[index] as string;
     let taken = false;
     try {
