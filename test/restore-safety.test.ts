@@ -461,6 +461,24 @@ describe('restore: the undo is exact', () => {
     assert.deepEqual(stateOf(dir), before);
   });
 
+  it('removes an untracked file where the snapshot has a folder, even when the .gitignore it writes ignores that name', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    // x/y is staged by force past the .gitignore that ignores x: the snapshot holds it.
+    writeFiles(dir, { '.gitignore': 'x\n', 'x/y': 'tracked y\n' });
+    git(dir, ['add', '-f', 'x/y']);
+    const saved = await store.save({});
+    git(dir, ['rm', '-q', '--cached', 'x/y']);
+    rmSync(join(dir, 'x'), { recursive: true });
+    writeFiles(dir, { '.gitignore': null, x: 'an untracked file\n' });
+    const plan = await store.plan({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(plan.remove, ['x'], 'the folder the snapshot writes needs the file gone; the checkpoint holds it');
+    const restored = await store.restore({ snapshot: saved.snapshot.commit, expect: plan.fingerprint });
+    assert.deepEqual(restored.removed, ['x']);
+    assert.equal(readFileSync(join(dir, 'x/y'), 'utf8'), 'tracked y\n');
+    assert.equal(git(dir, ['show', `${restored.checkpoint.snapshot.commit}:x`]), 'an untracked file\n');
+  });
+
   it('refuses during a conflicted merge, naming it, and changes nothing', async () => {
     const dir = makeRepo({ 'README.md': 'x\n', 'c.txt': 'base\n' });
     git(dir, ['checkout', '-q', '-b', 'other']);

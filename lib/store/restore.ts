@@ -519,7 +519,7 @@ async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], onl
  * the restore changes a `.gitignore`: else the rules are those under which the working tree's
  * tree took the file, so none ignores it. A file is left only where neither the checkout's index,
  * HEAD's tree nor the index the target recorded (`trees`) holds it, no file is written in place
- * of a folder on its way, and its name is UTF-8 without a newline: any other is removed as before
+ * of a folder on its way, nothing is written under it as a folder, and its name is UTF-8 without a newline: any other is removed as before
  * (the checkpoint holds it).
  */
 async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, current: string, trees: ReadonlyArray<string | null>, changes: TreeChange[]): Promise<TreeChange[]> {
@@ -535,9 +535,11 @@ async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, curren
     for (let slash = raw.indexOf('/'); slash >= 0; slash = raw.indexOf('/', slash + 1)) found.push(raw.slice(0, slash));
     return found;
   };
+  // The folders the target writes into: a file where one of them goes must make way for it.
+  const writtenInto = new Set(changes.filter((change) => change.newMode !== ABSENT).flatMap((change) => folders(change.raw)));
   const index = scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat);
   const unindexed = changes.filter((change) => change.newMode === ABSENT && ['100644', '100755', '120000'].includes(change.oldMode) && !isIgnoreFile(change.raw)
-    && utf8(change.raw) !== null && !folders(change.raw).some((folder) => written.has(folder)));
+    && utf8(change.raw) !== null && !folders(change.raw).some((folder) => written.has(folder)) && !writtenInto.has(change.raw));
   const indexed = new Set(index.split ? unindexed.map((change) => utf8(change.raw) as string) : index.select(unindexed.map((change) => utf8(change.raw) as string)).map((entry) => entry.path));
   let candidates = unindexed.filter((change) => !indexed.has(utf8(change.raw) as string));
   if (candidates.length === 0) return changes;
