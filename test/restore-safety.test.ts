@@ -461,6 +461,21 @@ describe('restore: the undo is exact', () => {
     assert.deepEqual(stateOf(dir), before);
   });
 
+  it('refuses over an ignored file holding the blob\'s bytes where the snapshot\'s attributes write other bytes there', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { '.gitattributes': '*.dat eol=crlf\n', 'd.dat': 'line\r\n' });
+    const saved = await store.save({});
+    // The user's own ignored d.dat holds the blob's bytes (LF), which the checkout writes as CRLF.
+    writeFiles(dir, { '.gitignore': '*.dat\n', 'd.dat': 'line\n' });
+    const before = stateOf(dir);
+    const plan = await store.plan({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(plan.refused.map((refused) => refused.path), ['d.dat']);
+    await assertRefusal(() => store.restore({ snapshot: saved.snapshot.commit }), 'wip-restore-blocked', /d\.dat \(an ignored file/);
+    assert.deepEqual(stateOf(dir), before);
+    assert.equal(readFileSync(join(dir, 'd.dat'), 'latin1'), 'line\n');
+  });
+
   it('removes an untracked file where the snapshot has a folder, even when the .gitignore it writes ignores that name', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

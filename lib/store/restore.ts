@@ -177,7 +177,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const blockers = await blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, []);
+      const plainWrite = { trees: only === null ? [target.tree] : [target.tree, current], replaced: opened.replaced, env: context.env ?? process.env };
+      const blockers = await blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, [], plainWrite);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
@@ -291,7 +292,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact))),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact, { trees: only === null ? [target.tree] : [target.tree, prepared.current], replaced: opened.replaced, env: context.env ?? process.env }))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -585,9 +586,9 @@ async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, curren
  * write, the caller's directory, and a file the checkpoint could not take (unreadable, too
  * large, ...), which is never overwritten.
  */
-async function blockersOf(plumbing: Plumbing, layout: RepositoryLayout, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[], inexact: readonly Blocker[]): Promise<Blocker[]> {
+async function blockersOf(plumbing: Plumbing, layout: RepositoryLayout, cwd: string, changes: readonly TreeChange[], leftOut: readonly LeftOut[], inexact: readonly Blocker[], plain: PlainWrite): Promise<Blocker[]> {
   const top = layout.top;
-  const blockers = [...inexact, ...await sameAsWritten(plumbing, layout, changes, await inTheWay(top, changes)), ...await unwritableFolders(top, changes)];
+  const blockers = [...inexact, ...await sameAsWritten(plumbing, layout, changes, await inTheWay(top, changes), plain), ...await unwritableFolders(top, changes)];
   const cwdBlocker = await cwdRemoved(top, cwd, changes);
   if (cwdBlocker !== null) blockers.push(cwdBlocker);
   const notHeld = new Map(leftOut.filter((entry) => entry.reason !== 'submodule' && entry.reason !== 'embedded-repository')
@@ -606,12 +607,26 @@ async function blockersOf(plumbing: Plumbing, layout: RepositoryLayout, cwd: str
 }
 
 /**
+ * What decides whether the restore writes a blob's bytes as they are: the trees whose
+ * `.gitattributes` it may write through (the target's, and the working tree's for a partial
+ * restore), whether a replace ref may stand for an object, and the environment git reads its
+ * configuration in.
+ */
+interface PlainWrite {
+  trees: readonly string[];
+  replaced: boolean | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/**
  * The files in the way (see {@link inTheWay}) less those that hold the very bytes, and the mode,
  * the restore writes there: overwriting one loses nothing, as the target holds it. An ignored
  * file that a restore to another `.gitignore` left where it was is such a file when that
- * restore's checkpoint, which holds it, is restored.
+ * restore's checkpoint, which holds it, is restored. Only where git's checkout writes the blob's
+ * bytes as they are (no attribute or setting converts them, see {@link inexactFiles}): elsewhere a
+ * file holding the blob's bytes is not what is written there (`eol=crlf` writes CRLFs over it).
  */
-async function sameAsWritten(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], blockers: Blocker[]): Promise<Blocker[]> {
+async function sameAsWritten(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], blockers: Blocker[], plain: PlainWrite): Promise<Blocker[]> {
   const written = new Map(changes.filter((change) => change.newMode === '100644' || change.newMode === '100755').map((change) => [change.raw, change]));
   const files = blockers.flatMap((blocker) => {
     const change = written.get(blocker.raw);
@@ -620,6 +635,9 @@ async function sameAsWritten(plumbing: Plumbing, layout: RepositoryLayout, chang
     return stats?.isFile() === true && ((stats.mode & 0o100) === 0 ? '100644' : '100755') === change.newMode ? [change] : [];
   });
   if (files.length === 0) return blockers;
+  const asTheyAre = plain.replaced === false && !checkoutMayConvert(layout, plain.env)
+    && plain.trees.every((tree) => treeAttributesConvertNothing(layout.objectsDir, tree, files.map((change) => change.raw), layout.objectFormat) === true);
+  if (!asTheyAre) return blockers;
   const raws = await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []);
   const same = new Set(files.filter((change, at) => raws[at] === change.newOid).map((change) => change.raw));
   return blockers.filter((blocker) => !same.has(blocker.raw));
