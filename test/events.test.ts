@@ -102,4 +102,28 @@ describe('events', () => {
       watch.close();
     }
   });
+
+  it('keeps hearing saves after the wip refs folder is removed and made again within one quiet spell', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const first = await store.save({});
+    const events: RefsChanged[] = [];
+    const watch = await store.watchRefs((event) => events.push(event), { debounceMs: 1500 });
+    try {
+      // git pack-refs --prune removes the loose ref and its folders; a save makes them again
+      // before the watch has read the tips: the folder watched before is gone for good.
+      git(dir, ['pack-refs', '--all', '--prune']);
+      git(dir, ['update-ref', '-d', 'refs/chant/wip/main']);
+      git(dir, ['update-ref', 'refs/chant/wip/main', first.snapshot.commit]);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      for (const n of [1, 2]) {
+        writeFiles(dir, { 'a.txt': `${n}\n` });
+        const heard = next(events, 10000);
+        const saved = await store.save({});
+        assert.ok((await heard)?.tips.some((tip) => tip.commit === saved.snapshot.commit), `save ${n} was heard`);
+      }
+    } finally {
+      watch.close();
+    }
+  });
 });

@@ -2,7 +2,7 @@
 // system says when something under the refs folder or the packed-refs file changed; only then,
 // after a short quiet spell, git is asked for the wip tips once, and the listener hears of it
 // only when they differ from what it last heard.
-import { readdirSync, watch } from 'node:fs';
+import { readdirSync, statSync, watch } from 'node:fs';
 import type { Dirent, FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
@@ -49,7 +49,10 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   // file over it twice, nothing more was heard. A folder's own watcher hears every rename into
   // it. The folders are refs/, refs/chant/, refs/chant/wip/ and every folder under it (a branch
   // with a slash), found again before each read, so a folder made since is watched from then on.
-  const watchers = new Map<string, FSWatcher>();
+  // Each is kept with the folder it watches (inode and birth time): a folder deleted and made
+  // again between two reads (git pack-refs --prune, then a save) is another folder, which the
+  // watcher of the one gone never hears, so it is watched anew.
+  const watchers = new Map<string, { watcher: FSWatcher; identity: string }>();
   const refs = join(layout.commonDir, 'refs');
   const chant = join(refs, 'chant');
   const wip = join(layout.commonDir, ...WIP_REF_PREFIX.split('/').filter((part) => part !== ''));
@@ -80,11 +83,18 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   const close = (): void => {
     closed = true;
     if (timer !== null) clearTimeout(timer);
-    for (const watcher of watchers.values()) watcher.close();
+    for (const { watcher } of watchers.values()) watcher.close();
     watchers.clear();
   };
   const add = (path: string, only?: (name: string) => boolean): void => {
-    if (watchers.has(path)) return;
+    const identity = identityOf(path);
+    const known = watchers.get(path);
+    if (known !== undefined) {
+      if (known.identity === identity) return;
+      known.watcher.close();
+      watchers.delete(path);
+    }
+    if (identity === null) return;
     try {
       const watcher = watch(path, { persistent: false }, (_event, name) => {
         if (only === undefined || (name !== null && only(String(name)))) changed();
@@ -92,9 +102,9 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
       watcher.on('error', () => {
         // The folder went (every ref under it deleted): watched again once it is back.
         watcher.close();
-        if (watchers.get(path) === watcher) watchers.delete(path);
+        if (watchers.get(path)?.watcher === watcher) watchers.delete(path);
       });
-      watchers.set(path, watcher);
+      watchers.set(path, { watcher, identity });
     } catch {
       // A folder that does not exist yet is watched once it does; the others go on watching.
     }
@@ -102,7 +112,7 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   /** Watches every folder the wip refs live in now, and stops watching those gone. */
   const follow = (): void => {
     const folders = [refs, chant, ...foldersUnder(wip)];
-    for (const [path, watcher] of watchers) {
+    for (const [path, { watcher }] of watchers) {
       if (path !== layout.commonDir && !folders.includes(path)) {
         watcher.close();
         watchers.delete(path);
@@ -118,6 +128,16 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   options.signal?.addEventListener('abort', close, { once: true });
   if (options.signal?.aborted === true) close();
   return { close };
+}
+
+/** Which folder is at `path` now (its inode and birth time), or null when there is none. */
+function identityOf(path: string): string | null {
+  try {
+    const stats = statSync(path);
+    return `${stats.dev}:${stats.ino}:${stats.birthtimeMs}`;
+  } catch {
+    return null;
+  }
 }
 
 /** A folder and every folder under it, or none when it does not exist. */
