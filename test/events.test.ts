@@ -3,6 +3,8 @@ import { spawnSync } from 'node:child_process';
 import { describe, it } from 'node:test';
 import { git, makeRepo, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
 import type { RefsChanged } from '../lib/index.js';
 
 /** Resolves with the next event the watch hears, or null after `ms`. */
@@ -98,6 +100,39 @@ describe('events', () => {
       for (const n of [6, 7, 8]) await saveAndHear(n);
       git(dir, ['checkout', '-q', '-b', 'feature/deep/x']);
       for (const n of [9, 10, 11]) await saveAndHear(n);
+    } finally {
+      watch.close();
+    }
+  });
+
+  it('hears a save made while the watch is being set up, after the tips were read', async () => {
+    const dir = makeRepo();
+    const other = new WipStore({ cwd: dir, policy: null });
+    await other.save({});
+    // Another process saves just after watchRefs read the tips, before its watchers are set up.
+    let between: (() => Promise<unknown>) | null = async () => {
+      writeFiles(dir, { 'a.txt': 'between\n' });
+      return other.save({});
+    };
+    const inner = new SimpleGitRunner(dir);
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        const out = await inner.run(args, options);
+        if (between !== null && args.includes('for-each-ref')) {
+          const save = between;
+          between = null;
+          await save();
+        }
+        return out;
+      },
+    };
+    const store = new WipStore({ cwd: dir, policy: null, git: runner });
+    const events: RefsChanged[] = [];
+    const heard = next(events, 5000);
+    const watch = await store.watchRefs((event) => events.push(event), { debounceMs: 20 });
+    try {
+      const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      assert.deepEqual((await heard)?.tips.map((entry) => entry.commit), [tip], 'the save made meanwhile is heard');
     } finally {
       watch.close();
     }

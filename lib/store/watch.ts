@@ -125,6 +125,9 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   // Packed refs live in packed-refs, which git replaces by a rename in the common directory.
   add(layout.commonDir, (name) => name === 'packed-refs' || name === 'refs');
   follow();
+  // The tips the caller read came before the watchers: a ref moved in between is heard of no
+  // other way, so the tips are read once now (the listener hears only if they differ).
+  changed();
   options.signal?.addEventListener('abort', close, { once: true });
   if (options.signal?.aborted === true) close();
   return { close };
