@@ -159,6 +159,19 @@ describe('what a restore checks out', () => {
     assert.equal(readFileSync(join(dir, 'a.txt'), 'latin1'), 'l1\r\nl2\r\n');
   });
 
+  it('writes the files of a partial restore that restores another folder\'s .gitattributes as the attributes it leaves say, folder by folder', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { '.gitattributes': '*.txt eol=crlf\n', 'a.txt': 'l1\nl2\n', 'sub/.gitattributes': '*.bin binary\n' });
+    const saved = await store.save({});
+    // The root's eol=crlf is gone from the working tree, and stays gone: only sub's comes back.
+    writeFiles(dir, { '.gitattributes': null, 'a.txt': 'other\n', 'sub/.gitattributes': '*.dat binary\n' });
+    await store.restore({ snapshot: saved.snapshot.commit, paths: ['a.txt', 'sub/.gitattributes'] });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'latin1'), 'l1\nl2\n');
+    assert.equal(git(dir, ['hash-object', 'a.txt']).trim(), git(dir, ['rev-parse', `${saved.snapshot.commit}:a.txt`]).trim());
+    assert.equal(readFileSync(join(dir, 'sub/.gitattributes'), 'utf8'), '*.bin binary\n');
+  });
+
   it('builds index files git reads, and finds tree entries by name', () => {
     const dir = makeRepo();
     const blob = git(dir, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();

@@ -718,9 +718,10 @@ export class Plumbing {
    * there; else by git. A folder git cannot be asked for by name (one holding a newline), or a
    * runner that cannot hand over tree objects, makes it fall back to {@link Plumbing.checkoutInto}.
    * `attributesTree`, when given, is the tree whose `.gitattributes` are taken instead of `tree`'s
-   * (the fallback takes `tree`'s).
+   * (the fallback takes `tree`'s), less those `skipAttributes` names; a `.gitattributes` among
+   * `entries` is always the one taken.
    */
-  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null, attributesTree: string = tree): Promise<void> {
+  async checkoutPaths(gitDir: string, indexFile: string, tree: string, staging: string, entries: readonly NewIndexEntry[], objectFormat: string, objectsDir: string | null = null, attributesTree: string = tree, skipAttributes: ReadonlySet<string> = new Set()): Promise<void> {
     const list = foldersOnTheWay(entries.map((entry) => entry.raw));
     // The trees of a snapshot chant wrote are loose: read without a process where they are.
     const loose = objectsDir === null ? null : readLooseTreeFolders(objectsDir, attributesTree, list, objectFormat, true);
@@ -736,7 +737,7 @@ export class Plumbing {
       if (object === null || object === undefined || object.type !== 'tree') continue;
       const found = treeEntry(object.content, '.gitattributes', objectFormat);
       const raw = folder === '' ? '.gitattributes' : `${folder}/.gitattributes`;
-      if (found !== null && found.mode !== '40000' && found.mode !== '160000' && !held.has(raw)) attributes.push({ raw, mode: found.mode, oid: found.oid });
+      if (found !== null && found.mode !== '40000' && found.mode !== '160000' && !held.has(raw) && !skipAttributes.has(raw)) attributes.push({ raw, mode: found.mode, oid: found.oid });
     }
     writeIndexFile(indexFile, indexFileOf([...entries, ...attributes], objectFormat));
     const input = Buffer.concat(entries.map((entry) => Buffer.from(`${entry.raw}\0`, 'latin1')));

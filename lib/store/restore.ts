@@ -194,11 +194,11 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // The snapshot's files are written into a private staging folder before the checkpoint:
       // a filter that fails there (a smudge filter, git-lfs without its object) refuses the
       // restore with nothing written at all, and so does a cancel until the checkpoint.
-      // A partial restore that leaves every .gitattributes as it is writes its files as the
-      // working tree's attributes say (git restore --source does), else as the target's: the
-      // attributes the files will be read back under.
-      const keepsAttributes = only !== null && !changes.some((change) => change.raw === '.gitattributes' || change.raw.endsWith('/.gitattributes'));
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env, keepsAttributes ? current : target.tree).catch(stopped) : null;
+      // A partial restore writes its files as the attributes it leaves say, folder by folder: the
+      // working tree's .gitattributes (git restore --source reads them), or the target's where it
+      // writes that .gitattributes too, none where it removes it; a whole restore as the
+      // target's. The attributes the files will be read back under.
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env, only === null ? target.tree : current).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
         checkNotAborted(signal);
@@ -798,9 +798,15 @@ async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFi
     await mkdir(staging);
     const written = changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK);
     const entries = written.map((change) => ({ raw: change.raw, mode: change.newMode, oid: change.newOid }));
-    // Written here from their loose blobs where git's checkout would convert nothing; else by git.
-    const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env) && writePlainFiles(layout.objectsDir, staging, attributesTree, entries, layout.objectFormat);
-    if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir, attributesTree);
+    // Written here from their loose blobs where git's checkout would convert nothing (under the
+    // target's attributes too, where a .gitattributes it writes is taken from it); else by git.
+    const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env)
+      && (attributesTree === target.tree || treeAttributesConvertNothing(layout.objectsDir, target.tree, entries.map((entry) => entry.raw), layout.objectFormat) === true)
+      && writePlainFiles(layout.objectsDir, staging, attributesTree, entries, layout.objectFormat);
+    // A .gitattributes the restore writes goes with the files (checkoutPaths takes it from them),
+    // one it removes is no attribute of theirs.
+    const removed = new Set(changes.filter((change) => change.newMode === ABSENT || change.newMode === GITLINK).map((change) => change.raw));
+    if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir, attributesTree, removed);
     return staging;
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
