@@ -2,13 +2,16 @@
 // it when asked (save --prune) or on every save (onSave), and a save that pushes on save sends the
 // chain it pruned under a lease on the recorded replica. Real repositories, a real bare remote.
 import assert from 'node:assert/strict';
-import { renameSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, runBin, runCli, shellQuote, stateOf, tempDir } from './helpers.js';
 import { bareRemote } from './remotes.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
 
 function declared(box: Record<string, unknown>): Record<string, string> {
   return { 'README.md': 'hello\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box }] }, null, 2)}\n` };
@@ -106,6 +109,47 @@ describe('the retain block of the declaration', () => {
     assert.deepEqual(saved.replication?.pushed.map((ref) => ref.commit), [saved.snapshot.commit]);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), saved.snapshot.commit);
     await assertRefusal(() => store.prune({}), 'wip-snapshot-unknown');
+  });
+
+  it('says a prune with gc collected only once the dropped snapshots\' objects are gone, the reflog expiry tried again when a lock held it', async () => {
+    const dir = makeRepo();
+    const inner = new SimpleGitRunner(dir);
+    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
+    // Another process holds the wip ref's lock while the first `times` expiries run.
+    let times = 0;
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        if (!(args.includes('reflog') && args.includes('expire') && args.includes('--expire-unreachable=now')) || times === 0) return inner.run(args, options);
+        times -= 1;
+        writeFileSync(lock, '');
+        try {
+          return await inner.run(args, options);
+        } finally {
+          rmSync(lock, { force: true });
+        }
+      },
+    };
+    const store = new WipStore({ cwd: dir, policy: null, git: runner });
+    const dropped = async (): Promise<string> => {
+      writeFileSync(join(dir, 'notes.txt'), `${Math.random()}\n`);
+      const saved = await store.save({});
+      writeFileSync(join(dir, 'notes.txt'), 'kept\n');
+      await store.save({});
+      return git(dir, ['rev-parse', `${saved.snapshot.commit}:notes.txt`]).trim();
+    };
+    const onDisk = (blob: string): boolean => spawnSync('git', ['cat-file', '-e', blob], { cwd: dir }).status === 0;
+    // Held once: the gc tries the expiry again, and the objects go.
+    let blob = await dropped();
+    times = 1;
+    let result = await store.prune({ keepLast: 1, gc: true });
+    assert.equal(onDisk(blob), false, 'the dropped snapshot\'s file is gone');
+    assert.equal(result.collected, true);
+    // Held throughout: the reflog still names it, so nothing is said collected.
+    blob = await dropped();
+    times = 2;
+    result = await store.prune({ keepLast: 1, gc: true });
+    assert.equal(onDisk(blob), true);
+    assert.equal(result.collected, false, 'a gc frees nothing the reflog names');
   });
 
   it('refuses save --prune with no retain block, writing nothing', async () => {

@@ -139,6 +139,8 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
   const rules = givesRule(options) || retain === null ? retentionRules(options) : retain.rules;
   const push = options.push === true && !dryRun;
   if (push && policy === null) throw new WipError('wip-policy-none', 'prune --push needs a box in the workspace declaration that declares replicate');
+  // The chains whose reflogs still name what was dropped (their expiry failed).
+  let unexpired: string[] = [];
   const work = async (): Promise<PruneResult> => {
     const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
     const now = context.clock();
@@ -203,13 +205,23 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     } catch {
       // The chains are pruned; what the reflog holds is freed by the next prune. Another process
       // holding a ref's lock at that moment (a fetch moving it, git's pack-refs) failed the prune
-      // after its work, and a save pruning on save after its snapshot was recorded.
+      // after its work, and a save pruning on save after its snapshot was recorded. A gc asked
+      // for tries again first: while the reflog names them, the dropped snapshots' objects stay.
+      unexpired = rewrites.map((rewrite) => rewrite.ref);
     }
     return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
   };
   const result = dryRun ? await work() : await locked(context, layout, work);
   // The gc runs once the worktree's lock is let go, under every worktree's lock taken anew in one order.
-  if (result.collected) result.collected = await collectWithEveryLock(context, layout, () => collectGarbageNow(context.git, context.cwd));
+  // A gc frees nothing a reflog still names: collected only once the expiry went through.
+  if (result.collected) {
+    let freed = unexpired.length === 0;
+    const ran = await collectWithEveryLock(context, layout, async () => {
+      if (!freed) freed = await expireUnreachableReflogs(context.git, context.cwd, unexpired).then(() => true, () => false);
+      if (freed) await collectGarbageNow(context.git, context.cwd);
+    });
+    result.collected = ran && freed;
+  }
   // The push runs outside the lock: it is the network, and a save may go on meanwhile.
   if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
   return result;
