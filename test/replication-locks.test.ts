@@ -3,7 +3,7 @@
 // is in the way with git's own words, never believes a record it could not bring up to date, and
 // never claims a ref up to date with a remote it could not read.
 import assert from 'node:assert/strict';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
@@ -159,4 +159,30 @@ test('a fetch leaves a marker a prune\'s gc looks for while git brings what no r
   assert.equal(seen.length, 1);
   assert.match(seen[0]?.[0] ?? '', new RegExp(`^${process.pid}-`), 'the marker names this process');
   assert.deepEqual(readdirSync(markers), []);
+});
+
+test('a fetch leaves its marker in the git directory git uses, from a symlink to a subfolder and from a folder holding an empty .git', async () => {
+  const { remote } = remoteWithRefs();
+  const box = replacement(remote);
+  const markers = join(box, '.git', 'chant-fetching');
+  mkdirSync(join(box, 'sub', '.git'), { recursive: true });
+  const link = join(tempDir('chant-link-'), 'app');
+  symlinkSync(join(box, 'sub'), link);
+  for (const cwd of [link, join(box, 'sub')]) {
+    const seen: string[][] = [];
+    const real = new SimpleGitRunner(cwd);
+    const replicator = new Replicator({
+      cwd,
+      policy: POLICY,
+      git: {
+        run(args, options) {
+          if (args.includes('fetch') && !args.includes('lfs')) seen.push(existsSync(markers) ? readdirSync(markers) : []);
+          return real.run(args, options);
+        },
+      },
+    });
+    assert.equal((await replicator.fetch()).failed, null);
+    assert.equal(seen[0]?.length, 1, `a prune's gc sees the fetch run from ${cwd}`);
+  }
+  assert.equal(existsSync(join(box, 'sub', '.git', 'chant-fetching')), false, 'nothing is left in the folder git skips');
 });

@@ -3,7 +3,7 @@
 // are loose). The folder is found as git finds its git directory; whatever is read is checked
 // against its id, so a wrong guess (a folder of another repository, a file that does not read)
 // is only a miss, and the caller asks git for what is missing.
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { GitObject } from './formats/batch.js';
 import { objectId, readLoose, readLooseHeader } from './formats/loose.js';
@@ -36,14 +36,32 @@ export function commonDirFromFiles(cwd: string): string | null {
   return looseCommonDir(cwd, {});
 }
 
-/** The common git directory of the checkout `cwd` is in, found as {@link looseObjectsDir} finds its objects. */
+/**
+ * The common git directory of the checkout `cwd` is in, found as {@link looseObjectsDir} finds its
+ * objects and as git does: up from the folder's real path (git runs there; a symlink's own
+ * parents are not git's), past a `.git` folder that is no git directory, and at a folder that is
+ * one itself.
+ */
 function looseCommonDir(cwd: string, env: NodeJS.ProcessEnv): string | null {
   if (env.GIT_DIR) return commonDir(resolve(cwd, env.GIT_DIR));
-  for (let folder = resolve(cwd); ; folder = dirname(folder)) {
+  let start = resolve(cwd);
+  try {
+    start = realpathSync(start);
+  } catch {
+    // Gone or unreadable: git finds nothing there either; the path as given is the guess.
+  }
+  for (let folder = start; ; folder = dirname(folder)) {
     const gitDir = gitDirAt(join(folder, '.git'));
     if (gitDir !== null) return commonDir(gitDir);
+    if (isGitDirectory(folder)) return commonDir(folder);
     if (dirname(folder) === folder) return null;
   }
+}
+
+/** Whether `dir` is a git directory as git tells one: a `HEAD`, and `objects` and `refs` folders in its common directory. */
+function isGitDirectory(dir: string): boolean {
+  const common = commonDir(dir);
+  return existsSync(join(dir, 'HEAD')) && existsSync(join(common, 'objects')) && existsSync(join(common, 'refs'));
 }
 
 /**
@@ -91,7 +109,8 @@ function mayReplace(common: string): boolean {
 /** The git directory `.git` at this path names: itself as a folder, or the `gitdir:` of a file. */
 function gitDirAt(dotGit: string): string | null {
   try {
-    if (statSync(dotGit).isDirectory()) return dotGit;
+    // A folder that is no git directory (an empty .git) is passed over, as git passes it over.
+    if (statSync(dotGit).isDirectory()) return isGitDirectory(dotGit) ? dotGit : null;
     const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
     return named === undefined ? null : resolve(dirname(dotGit), named);
   } catch {
