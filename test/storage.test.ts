@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -215,6 +215,25 @@ describe('prune', () => {
     assert.throws(() => git(dir, ['cat-file', '-e', dropped]), 'the dropped snapshot is gone');
     assert.deepEqual(readdirSync(join(common, 'chant-fetching')), []);
     git(dir, ['fsck', '--no-dangling', '--strict']);
+  });
+
+  it('takes a marker it cannot read (another user\'s) for a live one: a fetch waits for the gc, and the gc is left undone for the fetch', async () => {
+    // A folder stands in for a file of another user's that this one may not read.
+    const dir = makeRepo();
+    const common = join(dir, '.git');
+    mkdirSync(join(common, 'chant-collecting'));
+    let fetched = false;
+    await assert.rejects(whileFetching(common, async () => {
+      fetched = true;
+    }, { waitMs: 200 }), (error: Error & { code?: string }) => error.code === 'wip-race');
+    assert.equal(fetched, false);
+    rmSync(join(common, 'chant-collecting'), { recursive: true });
+    mkdirSync(join(common, 'chant-fetching', `${process.pid}-unreadable`), { recursive: true });
+    let collected = false;
+    assert.equal(await collectUnlessFetching(common, async () => {
+      collected = true;
+    }), false);
+    assert.equal(collected, false);
   });
 
   it('holds a fetch back while its gc runs: past the wait the fetch is refused with wip-race, having brought nothing', async () => {

@@ -348,11 +348,13 @@ export async function whileFetching<T>(commonDir: string, fetch: () => Promise<T
   try {
     const deadline = Date.now() + (options.waitMs ?? 30_000);
     for (;;) {
-      const collecting = await readHolder(join(commonDir, COLLECT_MARKER));
-      if (collecting === null || collecting.stale) break;
+      const marker = join(commonDir, COLLECT_MARKER);
+      const collecting = await readHolder(marker);
+      // There but unreadable (another user's): a gc running, as a lock that cannot be read is held.
+      if (collecting === null ? !existsSync(marker) : collecting.stale) break;
       options.stopWaiting?.();
       if (Date.now() > deadline) {
-        throw new WipError('wip-race', `a wip prune's git gc --prune=now${collecting.pid === null ? '' : ` (chant process ${collecting.pid})`} is running in this repository, and would delete what a fetch brings before a ref names it; nothing was fetched: try again when it ends`);
+        throw new WipError('wip-race', `a wip prune's git gc --prune=now${collecting?.pid == null ? ` (${marker})` : ` (chant process ${collecting.pid})`} is running in this repository, and would delete what a fetch brings before a ref names it; nothing was fetched: try again when it ends`);
       }
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     }
@@ -367,7 +369,8 @@ export async function whileFetching<T>(commonDir: string, fetch: () => Promise<T
  * Runs `gc` (a `git gc --prune=now`, its caller holding every worktree's chant lock) unless a
  * fetch is running in the common git directory `commonDir` (see {@link whileFetching}): its
  * marker is written first, then the fetches' are looked at. False, leaving the gc undone, when
- * a fetch runs or the marker cannot be written. Markers whose fetch is gone are removed.
+ * a fetch runs or the marker cannot be written. Markers whose fetch is gone are removed; one
+ * that cannot be read (another user's) counts as a live fetch's.
  * @internal
  */
 export async function collectUnlessFetching(commonDir: string, gc: () => Promise<void>): Promise<boolean> {
@@ -406,8 +409,9 @@ function fetchRunning(commonDir: string): boolean {
   let names: string[];
   try {
     names = readdirSync(folder);
-  } catch {
-    return false;
+  } catch (error) {
+    // A folder that cannot be read (another user's) may hold a live fetch's marker.
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
   }
   let running = false;
   for (const name of names) {
@@ -416,7 +420,8 @@ function fetchRunning(commonDir: string): boolean {
       if (!holderGone(readFileSync(path, 'utf8'), statSync(path).mtimeMs)) running = true;
       else rmSync(path, { force: true });
     } catch {
-      // Gone meanwhile: its fetch ended.
+      // Gone meanwhile: its fetch ended. There but unreadable (another user's): taken as live.
+      if (existsSync(path)) running = true;
     }
   }
   return running;
