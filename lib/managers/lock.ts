@@ -267,19 +267,11 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   // The heartbeat: a waiter in another PID namespace cannot ask whether our pid lives.
-  const heartbeat = setInterval(() => {
-    try {
-      const now = new Date();
-      utimesSync(path, now, now);
-    } catch {
-      // Gone or unwritable: the holder finds out on release.
-    }
-  }, HEARTBEAT_MS);
-  heartbeat.unref();
+  const stopHeartbeat = keepTouched(path);
   try {
     return await work();
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
     if (readOwn(path) === token) rmSync(path, { force: true });
   }
@@ -293,7 +285,6 @@ function readOwn(path: string): string | null {
     return null;
   }
 }
-
 
 /**
  * The folder of the common git directory where each running fetch leaves a marker while git
@@ -316,7 +307,7 @@ function keepTouched(path: string): () => void {
       const now = new Date();
       utimesSync(path, now, now);
     } catch {
-      // Gone or unwritable: nothing to keep.
+      // Gone or unwritable: its holder finds out on release.
     }
   }, HEARTBEAT_MS);
   heartbeat.unref();
