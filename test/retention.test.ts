@@ -106,9 +106,17 @@ describe('the retain block of the declaration', () => {
     writeFileSync(join(dir, 'notes.txt'), 'two\n');
     const saved = await store.save({ label: 'two' });
     assert.equal(saved.pruned, undefined);
+    // The save says which step it did not take, and why, as wip prune would.
+    assert.deepEqual(saved.skipped?.map(({ step, code }) => ({ step, code })), [{ step: 'prune', code: 'wip-snapshot-unknown' }]);
+    assert.match(saved.skipped?.[0]?.message ?? '', /does not read as a snapshot/);
     assert.deepEqual(saved.replication?.pushed.map((ref) => ref.commit), [saved.snapshot.commit]);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), saved.snapshot.commit);
     await assertRefusal(() => store.prune({}), 'wip-snapshot-unknown');
+    writeFileSync(join(dir, 'notes.txt'), 'three\n');
+    const run = await runCli(dir, ['workspace', 'wip', 'save', '--label', 'three', '--json']);
+    assert.equal(run.code, 0, run.stdout + run.stderr);
+    assert.deepEqual(run.doc.skipped.map(({ step, code }: { step: string; code: string }) => ({ step, code })), [{ step: 'prune', code: 'wip-snapshot-unknown' }]);
+    await assertValidDocument(run.doc);
   });
 
   it('says a prune with gc collected only once the dropped snapshots\' objects are gone, the reflog expiry tried again when a lock held it', async () => {

@@ -7,6 +7,9 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
+import { SimpleGitRunner } from '../lib/git/runner.js';
+import type { GitRunner } from '../lib/git/runner.js';
+import { writeDocument } from '../lib/documents/document.js';
 import { bareRemote, missingLfs } from './remotes.js';
 
 // Shaped like real credentials so the rules match; none of them was ever issued.
@@ -221,6 +224,21 @@ describe('the secret gate', () => {
     assert.deepEqual(run.doc.findings.map(({ path, line }: { path: string; line: number }) => ({ path, line })), [{ path: '.env', line: 1 }]);
     assert.ok(!run.stdout.includes(GITHUB_TOKEN));
     await assertValidDocument(run.doc);
+  });
+
+  it('says a save --scan whose scan failed recorded the snapshot and scanned nothing, rather than failing the save or reporting no findings', async () => {
+    const { dir } = box();
+    const inner = new SimpleGitRunner(dir);
+    // The scan's one git log of what the snapshot adds fails, as a killed or broken git would.
+    const failing: GitRunner = { run: (args, options) => inner.run(args[0] === 'log' && args.includes('--raw') ? ['log', '--no-such-option'] : args, options) };
+    const store = new WipStore({ cwd: dir, git: failing, policy: null });
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    const saved = await store.save({ label: 'turn:1', scan: true });
+    assert.equal(saved.created, true);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), saved.snapshot.commit);
+    assert.equal(saved.findings, undefined, 'no findings: nothing was scanned, which is not nothing found');
+    assert.deepEqual(saved.skipped?.map(({ step, code }) => ({ step, code })), [{ step: 'scan', code: 'git-failed' }]);
+    await assertValidDocument(writeDocument('save', saved));
   });
 
   it("leaves nothing on the host process's performance timeline: the scanner's profiler is quiet in the SDK too", async () => {

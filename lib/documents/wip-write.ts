@@ -3,6 +3,7 @@ import type { Static, TSchema, TUnion } from 'typebox';
 import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_WRITE_ID, WriteErrorCode } from './common.js';
 import type { VerbEntry } from './common.js';
 import { FLAGGED_REASONS, WRITE_ACTIONS } from './ids.js';
+import { WIP_ERROR_CODES } from '../error-codes.js';
 import { FetchResult, PushOutcome, PushResult, SecretFinding } from './replication.js';
 
 // The push's and the fetch's results live beside the other replication documents (a second
@@ -26,6 +27,12 @@ const FlaggedPath = Type.Object({
   message: Type.String({ description: 'The same, for people.' }),
 }, { description: 'A tracked path git was told not to look at in the working tree, whose local edit the snapshot holds.' });
 
+const SkippedStep = Type.Object({
+  step: LiteralUnion(['scan', 'prune'] as const, { description: 'scan: the secret scan --scan asked for (findings is then absent: nothing was scanned, which is not nothing found). prune: the prune --prune or a retain block with onSave asked for (pruned is then absent).' }),
+  code: LiteralUnion(WIP_ERROR_CODES, { description: 'The refusal code the step ended with, from the same list as a failure document\'s.' }),
+  message: Type.String({ description: 'Why, for people: what failed, and what to run instead.' }),
+}, { description: 'A step the save was asked to take after the snapshot was recorded, and did not: the snapshot stands all the same.' });
+
 /**
  * What `WipStore.save` (chant-wip) returns.
  * @public
@@ -40,7 +47,10 @@ export const SaveResult = Type.Object({
     description: 'With --scan: the likely secrets in the files this snapshot adds over the one below it (path, rule, line; never the secret). The snapshot is recorded all the same: it is local, and a push holds it back.',
   })),
   pruned: Type.Optional(Type.Object(BranchPrune.properties, {
-    description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, when a save in another worktree moved the chain meanwhile (the next save prunes), or when the prune was refused (the chain holds a commit that is not a snapshot, a lock stayed held): the snapshot stands, and wip prune reports why.",
+    description: "With --prune, or a retain block whose onSave is true: what the declaration's retention rules did to this branch's chain after the snapshot was recorded (next is the new tip when anything was dropped). Absent when no prune ran, or when it did not run to its end: skipped then says why, and the snapshot stands.",
+  })),
+  skipped: Type.Optional(Type.Array(SkippedStep, {
+    description: 'The steps asked of the save after the snapshot was recorded that did not run to their end, each with its refusal code: the scan (the scanner or a git read failed) or the prune (the chain holds a commit that is not a snapshot, a save in another worktree moved it, a lock stayed held). The snapshot is recorded, so the save succeeds; run wip prune, or save --scan again, to see the step through. Present only when there is one.',
   })),
   unsaved: Type.Optional(Type.Array(UnsavedPath, {
     description: 'What the snapshot could not hold, every path, sorted by path; present only when there is something. A submodule or embedded repository is kept as the commit it is at (nothing, when it has no commit yet), its files are not. The save never fails because of one path: it takes the rest and lists each here; the snapshot commit records them too (snapshot.unsaved).',
@@ -83,11 +93,29 @@ export interface SaveResult {
   /**
    * With --prune, or a retain block whose onSave is true: what the declaration's retention rules
    * did to this branch's chain after the snapshot was recorded (next is the new tip when anything
-   * was dropped). Absent when no prune ran, when a save in another worktree moved the chain
-   * meanwhile (the next save prunes), or when the prune was refused (the chain holds a commit that
-   * is not a snapshot, a lock stayed held): the snapshot stands, and wip prune reports why.
+   * was dropped). Absent when no prune ran, or when it did not run to its end: skipped then says
+   * why, and the snapshot stands.
    */
   pruned?: BranchPrune;
+  /**
+   * The steps asked of the save after the snapshot was recorded that did not run to their end, each
+   * with its refusal code: the scan (the scanner or a git read failed) or the prune (the chain
+   * holds a commit that is not a snapshot, a save in another worktree moved it, a lock stayed
+   * held). The snapshot is recorded, so the save succeeds; run wip prune, or save --scan again, to
+   * see the step through. Present only when there is one.
+   */
+  skipped?: {
+    /**
+     * scan: the secret scan --scan asked for (findings is then absent: nothing was scanned, which
+     * is not nothing found). prune: the prune --prune or a retain block with onSave asked for
+     * (pruned is then absent).
+     */
+    step: 'scan' | 'prune';
+    /** The refusal code the step ended with, from the same list as a failure document's. */
+    code: 'not-a-git-repository' | 'declaration-ambiguous' | 'declaration-unparseable' | 'declaration-invalid' | 'reader-too-old' | 'write-usage-invalid' | 'wip-no-branch' | 'wip-none' | 'wip-snapshot-unknown' | 'wip-branch-other' | 'wip-race' | 'wip-policy-none' | 'wip-remote-unknown' | 'principal-unidentified' | 'wip-restore-blocked' | 'git-failed' | 'wip-timeout' | 'internal-error' | 'wip-cancelled' | 'wip-plan-stale';
+    /** Why, for people: what failed, and what to run instead. */
+    message: string;
+  }[];
   /**
    * What the snapshot could not hold, every path, sorted by path; present only when there is
    * something. A submodule or embedded repository is kept as the commit it is at (nothing, when it

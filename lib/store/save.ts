@@ -132,7 +132,21 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   });
   report(onProgress, 'recording', 1, 1);
   const unsaved = leftOut.map((entry) => ({ path: entry.path, reason: entry.reason, ...(entry.size === undefined ? {} : { size: entry.size }), message: leftOutMessage(entry) }));
-  const findings = options.scan === true ? (await scanSnapshot(context, snapshot.commit)).filter((finding) => !policy?.allow.includes(finding.id)) : null;
+  // The snapshot is recorded: from here a step that fails is reported in skipped, never as a
+  // failed save (which said the snapshot was not taken, and kept the push after it from running).
+  const skipped: NonNullable<SaveResult['skipped']> = [];
+  const skip = (step: 'scan' | 'prune', error: unknown): void => {
+    const refusal = isWipError(error) ? error : new WipError('internal-error', error instanceof Error ? error.message : String(error), { cause: error });
+    skipped.push({ step, code: refusal.code, message: refusal.message });
+  };
+  let findings: SecretFinding[] | null = null;
+  if (options.scan === true) {
+    try {
+      findings = (await scanSnapshot(context, snapshot.commit)).filter((finding) => !policy?.allow.includes(finding.id));
+    } catch (error) {
+      skip('scan', error);
+    }
+  }
   let pruned: BranchPrune | null = null;
   const pruning = retain !== null && (options.prune === true || retain.onSave);
   if (pruning) {
@@ -140,11 +154,9 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       // With the declared policy, so that the prune marker names what the remote held (see prune).
       pruned = (await pruneChains({ ...context, policy }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
     } catch (error) {
-      // A save in another worktree moved the chain meanwhile: the snapshot stands, the next save
-      // prunes. A prune refused for any other reason (a commit under the chain that is not a
-      // snapshot, a lock that stayed held) is wip prune's to report: the snapshot is recorded, and
-      // failing the save for it said it was not, every save, and kept its push from running.
-      if (!isWipError(error) || isWipError(error, 'wip-cancelled')) throw error;
+      // A save in another worktree moved the chain meanwhile (the next save prunes), a commit
+      // under the chain is not a snapshot, a lock stayed held: wip prune's to see through.
+      skip('prune', error);
     }
   }
   // The snapshot is safe on disk by now: a push that fails is reported, never a failed save. A
@@ -159,7 +171,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   const replication = pushing && policy !== null ? await replicatorOf(context, policy).after('save', { leased, ...(onProgress === undefined ? {} : { onProgress }) }) : null;
   return {
     branch: checkout.branch, ref: checkout.ref, created, snapshot, replication,
-    ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(unsaved.length > 0 ? { unsaved } : {}),
+    ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(skipped.length > 0 ? { skipped } : {}), ...(unsaved.length > 0 ? { unsaved } : {}),
     ...(flagged.length > 0 ? { flagged: flagged.map((entry) => ({ ...entry, message: flaggedMessage(entry) })) } : {}),
   };
 }
