@@ -239,6 +239,13 @@ describe('what changed', () => {
     assert.equal((await store.list()).branches[0]?.older, undefined, 'no page asked, no older');
     await assert.rejects(store.list({ limit: 0 }), (error) => isWipError(error, 'write-usage-invalid'));
     await assert.rejects(store.list({ before: 'HEAD' }), (error) => isWipError(error, 'write-usage-invalid'));
+    // A prune rewrites the chain: the cursor of a page read before it is in no chain, and the read
+    // says so, where an empty page with no older snapshots would say history ends there.
+    const cursor = first.branches[0]?.snapshots[1]?.commit as string;
+    await store.prune({ keepLast: 3 });
+    await assert.rejects(store.list({ branch: 'main', limit: 2, before: cursor }), (error) => isWipError(error, 'write-usage-invalid') && /no wip chain read \(main\) holds/.test(error.message));
+    const fresh = await store.list({ branch: 'main', limit: 2 });
+    assert.deepEqual([labels(fresh), fresh.branches[0]?.older], [['turn:5', 'turn:4'], 1]);
   });
 
 });

@@ -7,6 +7,7 @@ import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { SNAPSHOT_MEMO_FILE } from '../lib/managers/snapshot-memo.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { isWipError } from '../lib/errors.js';
 import type { ListOptions } from '../lib/store/wip-store.js';
 import type { ListResult } from '../lib/documents/wip-read.js';
 
@@ -220,13 +221,16 @@ describe('the snapshot memo', () => {
     const deep = git(dir, ['rev-parse', 'refs/chant/wip/main~1200']).trim();
     const pages: ListOptions[] = [
       { limit: 1 }, { limit: 50 }, { limit: 50, branch: 'side' }, { limit: 1499 }, { limit: 1501 }, { limit: 5000 },
-      { limit: 20, before: deep }, { limit: 500, before: deep }, { limit: 3, before: 'f'.repeat(40) }, { limit: 3, before: main }, { before: deep },
+      { limit: 20, before: deep }, { limit: 500, before: deep }, { limit: 3, before: main }, { before: deep },
     ];
     calls.length = 0;
     const first = await store.list({ limit: 50 });
     assert.deepEqual(calls, [], 'the new tip is read from its loose file alone, with no process');
     assert.equal(first.branches[0]?.older, 1451);
     for (const options of pages) assert.deepEqual(await store.list(options), await withoutMemo(dir, options), JSON.stringify(options));
+    // A cursor no chain holds is refused, with the memo and without.
+    await assert.rejects(store.list({ limit: 3, before: 'f'.repeat(40) }), (error) => isWipError(error, 'write-usage-invalid'));
+    await assert.rejects(withoutMemo(dir, { limit: 3, before: 'f'.repeat(40) }), (error) => isWipError(error, 'write-usage-invalid'));
     // A line at the start of the memo that no read could have written: a page is given from the
     // end without reading it; the whole read finds it and writes the memo anew.
     const lines = readFileSync(file, 'utf8').split('\n');

@@ -32,7 +32,8 @@ export interface ListOptions {
   /**
    * A page further back: only the snapshots older than this one (its full commit id), on the
    * chain that holds it; a branch whose chain does not hold it lists none. With `limit`, the
-   * last commit of one page is the `before` of the next.
+   * last commit of one page is the `before` of the next. One that no chain read holds (a prune
+   * dropped it since) is `write-usage-invalid`.
    */
   before?: string | null;
   /** Gives each snapshot listed its change counts against the one before it (`changes`). */
@@ -144,6 +145,11 @@ async function readChains(
       });
       for (const commit of asked) if (!links.has(commit)) unreachable.add(commit);
       fillDepths(learned.values(), links);
+    }
+    // A cursor no chain read holds was dropped by a prune, or its chain rewritten, since the page
+    // that gave it was read: empty pages with no older snapshots would say history ends there.
+    if (before !== null && !pages.some((page) => page.holds)) {
+      throw new WipError('write-usage-invalid', `before names ${before.slice(0, 12)}, which no wip chain read${only === null ? '' : ` (${only})`} holds: a prune dropped it or its chain was rewritten since it was read; read again from the newest`);
     }
     const branches: BranchSnapshots[] = tips.map((tip, index) => {
       const aside = asideBranch.get(tip.ref);
@@ -269,6 +275,8 @@ interface Page {
   against: string[];
   older: number;
   reached: number;
+  /** Whether the chain holds `before` (true when none was given). */
+  holds: boolean;
 }
 
 /**
@@ -313,8 +321,9 @@ function pageOf(tip: string, links: ReadonlyMap<string, ChainLink>, limit: numbe
     above = link;
     commit = (link as ChainLink).next;
   }
+  const holds = from >= 0;
   if (from < 0) from = length;
-  return { snapshots, against, older: Math.max(0, length - from - snapshots.length), reached: index };
+  return { snapshots, against, older: Math.max(0, length - from - snapshots.length), reached: index, holds };
 }
 
 /**

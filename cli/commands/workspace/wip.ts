@@ -20,7 +20,7 @@ export class WipReadCommand extends Command<ChantContext> {
   branch = Option.String('--branch', { description: "Only this branch's snapshots: its name, or refs/heads/<name>." });
   limit = Option.String('--limit', { description: 'At most this many snapshots per branch, the newest (a whole number from 1).' });
   all = Option.Boolean('--all', false, { description: 'Show every snapshot in the listing (the document holds them all anyway).' });
-  before = Option.String('--before', { description: 'A page further back: only the snapshots older than this one (its full commit id), on the chain that holds it.' });
+  before = Option.String('--before', { description: 'A page further back: only the snapshots older than this one (its full commit id), on the chain that holds it; one no chain holds (pruned since) is refused.' });
   changes = Option.Boolean('--changes', false, { description: 'Give each snapshot what it changed against the one before it: files, lines added and removed.' });
   json = Option.Boolean('--json', false, { description: 'Print the JSON document instead of the listing.' });
 
