@@ -39,6 +39,29 @@ describe('wip restore', () => {
     assert.deepEqual(result.paths, ['extra.txt', 'gone.txt', 'keep.txt', 'link', 'new/nested/file.txt', 'run.sh']);
   });
 
+  it('leaves a file it overwrites as private as it found it: a 0600 .env stays 0600, the executable bit is the snapshot\'s', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', 'tool.sh': 'echo one\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { '.env': 'KEY=one\n' });
+    chmodSync(join(dir, '.env'), 0o600);
+    chmodSync(join(dir, 'tool.sh'), 0o640);
+    const saved = await store.save({ label: 'one' });
+    writeFiles(dir, { '.env': 'KEY=two\n', 'tool.sh': 'echo two\n' });
+    chmodSync(join(dir, '.env'), 0o600);
+    chmodSync(join(dir, 'tool.sh'), 0o750);
+    const result = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(result.paths, ['.env', 'tool.sh']);
+    assert.equal(readFileSync(join(dir, '.env'), 'utf8'), 'KEY=one\n');
+    assert.equal(statSync(join(dir, '.env')).mode & 0o777, 0o600, 'not widened to the umask\'s 0644');
+    assert.equal(readFileSync(join(dir, 'tool.sh'), 'utf8'), 'echo one\n');
+    assert.equal(statSync(join(dir, 'tool.sh')).mode & 0o777, 0o640, 'not executable, as the snapshot holds it, and no wider');
+    // Undoing the restore keeps them so too, and makes the script executable again where it could be read.
+    await store.restore({ snapshot: result.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(dir, '.env'), 'utf8'), 'KEY=two\n');
+    assert.equal(statSync(join(dir, '.env')).mode & 0o777, 0o600);
+    assert.equal(statSync(join(dir, 'tool.sh')).mode & 0o777, 0o750);
+  });
+
   it('restores the latest snapshot when none is named', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });

@@ -6,7 +6,7 @@
 // for a symlink to somewhere outside either makes the open fail (the restore stops and puts back
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
-import { closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, fchmodSync } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, renameSync, rmdirSync, symlinkSync, unlinkSync, fchmodSync } from 'node:fs';
 import { writeAll } from '../git/loose-target.js';
 import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 
@@ -196,6 +196,7 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
         }
         removeEmptyTree(path);
       };
+      keepPermissions(from, path);
       try {
         renameSync(from, path);
         touched?.add(op.raw);
@@ -235,6 +236,20 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
   } finally {
     for (const fd of folders.values()) closeSync(fd);
   }
+}
+
+/**
+ * Gives the staged file the read and write bits of the file it replaces, so a restore leaves a
+ * 0600 `.env` as private as it found it (git records only the executable bit, and a new file gets
+ * the umask's): the executable bits are the snapshot's, set where the old file could be read.
+ */
+function keepPermissions(from: Buffer, to: Buffer): void {
+  const old = lstatSync(to, { throwIfNoEntry: false });
+  if (old === undefined || !old.isFile()) return;
+  const staged = lstatSync(from);
+  if (!staged.isFile()) return;
+  const mode = (old.mode & 0o666) | ((staged.mode & 0o100) === 0 ? 0 : (old.mode & 0o444) >> 2);
+  if (mode !== (staged.mode & 0o777)) chmodSync(from, mode);
 }
 
 function raceOn(raw: string, why: string): never {
