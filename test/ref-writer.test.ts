@@ -191,3 +191,32 @@ describe('wip refs moved without a process', () => {
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), fourth);
   });
 });
+
+describe('a wip ref a crash or a power loss emptied or cut short', () => {
+  it('is put back from its reflog, so the list shows the chain and the next save and restore build on it, where the chain read as gone and every save failed', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
+    }
+    const refFile = join(dir, '.git', 'refs', 'chant', 'wip', 'main');
+    const tip = saved[2] as string;
+    for (const [how, content] of [['emptied', ''], ['cut short', tip.slice(0, 12)], ['zeroed', '\0'.repeat(41)]] as const) {
+      writeFileSync(refFile, content);
+      const listed = await store.list();
+      assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip]), [['main', tip]], `${how}: the list reads the chain`);
+      assert.equal(readFileSync(refFile, 'latin1'), `${tip}\n`, `${how}: the ref file names the tip again`);
+    }
+    writeFileSync(refFile, '');
+    writeFiles(dir, { 'after.txt': 'after\n' });
+    const next = await store.save({ label: 'after' });
+    assert.equal(git(dir, ['rev-parse', `${next.snapshot.commit}^`]).trim(), tip, 'the save builds on the chain');
+    writeFileSync(refFile, next.snapshot.commit.slice(0, 20));
+    writeFiles(dir, { 'after.txt': 'edited\n' });
+    const restored = await store.restore({ snapshot: saved[0] as string });
+    assert.equal(git(dir, ['log', '--first-parent', '--skip=1', '-1', '--format=%H', restored.checkpoint.snapshot.commit]).trim(), next.snapshot.commit, 'the restore\'s checkpoint builds on the chain');
+    assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
+  });
+});

@@ -168,3 +168,90 @@ export function reflogMessage(reason: string): string {
   }
   return out.replace(/ +$/, '');
 }
+
+/**
+ * Whether the loose file of `ref` is there but names nothing: neither an object id of the
+ * repository's length and a newline nor a symbolic ref, as a crash or a power loss leaves a file
+ * emptied or cut short. git takes such a ref as absent (`for-each-ref` warns "ignoring broken
+ * ref") and refuses to move or delete it.
+ * @param commonDir - the git directory every worktree shares
+ * @param ref - the full refname
+ * @param length - the length of the repository's object ids (40 or 64)
+ * @internal
+ */
+export function brokenRefFile(commonDir: string, ref: string, length: number): boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(commonDir, ref), 'latin1');
+  } catch {
+    return false;
+  }
+  const value = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return !value.startsWith('ref: ') && !(value.length === length && EXACT_OBJECT_ID.test(value));
+}
+
+/**
+ * The values the reflog of `ref` moved it to, newest first: each line's second id, where it is
+ * whole and of the repository's length (a last line cut short is passed over).
+ * @internal
+ */
+export function reflogValues(commonDir: string, ref: string, length: number): string[] {
+  let text: string;
+  try {
+    text = readFileSync(join(commonDir, 'logs', ref), 'latin1');
+  } catch {
+    return [];
+  }
+  const values: string[] = [];
+  for (const line of text.split('\n').reverse()) {
+    const value = line.slice(length + 1, 2 * length + 1);
+    if (line.charAt(length) === ' ' && line.charAt(2 * length + 1) === ' ' && value.length === length && EXACT_OBJECT_ID.test(value) && !values.includes(value)) values.push(value);
+  }
+  return values;
+}
+
+/**
+ * Writes `next` into a ref whose loose file is broken ({@link brokenRefFile}), under git's lock
+ * on it and only while it is still broken, as update-ref would had it taken the ref. No reflog
+ * line: the reflog already moved the ref there.
+ * @returns whether the ref now names `next`
+ * @internal
+ */
+export function replaceBrokenRef(commonDir: string, ref: string, next: string): boolean {
+  if (!/^refs\/chant\/[^\0\n]+$/.test(ref) || !EXACT_OBJECT_ID.test(next)) return false;
+  const path = join(commonDir, ref);
+  const lock = `${path}.lock`;
+  let fd: number;
+  try {
+    fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+  } catch {
+    return false;
+  }
+  let placed = false;
+  try {
+    if (!lstatSync(path).isFile() || !brokenRefFile(commonDir, ref, next.length)) return false;
+    writeAll(fd, Buffer.from(`${next}\n`, 'latin1'));
+    closeSync(fd);
+    fd = -1;
+    renameSync(lock, path);
+    placed = true;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (fd >= 0) {
+      try {
+        closeSync(fd);
+      } catch {
+        // The lock is removed below all the same.
+      }
+    }
+    if (!placed) {
+      try {
+        unlinkSync(lock);
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+}

@@ -17,7 +17,7 @@ import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain
 import type { ChainLink } from '../snapshot/chain.js';
 import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
-import { openCheckout } from './checkout.js';
+import { openCheckout, repairBrokenRefs } from './checkout.js';
 import type { StoreContext } from './context.js';
 
 /**
@@ -98,7 +98,7 @@ async function readChains(
   const grafted = historyRewritten(layout.commonDir);
   const trusted = !grafted && !options.replaced;
   const [read, opened] = await Promise.all([
-    (trusted ? refsFromFiles(layout, refs, options.replaced) : null) ?? context.plumbing.readRefs(refs),
+    (trusted ? refsFromFiles(layout, refs, options.replaced) : null) ?? repairBrokenRefs(context.plumbing, layout, refs).then(() => context.plumbing.readRefs(refs)),
     options.replaced || !options.useMemo ? emptySnapshotMemo() : openSnapshotMemo(memoFile, layout.objectFormat, limit === null),
   ]);
   // A memo that holds anything a read could not have written is not used, and is written anew.

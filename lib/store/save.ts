@@ -12,7 +12,7 @@ import type { SnapshotNotes } from '../snapshot/format.js';
 import { DEFAULT_MAX_FILE_SIZE, flaggedMessage, leftOutMessage, unsavedOf } from '../snapshot/left-out.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { checkText } from '../text.js';
-import { branchOf, openCheckout, readTip } from './checkout.js';
+import { branchOf, openCheckout, readTip, repairBrokenRefs } from './checkout.js';
 import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf, timedOut, withDeadline } from './context.js';
 import type { SaveBudget } from './context.js';
 import { DEFAULT_SAVE_TIMEOUT_MS } from '../deadline.js';
@@ -88,6 +88,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   await checkIdentity(work, layout, by).catch(stopped);
   const { created, snapshot, leftOut, flagged } = await locked(context, layout, async (): Promise<{ created: boolean; snapshot: SaveResult['snapshot']; leftOut: LeftOut[]; flagged: FlaggedPath[] }> => {
     checkNotAborted(signal);
+    await repairBrokenRefs(work.plumbing, layout, [checkout.ref]).catch(stopped);
     report(onProgress, 'staging', 0, 1);
     // A corrupt index fails git status: the save then stages into an empty index (stageWorkingTree).
     const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
