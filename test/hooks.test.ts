@@ -100,3 +100,33 @@ describe('no hook runs', () => {
     });
   }
 });
+
+describe('a core.fsmonitor program', () => {
+  it('is never asked what changed: a save takes the edits one that says nothing changed would hide, and a restore puts them back', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const marker = join(tempDir('chant-marker-'), 'marker');
+    const monitor = join(tempDir('chant-fsmonitor-'), 'fsmonitor');
+    // Version 1 of the hook protocol: whatever token it is given, it answers that nothing changed.
+    writeFileSync(monitor, `#!/bin/sh\necho fsmonitor >> '${marker}'\nprintf 'token\\0'\n`);
+    chmodSync(monitor, 0o755);
+    git(dir, ['config', 'core.fsmonitor', monitor]);
+    git(dir, ['status', '--porcelain']);
+    writeFiles(dir, { 'a.txt': 'edited\n', 'b.txt': 'edited too, longer\n' });
+    assert.equal(git(dir, ['status', '--porcelain']), '', 'plain git believes the program');
+    assert.ok(ran(marker).includes('fsmonitor'), 'plain git asks the program');
+    for (const staging of ['index', 'status']) {
+      writeFiles(dir, { 'c.txt': `${staging}\n` });
+      const saved = await runCli(dir, ['workspace', 'wip', 'save', '--label', staging], { ...process.env, CHANT_WIP_STAGING: staging });
+      assert.equal(saved.code, 0, saved.stdout);
+      assert.equal(git(dir, ['show', `${saved.doc.snapshot.commit}:a.txt`]), 'edited\n', `${staging} staging`);
+      assert.equal(git(dir, ['show', `${saved.doc.snapshot.commit}:b.txt`]), 'edited too, longer\n', `${staging} staging`);
+      assert.deepEqual(ran(marker), [], `save (${staging} staging) never asked the program`);
+    }
+    writeFiles(dir, { 'a.txt': 'lost?\n' });
+    const restored = await runCli(dir, ['workspace', 'wip', 'restore']);
+    assert.equal(restored.code, 0, restored.stdout);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'edited\n');
+    assert.equal(git(dir, ['show', `${restored.doc.checkpoint.snapshot.commit}:a.txt`]), 'lost?\n', 'the checkpoint holds the edit the restore replaced');
+    assert.deepEqual(ran(marker), [], 'restore never asked the program');
+  });
+});

@@ -287,9 +287,11 @@ export function gitEnvironment(callEnv: Readonly<Record<string, string>> = {}, a
 /**
  * Options every git call gets before its own: no hook ever runs. `core.hooksPath` given on the
  * command line wins over every configuration file and `GIT_CONFIG_COUNT`; git looks each hook up
- * as `<hooksPath>/<name>`, which under `/dev/null` is never a file.
+ * as `<hooksPath>/<name>`, which under `/dev/null` is never a file. `core.fsmonitor` names a
+ * program git asks which files changed and trusts: one that misses an edit would have a save keep
+ * the index's content instead, so git looks at every file itself.
  */
-const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null'] as const;
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
 
 /** Milliseconds git may go without progress when the call names no timeout. */
 const DEFAULT_STALL_MS = 120_000;
