@@ -2,7 +2,7 @@
 // and its undo is exact (issue 14). Each case was written to fail before the change it proves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
@@ -548,6 +548,28 @@ describe('restore: the undo is exact', () => {
     const restored = await store.restore({ snapshot: saved });
     assert.equal(restored.inexact, undefined);
     assert.equal(readFileSync(join(dir, 'f'), 'latin1'), 'v1\r\n');
+  });
+
+  it('refuses to overwrite a symlink under core.symlinks=false, which the checkpoint would give back as a file, and names it in inexact when told to', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    git(dir, ['config', 'core.symlinks', 'false']);
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { link: 'a file\n', kept: 'v1\n' });
+    const saved = (await store.save({})).snapshot.commit;
+    rmSync(join(dir, 'link'));
+    symlinkSync('README.md', join(dir, 'link'));
+    writeFiles(dir, { kept: 'v2\n' });
+    const before = stateOf(dir);
+    await assertRefusal(() => store.restore({ snapshot: saved }), 'wip-restore-blocked', /\blink \([^]*symlink/);
+    assert.deepEqual(stateOf(dir), before);
+    assert.ok(lstatSync(join(dir, 'link')).isSymbolicLink());
+    // A symlink git's checkout writes back as one (core.symlinks=true) is no refusal.
+    git(dir, ['config', 'core.symlinks', 'true']);
+    assert.deepEqual((await store.plan({ snapshot: saved })).refused, []);
+    git(dir, ['config', 'core.symlinks', 'false']);
+    const restored = await store.restore({ snapshot: saved, allowInexact: true });
+    assert.deepEqual(restored.inexact?.map((entry) => entry.path), ['link']);
+    assert.equal(readFileSync(join(dir, 'link'), 'utf8'), 'a file\n');
   });
 
   it('refuses to overwrite what a lossy clean filter dropped, and lets a round trip through its smudge go', async () => {

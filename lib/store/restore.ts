@@ -3,7 +3,7 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readSync, readlinkSync, rmSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -245,7 +245,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         written: write,
         removed: remove,
         ...(only === null ? {} : { only: only.map(rawPathText) }),
-        ...(inexact.length > 0 ? { inexact: inexact.map((entry) => ({ path: rawPathText(entry.raw), reason: INEXACT })) } : {}),
+        ...(inexact.length > 0 ? { inexact: inexact.map((entry) => ({ path: rawPathText(entry.raw), reason: entry.why.startsWith(LINK_AS_FILE) ? LINK_AS_FILE : INEXACT })) } : {}),
       };
     } finally {
       rmSync(indexFile, { force: true });
@@ -679,6 +679,9 @@ async function indexTree(plumbing: Plumbing, layout: RepositoryLayout): Promise<
 /** Why a file is in `inexact`, or refused for it. */
 const INEXACT = "git's attributes (an end-of-line conversion or a clean filter) store other bytes than the file holds, and git's checkout of what the checkpoint holds would not write them back: restoring the checkpoint could not give this file back as it is";
 
+/** Why a symlink is in `inexact`, or refused for it. */
+const LINK_AS_FILE = "a symlink, which git's checkout of what the checkpoint holds would write back as a file holding its target (core.symlinks is false): restoring the checkpoint could not give this symlink back as it is";
+
 /**
  * The files the restore overwrites or removes that the checkpoint cannot give back byte for
  * byte: git's checkout of the blob the working tree's tree (the checkpoint's) holds for each
@@ -692,32 +695,54 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
-  if (files.length === 0) return [];
+  // And what is a symlink on disk: git's checkout writes it back as one unless a setting says
+  // otherwise (`core.symlinks=false` writes a file holding its target).
+  const links = changes.filter((change) => change.oldMode === '120000' && isSymlink(rawPathOnDisk(layout.top, change.raw)));
+  if (files.length === 0 && links.length === 0) return [];
   // Where git's checkout writes a blob's bytes as they are (no attribute or setting converts on
   // the way out), a file whose raw bytes hash to the checkpoint's blob comes back as it is, and
   // only the others need a look. Elsewhere raw bytes equal to the blob prove nothing (`eol=crlf`
   // writes an LF file back with CRLFs): every file is compared with what the checkout writes.
-  const plain = replaced === false && !checkoutMayConvert(layout, env) && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat) === true;
+  const mayConvert = checkoutMayConvert(layout, env);
+  const plain = replaced === false && !mayConvert && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat) === true;
   // A file that cannot be read is no file's bytes known: it is compared (and refused) below, and
   // the checks after name why (unreadable).
   const raws = plain ? await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []) : [];
-  const converted = plain ? files.filter((change, index) => raws[index] !== change.oldOid) : files;
+  const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid) : files, ...mayConvert ? links : []];
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
   const scratchIndex = `${scratch}.index`;
   try {
     await mkdir(scratch);
     const given = await plumbing.checkoutPaths(layout.gitDir, scratchIndex, current, scratch, converted.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat, replaced === false ? layout.objectsDir : null).then(() => true, () => false);
-    const differing = converted.filter((change) => !given || !sameBytes(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)));
+    const differing = converted.filter((change) => !given || !(change.oldMode === '120000' ? sameLink : sameBytes)(rawPathOnDisk(scratch, change.raw), rawPathOnDisk(layout.top, change.raw)));
     // A file another process wrote since the restore looked at it (`found`) differs for that
     // reason, not for git's attributes: the checks after the checkpoint refuse it as a race.
     const moved = new Set(found === undefined ? [] : changedSince(layout.top, new Map(differing.map((change) => [change.raw, found.get(change.raw) ?? '']))));
     return differing
       .filter((change) => !moved.has(change.raw))
-      .map((change) => ({ raw: change.raw, why: `${INEXACT}; copy it aside, or restore with --allow-inexact (allowInexact) to overwrite it anyway` }));
+      .map((change) => ({ raw: change.raw, why: `${change.oldMode === '120000' ? LINK_AS_FILE : INEXACT}; copy it aside, or restore with --allow-inexact (allowInexact) to overwrite it anyway` }));
   } finally {
     await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
     await rm(scratchIndex, { force: true });
+  }
+}
+
+/** Whether the entry at `path` is a symlink. */
+function isSymlink(path: Buffer): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Whether two entries are symlinks to the same target. */
+function sameLink(a: Buffer, b: Buffer): boolean {
+  try {
+    return lstatSync(a).isSymbolicLink() && lstatSync(b).isSymbolicLink() && readlinkSync(a, 'buffer').equals(readlinkSync(b, 'buffer'));
+  } catch {
+    return false;
   }
 }
 
