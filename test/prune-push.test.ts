@@ -214,6 +214,44 @@ describe('a pruned chain and the remote', () => {
     git(remote, ['merge-base', '--is-ancestor', theirs, next]);
   });
 
+  it('leaves its own pruned chain as it is when it fetches before the prune push went, the remote holding nothing above what the prune replaced, and the prune push then goes', async () => {
+    const { remote, a, policy } = boxes();
+    buildChain(a, 6);
+    const replicator = new Replicator({ cwd: a, policy });
+    await replicator.push();
+    const full = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await replicator.fetch();
+    assert.deepEqual(fetched.refs.map(({ ref, result, pruned: marked, aside }) => ({ ref, result, pruned: marked, aside })), [
+      { ref: 'refs/chant/wip/main', result: 'ahead', pruned: undefined, aside: undefined },
+    ]);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned, 'the prune stands');
+    assert.equal(git(a, ['for-each-ref', 'refs/chant/wip-aside/']), '');
+    const sent = await replicator.pushPruned();
+    assert.deepEqual(sent.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: pruned }]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip-aside/']), '');
+    assert.notEqual(pruned, full);
+  });
+
+  it('leaves its own pruned chain as it is when the remote holds less than the prune replaced (snapshots saved after the last push)', async () => {
+    const { remote, a, policy } = boxes();
+    buildChain(a, 4);
+    const replicator = new Replicator({ cwd: a, policy });
+    await replicator.push();
+    snapshotOnTop(a);
+    snapshotOnTop(a);
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await replicator.fetch();
+    assert.deepEqual(fetched.refs.map(({ result, aside }) => ({ result, aside })), [{ result: 'ahead', aside: undefined }]);
+    assert.equal(git(a, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    await replicator.pushPruned();
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip-aside/']), '');
+  });
+
   it('brings a box that fell behind a prune to the pruned chain, its own chain set aside whole', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 10);

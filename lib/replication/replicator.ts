@@ -822,9 +822,15 @@ export class Replicator {
       // before the pruned chain reached the remote: neither holds the other, and the lease of every
       // prune push names what the remote no longer holds. Without more the chain stayed diverged
       // for good and no later snapshot of this box was replicated; it goes aside whole as well.
-      const overtaken = replaced !== null && !pruned && replaced.size === 0 && remote.ref.startsWith(WIP_REF_PREFIX)
+      // This box pruned its chain and the remote still holds what a marker of that prune names (the
+      // prune push has not gone yet): the local chain has moved on, as a prune moves it, and the
+      // prune push sends it under its lease on that very value. Moving it aside undid the prune
+      // and sent both chains.
+      const ownPrune = replaced !== null && !pruned && sides?.right.has(remote.commit) === true;
+      const overtaken = replaced !== null && !pruned && !ownPrune && replaced.size === 0 && remote.ref.startsWith(WIP_REF_PREFIX)
         && await this.#pruneOvertaken(sides?.right ?? new Set(), remote.commit);
-      const asideName = replaced !== null && !pruned && (replaced.size > 0 || overtaken) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
+      if (ownPrune) outcome = 'ahead';
+      const asideName = replaced !== null && !pruned && !ownPrune && (replaced.size > 0 || overtaken) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
       const asideHere = asideName === null ? undefined : locals.get(asideName);
       const asideThere = asideName === null ? undefined : seen.get(asideName);
       const aside = asideName !== null && (asideHere ?? local) === local && (asideThere ?? local) === local && !excluded.has(asideName) ? asideName : null;
