@@ -90,6 +90,14 @@ function diagnose(reading: Reading, definition: CliDefinition, parserMessage: st
     const guess = nearest(unknown, known);
     return `${where} has no option ${unknown}${guess === null ? '' : `; did you mean ${guess}`}${known.length > 0 ? `; it takes ${known.join(', ')}` : ''}`;
   }
+  // A value option with no value after it, or with one that starts with -, which the parser
+  // reads as another option: clipanion says only "Not enough arguments to option --label".
+  const valueless = optionWithoutValue(argv, command.options.filter((option) => option.value !== null).map((option) => option.name));
+  if (valueless !== null) {
+    return valueless.next === undefined
+      ? `${valueless.option} needs a value`
+      : `${valueless.option} needs a value, and ${JSON.stringify(valueless.next)} after it is read as an option, not as its value: give a value that starts with - as ${valueless.option}=<value>`;
+  }
   // Too many or too few positionals: clipanion's words for it ("Command not found; did you mean
   // one of:", then a list) are not for a document.
   const words = positionalWords(argv, definition, path.length);
@@ -104,6 +112,22 @@ function diagnose(reading: Reading, definition: CliDefinition, parserMessage: st
   const missing = wanted.filter((positional) => positional.required).slice(words.length);
   if (missing.length > 0) return `${where} needs ${missing.map((positional) => `<${positional.name}>`).join(' ')}`;
   return parserMessage;
+}
+
+/**
+ * The first of `names` (value options) given with no value after it, or with a word after it
+ * that starts with - (other than - alone), which clipanion reads as an option; null when none is.
+ */
+function optionWithoutValue(argv: readonly string[], names: readonly string[]): { option: string; next: string | undefined } | null {
+  for (let index = 0; index < argv.length; index += 1) {
+    const arg = argv[index] as string;
+    if (arg === '--') return null;
+    if (!names.includes(arg)) continue;
+    const next = argv[index + 1];
+    if (next === undefined || (next.startsWith('-') && next !== '-')) return { option: arg, next };
+    index += 1;
+  }
+  return null;
 }
 
 /** The words of a command line after its command's path that are neither options nor their values; every word after `--`. */

@@ -176,6 +176,9 @@ describe('the chant CLI', () => {
     [['workspace', 'wip', 'save', 'extra'], /^chant workspace wip save takes no positional argument; it was given "extra"; see chant --help$/],
     [['workspace', 'wip', 'show'], /^chant workspace wip show needs <snapshot>; see chant --help$/],
     [['workspace', 'wip', 'diff', '--json'], /^chant workspace wip diff needs <a>; see chant --help$/],
+    [['workspace', 'wip', 'save', '--json', '--label', '-1'], /^--label needs a value, and "-1" after it is read as an option, not as its value: give a value that starts with - as --label=<value>; see chant --help$/],
+    [['workspace', 'wip', 'save', '--by', '--json'], /^--by needs a value, and "--json" after it is read as an option, not as its value: give a value that starts with - as --by=<value>; see chant --help$/],
+    [['workspace', 'wip', 'save', '--json', '--label'], /^--label needs a value; see chant --help$/],
   ] as const) {
     it(`says what ${args.slice(2).join(' ')} takes, in its own words rather than the parser's`, async () => {
       const run = await runCli(makeRepo(), args);
