@@ -26,7 +26,7 @@ export function parseDuration(value: string | number, what = '--timeout'): numbe
   }
   const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
   const ms = match === null ? NaN : Number(match[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[(match[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
-  if (!Number.isFinite(ms) || Math.floor(ms) <= 0) throw new WipError('write-usage-invalid', `${what} must be a duration such as 90s, 5m or 1h; it is ${JSON.stringify(value)}`);
+  if (!Number.isSafeInteger(Math.floor(ms)) || Math.floor(ms) <= 0) throw new WipError('write-usage-invalid', `${what} must be a duration such as 90s, 5m or 1h; it is ${JSON.stringify(value)}`);
   return Math.floor(ms);
 }
 

@@ -90,7 +90,7 @@ describe('the save deadline', () => {
       assert.equal(run.code, 1, `${bad}: ${run.stdout}`);
       assert.equal(run.doc.error.code, 'write-usage-invalid', bad);
     }
-    for (const [option, bad] of [['--deadline', 'soon'], ['--max-file-size', '1T']] as const) {
+    for (const [option, bad] of [['--deadline', 'soon'], ['--max-file-size', '1T'], ['--deadline', '99999999999999999999h'], ['--max-file-size', '99999999999999999999G']] as const) {
       const run = await runCli(dir, ['workspace', 'wip', 'save', option, bad]);
       assert.equal(run.doc.error.code, 'write-usage-invalid', run.stdout);
       assert.ok(run.doc.error.message.startsWith(`${option} must be `), `the message names the option given: ${run.doc.error.message}`);

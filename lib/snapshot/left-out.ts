@@ -49,7 +49,10 @@ export function parseSize(text: string | number, what = '--max-file-size'): numb
   const match = /^\s*(\d+(?:\.\d+)?)\s*(?:([kmg])(?:i?b)?|b)?\s*$/i.exec(text);
   if (match === null) throw new WipError('write-usage-invalid', `${what} must be a size such as 1048576, 512k, 32M or 2G; it is ${JSON.stringify(text)}`);
   const unit = { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(match[2] ?? '').toLowerCase() as 'k' | 'm' | 'g'] ?? 1;
-  return Math.floor(Number(match[1]) * unit);
+  const bytes = Math.floor(Number(match[1]) * unit);
+  // Past 2^53 it is no whole number of bytes: refused here, under the name given, not by the SDK's option.
+  if (!Number.isSafeInteger(bytes)) throw new WipError('write-usage-invalid', `${what} must be a size such as 1048576, 512k, 32M or 2G; it is ${JSON.stringify(text)}`);
+  return bytes;
 }
 
 /** What a save document says of a path left out. @internal */
