@@ -104,6 +104,27 @@ describe('the secret gate', () => {
     }
   });
 
+  it('finds a token in UTF-16 without a byte order mark that holds a character past Latin-1, and in a wide string inside a binary, once, with no line', async () => {
+    // A dash and curly quotes put bytes other than zero in the high halves: the file reads as binary.
+    const text = `# settings \u2014 \u201clocal\u201d\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`;
+    const files: Array<[string, Buffer]> = [
+      ['no-mark.env', Buffer.from(text, 'utf16le')],
+      ['no-mark-big-endian.env', Buffer.from(text, 'utf16le').swap16()],
+      ['tool.dll', Buffer.concat([Buffer.from([0x4d, 0x5a, 0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff]), Buffer.alloc(100), Buffer.from(`GITHUB_TOKEN=${GITHUB_TOKEN}`, 'utf16le'), Buffer.alloc(50)])],
+    ];
+    for (const [name, bytes] of files) {
+      const { dir, remote, store, replicator } = box();
+      writeFileSync(join(dir, name), bytes);
+      await store.save({});
+      const { replication } = await replicator.push();
+      const findings = replication.heldBack?.[0]?.findings ?? [];
+      assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+        { path: name, line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+      ], name);
+      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
+    }
+  });
+
   it('scans a file whole: a token past its first MiB, in text, in UTF-16 or in a binary, or across where one window of the scan ends, is held back once, at its line', async () => {
     // 30,000 lines of 40 bytes: 1.2 MB of UTF-8 before the token, 2.4 MB in UTF-16.
     const log = `${'2026-12-04 request served in 12 ms ok\n'.repeat(30_000)}GITHUB_TOKEN=${GITHUB_TOKEN}\n`;

@@ -54,9 +54,52 @@ function findingId(blob: string, path: string, rule: string, line: number | null
   return createHash('sha256').update(`${blob}\0${path}\0${rule}\0${line ?? ''}`).digest('hex').slice(0, 20);
 }
 
-/** The printable runs of a binary file, one a line, as `strings` prints them. */
+/**
+ * The printable runs of a binary file, one a line, as `strings` prints them: in ASCII, and in
+ * UTF-16 of either byte order (`strings -el`, `-eb`), as a binary keeps its wide strings and as a
+ * UTF-16 file with no byte order mark reads when it holds a character past Latin-1 (a dash, a
+ * curly quote), which puts a byte other than zero where a zero would make it text.
+ */
 function printableRuns(content: Buffer): string {
-  return content.toString('latin1').match(/[\x20-\x7e]{8,}/g)?.join('\n') ?? '';
+  const runs = new Set<string>();
+  wideRuns(content, 1, 0, false, runs);
+  for (const offset of [0, 1]) for (const zeroFirst of [false, true]) wideRuns(content, 2, offset, zeroFirst, runs);
+  return [...runs].join('\n');
+}
+
+/**
+ * Adds to `runs` the runs of 8 or more printable ASCII characters of `content` in units of
+ * `width` bytes from `offset`: one byte, or two whose other byte is zero (after the character, or
+ * before it with `zeroFirst`). A loop over the bytes: a regular expression for the wide runs
+ * tried every position of a run of zeros, 20 ms a MiB of them.
+ */
+function wideRuns(content: Buffer, width: 1 | 2, offset: number, zeroFirst: boolean, runs: Set<string>): void {
+  const char = width === 2 && zeroFirst ? 1 : 0;
+  const zero = zeroFirst ? 0 : 1;
+  let start = -1;
+  let at = offset;
+  for (; at + width <= content.length; at += width) {
+    const byte = content[at + char] as number;
+    if (byte >= 0x20 && byte <= 0x7e && (width === 1 || content[at + zero] === 0)) {
+      if (start < 0) start = at;
+    } else if (start >= 0) {
+      addRun(content, start, at, width, char, runs);
+      start = -1;
+    }
+  }
+  if (start >= 0) addRun(content, start, at, width, char, runs);
+}
+
+/** The run of `content` from `start` to `end` in units of `width`, when it is 8 characters or more. */
+function addRun(content: Buffer, start: number, end: number, width: 1 | 2, char: number, runs: Set<string>): void {
+  if ((end - start) / width < 8) return;
+  if (width === 1) {
+    runs.add(content.toString('latin1', start, end));
+    return;
+  }
+  const bytes = Buffer.allocUnsafe((end - start) / 2);
+  for (let at = start, to = 0; at < end; at += 2, to += 1) bytes[to] = content[at + char] as number;
+  runs.add(bytes.toString('latin1'));
 }
 
 /** How a file's bytes are read as text: UTF-8, UTF-16 in either order, or a binary's printable runs. */
@@ -102,30 +145,30 @@ function lineFeeds(bytes: Buffer, encoding: Encoding): number {
 
 /**
  * Lints a whole file, in windows of {@link SCAN_WINDOW} bytes each reaching {@link SCAN_OVERLAP}
- * back into the one before, its lines counted from the file's start; a hit the window before
- * found at the same line is not counted twice.
+ * back into the one before, its lines counted from the file's start; a hit of a rule at a line
+ * already counted (a window before found it, or a binary's, which has no line, holds it again)
+ * is not counted twice: it would be the same finding.
  */
 async function lintWhole(lint: Lint, path: string, content: Buffer): Promise<Array<ScanHit & { binary: boolean }>> {
   const { encoding, skip } = encodingOf(content);
   const unit = encoding === 'utf16le' || encoding === 'utf16be' ? 2 : 1;
   const end = content.length - ((content.length - skip) % unit);
   const hits: Array<ScanHit & { binary: boolean }> = [];
-  let before = new Set<string>();
+  const counted = new Set<string>();
   let start = skip;
   let line = 0;
   for (;;) {
     const stop = Math.min(end, start + SCAN_WINDOW);
-    const found = new Set<string>();
     for (const hit of await lint(path, textOf(content.subarray(start, stop), encoding))) {
       const at = line + hit.line;
       const key = `${hit.rule}\0${encoding === 'binary' ? '' : at}`;
-      found.add(key);
-      if (!before.has(key)) hits.push({ rule: hit.rule, line: at, binary: encoding === 'binary' });
+      if (counted.has(key)) continue;
+      counted.add(key);
+      hits.push({ rule: hit.rule, line: at, binary: encoding === 'binary' });
     }
     if (stop >= end) return hits;
     const next = stop - SCAN_OVERLAP - ((stop - SCAN_OVERLAP - skip) % unit);
     line += lineFeeds(content.subarray(start, next), encoding);
-    before = found;
     start = next;
   }
 }
