@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
@@ -111,6 +112,26 @@ describe('the secret gate', () => {
       ['no-mark.env', Buffer.from(text, 'utf16le')],
       ['no-mark-big-endian.env', Buffer.from(text, 'utf16le').swap16()],
       ['tool.dll', Buffer.concat([Buffer.from([0x4d, 0x5a, 0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff]), Buffer.alloc(100), Buffer.from(`GITHUB_TOKEN=${GITHUB_TOKEN}`, 'utf16le'), Buffer.alloc(50)])],
+    ];
+    for (const [name, bytes] of files) {
+      const { dir, remote, store, replicator } = box();
+      writeFileSync(join(dir, name), bytes);
+      await store.save({});
+      const { replication } = await replicator.push();
+      const findings = replication.heldBack?.[0]?.findings ?? [];
+      assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+        { path: name, line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+      ], name);
+      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
+    }
+  });
+
+  it('finds a token in what a gzip file holds, a .env.gz or a .tar.gz of a folder, once, with no line', async () => {
+    // A tar's header holds the file's name, then zeros; the file follows, padded with zeros.
+    const tar = Buffer.concat([Buffer.from('conf/.env'), Buffer.alloc(503), Buffer.from(`DEBUG=1\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`), Buffer.alloc(1024)]);
+    const files: Array<[string, Buffer]> = [
+      ['.env.gz', gzipSync(`DEBUG=1\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`)],
+      ['conf.tar.gz', gzipSync(tar)],
     ];
     for (const [name, bytes] of files) {
       const { dir, remote, store, replicator } = box();

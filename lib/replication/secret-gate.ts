@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createGunzip } from 'node:zlib';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
 import { addedBlobs, lfsObjectsDir, readBlobs } from '../git/storage.js';
 import type { AddedBlob } from '../git/storage.js';
@@ -22,6 +23,13 @@ const SCAN_WINDOW = 1024 * 1024;
 
 /** How far each window reaches back into the one before it: more than a private key's block. */
 const SCAN_OVERLAP = 16 * 1024;
+
+/**
+ * The most bytes of a gzip file's content scanned: a `.gz` of a log or a dump, or a `.tar.gz` of
+ * a folder, is scanned for what it holds up to this much of it, so a small file that unpacks to
+ * gigabytes (a bomb) costs no more than this.
+ */
+const UNPACK_LIMIT = 64 * 1024 * 1024;
 
 /** git's own test for a binary file: a NUL in the first 8,000 bytes. */
 const BINARY_PROBE = 8000;
@@ -202,12 +210,46 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
     // as binary whose printable runs hold nothing: it is read as the text it is. A file is
     // scanned whole: a key past its first MiB (a log, a dump) is a key all the same.
-    for (const hit of await lintWhole(lint, file.path, content)) {
+    const hits = await lintWhole(lint, file.path, content);
+    // A gzip file (`.env.gz`, a `.tar.gz` of a folder) is compressed bytes with no printable run
+    // of what it holds: what it unpacks to is scanned too, read as the file it was (a tar's files
+    // as a binary's runs), its hits with no line, as a binary's.
+    const unpacked = content[0] === 0x1f && content[1] === 0x8b ? await gunzipped(content) : null;
+    if (unpacked !== null) hits.push(...(await lintWhole(lint, file.path.replace(/\.gz$/i, ''), unpacked)).map((hit) => ({ ...hit, binary: true })));
+    const counted = new Set<string>();
+    for (const hit of hits) {
       const line = hit.binary ? null : hit.line;
-      findings.push({ id: findingId(file.blob, file.path, hit.rule, line), path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
+      const id = findingId(file.blob, file.path, hit.rule, line);
+      if (counted.has(id)) continue;
+      counted.add(id);
+      findings.push({ id, path: file.path, line, rule: hit.rule, snapshot: file.snapshot });
     }
   }
   return findings;
+}
+
+/**
+ * What a gzip file unpacks to, up to {@link UNPACK_LIMIT} bytes of it; what came before a damaged
+ * or cut stream is kept; null when nothing unpacks (no gzip after all).
+ */
+function gunzipped(content: Buffer): Promise<Buffer | null> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const stream = createGunzip();
+    const done = (): void => resolve(size === 0 ? null : Buffer.concat(chunks).subarray(0, UNPACK_LIMIT));
+    stream.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= UNPACK_LIMIT) {
+        stream.destroy();
+        done();
+      }
+    });
+    stream.on('end', done);
+    stream.on('error', done);
+    stream.end(content);
+  });
 }
 
 /** A git-lfs pointer file: its object's SHA-256, as the LFS store names it. */
