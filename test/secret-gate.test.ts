@@ -146,6 +146,21 @@ describe('the secret gate', () => {
     }
   });
 
+  it('finds a token in what a zip file holds, its files deflated, once, with no line', async () => {
+    // git archive writes a zip as any zip tool does: each file deflated, then the central directory.
+    const lines = Array.from({ length: 40 }, (_, index) => `OPTION_${index}=on`).join('\n');
+    const folder = makeRepo({ 'conf/app.txt': `${lines}\n`, 'conf/.env': `DEBUG=1\n${lines}\nGITHUB_TOKEN=${GITHUB_TOKEN}\n` });
+    const { dir, remote, store, replicator } = box();
+    git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD']);
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+      { path: 'conf.zip', line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+    ]);
+    assert.equal(remoteTip(remote), null);
+  });
+
   it('scans a file whole: a token past its first MiB, in text, in UTF-16 or in a binary, or across where one window of the scan ends, is held back once, at its line', async () => {
     // 30,000 lines of 40 bytes: 1.2 MB of UTF-8 before the token, 2.4 MB in UTF-16.
     const log = `${'2026-12-04 request served in 12 ms ok\n'.repeat(30_000)}GITHUB_TOKEN=${GITHUB_TOKEN}\n`;

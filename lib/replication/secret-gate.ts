@@ -7,7 +7,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, createInflateRaw } from 'node:zlib';
+import type { Transform } from 'node:stream';
 import type { HeldBack, SecretFinding } from '../documents/replication.js';
 import { addedBlobs, lfsObjectsDir, readBlobs } from '../git/storage.js';
 import type { AddedBlob } from '../git/storage.js';
@@ -25,9 +26,9 @@ const SCAN_WINDOW = 1024 * 1024;
 const SCAN_OVERLAP = 16 * 1024;
 
 /**
- * The most bytes of a gzip file's content scanned: a `.gz` of a log or a dump, or a `.tar.gz` of
- * a folder, is scanned for what it holds up to this much of it, so a small file that unpacks to
- * gigabytes (a bomb) costs no more than this.
+ * The most bytes of a compressed file's content scanned: a `.gz` of a log or a dump, a `.tar.gz`
+ * or a `.zip` of a folder, is scanned for what it holds up to this much of it, so a small file
+ * that unpacks to gigabytes (a bomb) costs no more than this.
  */
 const UNPACK_LIMIT = 64 * 1024 * 1024;
 
@@ -211,11 +212,12 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     // as binary whose printable runs hold nothing: it is read as the text it is. A file is
     // scanned whole: a key past its first MiB (a log, a dump) is a key all the same.
     const hits = await lintWhole(lint, file.path, content);
-    // A gzip file (`.env.gz`, a `.tar.gz` of a folder) is compressed bytes with no printable run
-    // of what it holds: what it unpacks to is scanned too, read as the file it was (a tar's files
-    // as a binary's runs), its hits with no line, as a binary's.
-    const unpacked = content[0] === 0x1f && content[1] === 0x8b ? await gunzipped(content) : null;
-    if (unpacked !== null) hits.push(...(await lintWhole(lint, file.path.replace(/\.gz$/i, ''), unpacked)).map((hit) => ({ ...hit, binary: true })));
+    // A gzip or zip file (`.env.gz`, a `.tar.gz` or `.zip` of a folder) is compressed bytes with
+    // no printable run of what it holds: what it unpacks to is scanned too, each file read as the
+    // file it was (a tar's files as a binary's runs), its hits with no line, as a binary's.
+    for (const packed of await unpacked(file.path, content)) {
+      hits.push(...(await lintWhole(lint, packed.path, packed.content)).map((hit) => ({ ...hit, binary: true })));
+    }
     const counted = new Set<string>();
     for (const hit of hits) {
       const line = hit.binary ? null : hit.line;
@@ -229,19 +231,62 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
 }
 
 /**
- * What a gzip file unpacks to, up to {@link UNPACK_LIMIT} bytes of it; what came before a damaged
- * or cut stream is kept; null when nothing unpacks (no gzip after all).
+ * What a gzip or zip file holds, by the path a rule reads (`.npmrc.gz` holds `.npmrc`),
+ * {@link UNPACK_LIMIT} bytes of it at most; none for another file, or for one that does not
+ * unpack (damaged, encrypted, a zip64 directory). A zip's files are read each as its own (text,
+ * UTF-16, a binary's runs) and scanned as one text, under the zip's path: a jar of 5,000 classes
+ * is then linted in a few windows, not in 5,000 calls.
  */
-function gunzipped(content: Buffer): Promise<Buffer | null> {
+async function unpacked(path: string, content: Buffer): Promise<Array<{ path: string; content: Buffer }>> {
+  if (content[0] === 0x1f && content[1] === 0x8b) {
+    const inner = await inflated(createGunzip(), content, UNPACK_LIMIT);
+    return inner.length === 0 ? [] : [{ path: path.replace(/\.gz$/i, ''), content: inner }];
+  }
+  if (content.length < 22 || content.readUInt32LE(0) !== ZIP_LOCAL) return [];
+  const texts: string[] = [];
+  let left = UNPACK_LIMIT;
+  try {
+    // The central directory, from the end record (after which a comment of up to 64 KiB may stand).
+    const end = content.lastIndexOf(ZIP_END_SIGNATURE, Math.max(0, content.length - 22));
+    if (end < 0 || content.length - end < 22) return [];
+    let at = content.readUInt32LE(end + 16);
+    for (let entry = content.readUInt16LE(end + 10); entry > 0 && left > 0 && at + 46 <= content.length && content.readUInt32LE(at) === ZIP_ENTRY; entry -= 1) {
+      const [flags, method, size] = [content.readUInt16LE(at + 8), content.readUInt16LE(at + 10), content.readUInt32LE(at + 20)];
+      const nameLength = content.readUInt16LE(at + 28);
+      const local = content.readUInt32LE(at + 42);
+      at += 46 + nameLength + content.readUInt16LE(at + 30) + content.readUInt16LE(at + 32);
+      if ((flags & 1) !== 0 || local + 30 > content.length || content.readUInt32LE(local) !== ZIP_LOCAL) continue;
+      const start = local + 30 + content.readUInt16LE(local + 26) + content.readUInt16LE(local + 28);
+      const data = content.subarray(start, start + size);
+      const inner = method === 0 ? data.subarray(0, left) : method === 8 ? await inflated(createInflateRaw(), data, left) : Buffer.alloc(0);
+      left -= inner.length;
+      const { encoding, skip } = encodingOf(inner);
+      if (inner.length > 0) texts.push(textOf(inner.subarray(skip), encoding));
+    }
+  } catch {
+    // A damaged zip: what was read of it is scanned.
+  }
+  return texts.length === 0 ? [] : [{ path, content: Buffer.from(texts.join('\n')) }];
+}
+
+/** A zip's local file header, central directory entry and end of central directory record. */
+const ZIP_LOCAL = 0x04034b50;
+const ZIP_ENTRY = 0x02014b50;
+const ZIP_END_SIGNATURE = Buffer.from([0x50, 0x4b, 0x05, 0x06]);
+
+/**
+ * What a zlib stream makes of `content`, up to `limit` bytes; what came before a damaged or cut
+ * stream is kept.
+ */
+function inflated(stream: Transform, content: Buffer, limit: number): Promise<Buffer> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    const stream = createGunzip();
-    const done = (): void => resolve(size === 0 ? null : Buffer.concat(chunks).subarray(0, UNPACK_LIMIT));
+    const done = (): void => resolve(Buffer.concat(chunks).subarray(0, limit));
     stream.on('data', (chunk: Buffer) => {
       chunks.push(chunk);
       size += chunk.length;
-      if (size >= UNPACK_LIMIT) {
+      if (size >= limit) {
         stream.destroy();
         done();
       }
