@@ -289,9 +289,12 @@ export function gitEnvironment(callEnv: Readonly<Record<string, string>> = {}, a
  * command line wins over every configuration file and `GIT_CONFIG_COUNT`; git looks each hook up
  * as `<hooksPath>/<name>`, which under `/dev/null` is never a file. `core.fsmonitor` names a
  * program git asks which files changed and trusts: one that misses an edit would have a save keep
- * the index's content instead, so git looks at every file itself.
+ * the index's content instead, so git looks at every file itself. For the same reason git compares
+ * all of a file's stat data with the index's, whatever `core.trustctime` and `core.checkStat` say:
+ * with either relaxed, a file rewritten at its size and with its mtime kept (`cp -p`, `rsync -t`,
+ * a tar or backup put back) read as unchanged, and the save kept the index's content.
  */
-const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false'] as const;
+const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.trustctime=true', '-c', 'core.checkStat=default'] as const;
 
 /** Milliseconds git may go without progress when the call names no timeout. */
 const DEFAULT_STALL_MS = 120_000;
