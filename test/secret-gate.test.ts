@@ -1,13 +1,14 @@
 // The secret gate before a push, against a real bare remote: a likely secret in an untracked
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
-import { assertValidDocument, git, makeRepo, runCli } from './helpers.js';
+import { assertValidDocument, git, makeRepo, ROOT, runCli } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { writeDocument } from '../lib/documents/document.js';
@@ -296,6 +297,27 @@ describe('the secret gate', () => {
     assert.equal(saved.findings, undefined, 'no findings: nothing was scanned, which is not nothing found');
     assert.deepEqual(saved.skipped?.map(({ step, code }) => ({ step, code })), [{ step: 'scan', code: 'git-failed' }]);
     await assertValidDocument(writeDocument('save', saved));
+  });
+
+  it('loads the scanner again after a load that failed: one failed push does not fail every later push of a long-lived host', async (t) => {
+    // The built SDK, copied where its imports still resolve, its scanner file moved away for the first push.
+    const copy = mkdtempSync(join(ROOT, 'node_modules', '.chant-scanner-'));
+    t.after(() => rmSync(copy, { recursive: true, force: true }));
+    cpSync(join(ROOT, 'dist', 'lib'), join(copy, 'lib'), { recursive: true });
+    const file = join(copy, 'lib', 'replication', 'secret-scanner.js');
+    renameSync(file, `${file}.away`);
+    const sdk = await import(pathToFileURL(join(copy, 'lib', 'index.js')).href) as typeof import('../lib/index.js');
+    const { dir, remote } = box();
+    const policy = sdk.Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const replicator = new sdk.Replicator({ cwd: dir, policy });
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    await new sdk.WipStore({ cwd: dir, policy }).save({ label: 'secret' });
+    await assert.rejects(replicator.push());
+    assert.equal(remoteTip(remote), null, 'nothing went unscanned');
+    renameSync(`${file}.away`, file);
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map((finding) => finding.path), ['.env']);
+    assert.equal(remoteTip(remote), null);
   });
 
   it("leaves nothing on the host process's performance timeline: the scanner's profiler is quiet in the SDK too", async () => {

@@ -41,7 +41,12 @@ let scanner: Promise<Lint> | undefined;
 
 /** secretlint with its recommended preset (secret-scanner.ts), loaded once, on the first scan. */
 function loadScanner(): Promise<Lint> {
-  scanner ??= import('./secret-scanner.js').then((module) => module.lint);
+  // A load that failed (too many open files, a file being replaced by an upgrade) is forgotten:
+  // kept, it failed every later push of a long-lived host until it restarted.
+  scanner ??= import('./secret-scanner.js').then((module) => module.lint, (error: unknown) => {
+    scanner = undefined;
+    throw error;
+  });
   return scanner;
 }
 
