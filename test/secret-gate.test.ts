@@ -1,7 +1,8 @@
 // The secret gate before a push, against a real bare remote: a likely secret in an untracked
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -435,6 +436,24 @@ describe('the secret gate and what a checkpoint staged', () => {
     assert.deepEqual(replication.pushed, [], JSON.stringify(replication));
     assert.equal(remoteTip(remote), null);
     assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, line, snapshot: s }) => ({ path, line, s })), [{ path: 'deploy.secret', line: 2, s: snapshot.commit }]);
+  });
+
+  it('scans a git-lfs object of 2 GiB and more, window by window, where reading it whole failed as if it were not in the store and it went unscanned', async () => {
+    const { dir, remote, policy, replicator } = box();
+    // The object in the local LFS store, sparse: 2 GiB of nothing with a token near its end.
+    const oid = createHash('sha256').update('a large object').digest('hex');
+    const folder = join(dir, '.git', 'lfs', 'objects', oid.slice(0, 2), oid.slice(2, 4));
+    mkdirSync(folder, { recursive: true });
+    const size = 2 ** 31 + 4096;
+    const fd = openSync(join(folder, oid), 'w');
+    ftruncateSync(fd, size);
+    writeSync(fd, `GITHUB_TOKEN=${GITHUB_TOKEN}\n`, size - 2048);
+    closeSync(fd);
+    writeFileSync(join(dir, 'dump.bin'), `version https://git-lfs.github.com/spec/v1\noid sha256:${oid}\nsize ${size}\n`);
+    const { snapshot } = await new WipStore({ cwd: dir, policy }).save({});
+    const { replication } = await replicator.push();
+    assert.equal(remoteTip(remote), null, 'nothing went');
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, line, snapshot: s }) => ({ path, line, s })), [{ path: 'dump.bin', line: null, s: snapshot.commit }]);
   });
 
   it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {

@@ -5,7 +5,7 @@
 // without a push never loads it. A finding names the path, the rule and the line, never the
 // secret: secretlint's own messages quote the match, so they are never passed on.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createGunzip, createInflateRaw } from 'node:zlib';
 import type { Transform } from 'node:stream';
@@ -24,6 +24,9 @@ const SCAN_WINDOW = 1024 * 1024;
 
 /** How far each window reaches back into the one before it: more than a private key's block. */
 const SCAN_OVERLAP = 16 * 1024;
+
+/** A window of zeros, to tell an empty stretch of a binary at native speed; made on first use. */
+let zeros: Buffer | undefined;
 
 /**
  * The most bytes of a compressed file's content scanned: a `.gz` of a log or a dump, a `.tar.gz`
@@ -157,14 +160,21 @@ function lineFeeds(bytes: Buffer, encoding: Encoding): number {
   return count;
 }
 
+/** A file too big to read whole, read window by window (a large git-lfs object). */
+interface ScanFile {
+  length: number;
+  read(from: number, to: number): Buffer;
+}
+
 /**
  * Lints a whole file, in windows of {@link SCAN_WINDOW} bytes each reaching {@link SCAN_OVERLAP}
  * back into the one before, its lines counted from the file's start; a hit of a rule at a line
  * already counted (a window before found it, or a binary's, which has no line, holds it again)
  * is not counted twice: it would be the same finding.
  */
-async function lintWhole(lint: Lint, path: string, content: Buffer): Promise<Array<ScanHit & { binary: boolean }>> {
-  const { encoding, skip } = encodingOf(content);
+async function lintWhole(lint: Lint, path: string, content: Buffer | ScanFile): Promise<Array<ScanHit & { binary: boolean }>> {
+  const read = Buffer.isBuffer(content) ? (from: number, to: number): Buffer => content.subarray(from, to) : content.read;
+  const { encoding, skip } = encodingOf(read(0, Math.min(content.length, BINARY_PROBE)));
   const unit = encoding === 'utf16le' || encoding === 'utf16be' ? 2 : 1;
   const end = content.length - ((content.length - skip) % unit);
   const hits: Array<ScanHit & { binary: boolean }> = [];
@@ -173,7 +183,10 @@ async function lintWhole(lint: Lint, path: string, content: Buffer): Promise<Arr
   let line = 0;
   for (;;) {
     const stop = Math.min(end, start + SCAN_WINDOW);
-    for (const hit of await lint(path, textOf(content.subarray(start, stop), encoding))) {
+    const bytes = read(start, stop);
+    // A window of a binary that is all zeros (a disk image's empty stretch) holds no run to lint.
+    const empty = encoding === 'binary' && bytes.equals((zeros ??= Buffer.alloc(SCAN_WINDOW)).subarray(0, bytes.length));
+    for (const hit of empty ? [] : await lint(path, textOf(bytes, encoding))) {
       const at = line + hit.line;
       const key = `${hit.rule}\0${encoding === 'binary' ? '' : at}`;
       if (counted.has(key)) continue;
@@ -182,7 +195,7 @@ async function lintWhole(lint: Lint, path: string, content: Buffer): Promise<Arr
     }
     if (stop >= end) return hits;
     const next = stop - SCAN_OVERLAP - ((stop - SCAN_OVERLAP - skip) % unit);
-    line += lineFeeds(content.subarray(start, next), encoding);
+    line += lineFeeds(read(start, next), encoding);
     start = next;
   }
 }
@@ -212,16 +225,24 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
   const findings: SecretFinding[] = [];
   for (const file of files) {
     const content = lfs.get(file.blob) ?? contents.get(file.blob);
-    if (content === undefined || content.length === 0) continue;
-    // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
-    // as binary whose printable runs hold nothing: it is read as the text it is. A file is
-    // scanned whole: a key past its first MiB (a log, a dump) is a key all the same.
-    const hits = await lintWhole(lint, file.path, content);
-    // A gzip or zip file (`.env.gz`, a `.tar.gz` or `.zip` of a folder) is compressed bytes with
-    // no printable run of what it holds: what it unpacks to is scanned too, each file read as the
-    // file it was (a tar's files as a binary's runs), its hits with no line, as a binary's.
-    for (const packed of await unpacked(file.path, content)) {
-      hits.push(...(await lintWhole(lint, packed.path, packed.content)).map((hit) => ({ ...hit, binary: true })));
+    if (content === undefined) continue;
+    let hits: Array<ScanHit & { binary: boolean }>;
+    if (!Buffer.isBuffer(content)) {
+      // A git-lfs object too big to hold is scanned window by window (not unpacked: its files
+      // are past what a scan unpacks anyway), the file open for as long as that takes.
+      hits = await withFile(content, (source) => lintWhole(lint, file.path, source));
+    } else {
+      if (content.length === 0) continue;
+      // Text in UTF-16 (what Windows PowerShell 5 writes with `>`) holds zero bytes, and would read
+      // as binary whose printable runs hold nothing: it is read as the text it is. A file is
+      // scanned whole: a key past its first MiB (a log, a dump) is a key all the same.
+      hits = await lintWhole(lint, file.path, content);
+      // A gzip or zip file (`.env.gz`, a `.tar.gz` or `.zip` of a folder) is compressed bytes with
+      // no printable run of what it holds: what it unpacks to is scanned too, each file read as the
+      // file it was (a tar's files as a binary's runs), its hits with no line, as a binary's.
+      for (const packed of await unpacked(file.path, content)) {
+        hits.push(...(await lintWhole(lint, packed.path, packed.content)).map((hit) => ({ ...hit, binary: true })));
+      }
     }
     const counted = new Set<string>();
     for (const hit of hits) {
@@ -305,6 +326,9 @@ function inflated(stream: Transform, content: Buffer, limit: number): Promise<Bu
 /** A git-lfs pointer file: its object's SHA-256, as the LFS store names it. */
 const LFS_POINTER = /^version https:\/\/git-lfs\.github\.com\/spec\/v1\n(?:[a-z0-9.-]+ [^\n]*\n)*?oid sha256:([0-9a-f]{64})\n/;
 
+/** The most bytes of a git-lfs object read whole; a bigger one is read window by window. */
+const LFS_WHOLE_MAX = 256 * 1024 * 1024;
+
 /** The most bytes a git-lfs pointer file takes (git-lfs reads no bigger one as a pointer). */
 const LFS_POINTER_MAX = 1024;
 
@@ -314,8 +338,8 @@ const LFS_POINTER_MAX = 1024;
  * `lfs.storage`); a pointer whose object is not there (never fetched) is left out: no push sends
  * it. Nothing is asked of git unless a pointer is found.
  */
-async function lfsContents(git: GitRunner, cwd: string, contents: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer>> {
-  const found = new Map<string, Buffer>();
+async function lfsContents(git: GitRunner, cwd: string, contents: ReadonlyMap<string, Buffer>): Promise<Map<string, Buffer | { path: string; size: number }>> {
+  const found = new Map<string, Buffer | { path: string; size: number }>();
   const pointers = new Map<string, string>();
   for (const [blob, content] of contents) {
     if (content.length > LFS_POINTER_MAX) continue;
@@ -325,13 +349,38 @@ async function lfsContents(git: GitRunner, cwd: string, contents: ReadonlyMap<st
   if (pointers.size === 0) return found;
   const objects = await lfsObjectsDir(git, cwd);
   for (const [blob, oid] of pointers) {
-    try {
-      found.set(blob, readFileSync(join(objects, oid.slice(0, 2), oid.slice(2, 4), oid)));
-    } catch {
-      // Not in the local store: nothing of it leaves the box.
-    }
+    const path = join(objects, oid.slice(0, 2), oid.slice(2, 4), oid);
+    const size = statSync(path, { throwIfNoEntry: false })?.size;
+    // Not in the local store: nothing of it leaves the box.
+    if (size === undefined) continue;
+    // One too big to hold (readFileSync refuses 2 GiB and more, and failed as if it were not
+    // there, so it went unscanned) is read window by window. One that cannot be read fails the
+    // scan: it is pushed, so it is never left out.
+    found.set(blob, size > LFS_WHOLE_MAX ? { path, size } : readFileSync(path));
   }
   return found;
+}
+
+/** Opens a large git-lfs object for {@link lintWhole} while `use` runs. */
+async function withFile<T>(file: { path: string; size: number }, use: (source: ScanFile) => Promise<T>): Promise<T> {
+  const fd = openSync(file.path, 'r');
+  try {
+    return await use({
+      length: file.size,
+      read: (from, to) => {
+        const bytes = Buffer.allocUnsafe(to - from);
+        let got = 0;
+        while (got < bytes.length) {
+          const read = readSync(fd, bytes, got, bytes.length - got, from + got);
+          if (read === 0) throw new Error(`${file.path} is shorter than its ${file.size} bytes: it changed while the secret gate read it`);
+          got += read;
+        }
+        return bytes;
+      },
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
