@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
@@ -67,5 +67,39 @@ describe('a restore ended by a signal', () => {
     assert.equal(JSON.parse(result.stdout).error.code, 'wip-cancelled');
     assert.deepEqual(stateOf(dir), before, 'working tree, index, refs and HEAD as they were');
     assert.equal(refsOf(dir), before.refs);
+  });
+});
+
+describe('a save ended by a signal', () => {
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`is cancelled with its document, nothing recorded and nothing left behind, when ${signal} arrives before the snapshot is recorded`, async (t) => {
+      if (!posixOnly(t)) return;
+      const dir = makeRepo({ 'README.md': 'hello\n', 'a.txt': 'one\n' });
+      writeFiles(dir, { 'a.txt': 'two\n', 'new.txt': 'new\n' });
+      // The files a second older than the index git status writes: the status stateOf runs then
+      // leaves the index as it is, and the index's bytes can be compared.
+      await new Promise((done) => setTimeout(done, 1100));
+      git(dir, ['status', '--porcelain']);
+      const before = stateOf(dir);
+      const result = await startBin(dir, ['workspace', 'wip', 'save', '--label', 'turn:7', '--json'], signalling('status', signal));
+      assert.equal(result.signal, null, `the process printed its refusal rather than dying by ${result.signal}`);
+      assert.equal(result.code, 1, result.stdout);
+      const doc = JSON.parse(result.stdout);
+      assert.equal(doc.action, 'save');
+      assert.equal(doc.error.code, 'wip-cancelled');
+      assert.deepEqual(stateOf(dir), before, 'no ref moved; the working tree and the index as they were');
+      assert.deepEqual(readdirSync(join(dir, '.git')).filter((name) => /^chant-.*(tmp|index|lock)/.test(name) || name.endsWith('.lock')), [], 'no temporary index or lock left');
+    });
+  }
+
+  it('finishes and prints its document when the signal arrives after the snapshot is recorded', async (t) => {
+    if (!posixOnly(t)) return;
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    // update-ref moves the wip ref: the snapshot is recorded as the signal comes.
+    const result = await startBin(dir, ['workspace', 'wip', 'save', '--json'], { ...signalling('update-ref', 'SIGTERM'), CHANT_WIP_STAGING: 'index' });
+    assert.equal(result.signal, null);
+    assert.equal(result.code, 0, result.stdout);
+    assert.equal(JSON.parse(result.stdout).snapshot.commit, git(dir, ['rev-parse', 'refs/chant/wip/main']).trim());
   });
 });

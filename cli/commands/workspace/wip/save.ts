@@ -1,12 +1,12 @@
 import { Command, Option } from 'clipanion';
 import { parseDuration, parseSize, WipStore } from '../../../../lib/index.js';
-import { timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
+import { interruptible, timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipSaveCommand extends WriteCommand<'save'> {
   static override paths = [['workspace', 'wip', 'save']];
   static override usage = Command.Usage({
     description: "Take a snapshot of the checkout's working tree onto refs/chant/wip/<branch>.",
-    details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false. A path the save cannot take (unreadable, vanished while it read, a FIFO at a tracked path, a new file over --max-file-size, a submodule\'s files) never fails it: each is listed in unsaved with its reason, and recorded in the snapshot commit.',
+    details: 'Staged, unstaged and untracked files are kept, ignored files left out; the index, HEAD and branch never move. When the tip already holds the same tree on the same head with the same label and principal, nothing is written and created is false. A path the save cannot take (unreadable, vanished while it read, a FIFO at a tracked path, a new file over --max-file-size, a submodule\'s files) never fails it: each is listed in unsaved with its reason, and recorded in the snapshot commit. A SIGINT, SIGTERM or SIGHUP before the snapshot is recorded ends the save as wip-cancelled with nothing written; one after lets it finish and print what it did (a second one ends it at once).',
     examples: [
       ['Save after an agent turn', 'chant workspace wip save --label turn:7 --by github:alex --json'],
       ['Save, and say at once whether the snapshot holds a likely secret', 'chant workspace wip save --scan --json'],
@@ -28,6 +28,9 @@ export class WipSaveCommand extends WriteCommand<'save'> {
     // Read here, so a refusal names the option given rather than the SDK's.
     const maxFileSize = this.maxFileSize === undefined ? {} : { maxFileSize: parseSize(this.maxFileSize, '--max-file-size') };
     const saveTimeout = this.deadline === undefined ? {} : { saveTimeout: parseDuration(this.deadline, '--deadline') };
-    return new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize, ...saveTimeout }).save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune });
+    const store = new WipStore({ cwd: this.context.cwd, env: this.context.env, networkTimeoutMs: timeoutMs(this.timeout), ...maxFileSize, ...saveTimeout });
+    // A supervisor's SIGTERM (or a Ctrl-C) before the snapshot is recorded ends the save with its
+    // wip-cancelled document, nothing written; after, the save finishes and prints what it did.
+    return interruptible(this.context, (signal) => store.save({ label: this.label ?? null, by: this.by ?? null, scan: this.scan, prune: this.prune, signal }));
   }
 }
