@@ -46,6 +46,10 @@ export function formatListing(result: ListResult, options: ListingOptions = { li
   const lines: string[] = [];
   const { branch, head } = result.checkout;
   lines.push(branch === null ? 'Not on a branch (detached HEAD or no commit yet).' : `On ${shown(branch)}${head === null ? ' (no commit yet)' : ` at ${head.slice(0, 12)}`}.`);
+  const stopped = result.interruptedRestore;
+  if (stopped !== undefined) {
+    lines.push(`A restore of ${stopped.snapshot.slice(0, 12)} was stopped partway: the working tree may be part that snapshot, part what it was. chant workspace wip restore ${stopped.checkpoint} gives back what was there before it; restoring ${stopped.snapshot.slice(0, 12)} again finishes it.`);
+  }
   if (result.branches.length === 0) {
     if (options.branch === null) {
       lines.push('No snapshots yet: chant workspace wip save takes one.');

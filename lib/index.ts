@@ -41,7 +41,7 @@ export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';
 export type { WipSettings } from './workspace/wip-settings.js';
 export type { BranchStorage, RetentionRules, BranchPrune, StorageFailure, WipStorageDocument, StorageAction } from './documents/storage.js';
 export type { ChangeKind, PathChange, DiffSide, SnapshotFile, RefusedPath, ChangesFailure, WipChangesDocument, ChangesAction } from './documents/changes.js';
-export type { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
+export type { Checkout, BranchSnapshots, InterruptedRestore, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './documents/wip-read.js';
 export type { Checkpoint, WriteAction, WriteFailure, WipWriteDocument } from './documents/wip-write.js';
 export type {
   RefClass, Trigger, PolicyDocument, RefState, ReplicationState, RefPush, PushResult, FetchOutcome, FetchRef, FetchRefFailure,

@@ -159,8 +159,11 @@ describe('a restore or save killed with SIGKILL', () => {
         assert.equal(tipTree, workHash, `killed ${where}: the only commit a restore puts on the ref is its checkpoint`);
         assert.match(git(dir, ['log', '-1', '--format=%B', tip]), /^Chant-Wip-Kind: pre-restore$/m);
       }
+      // A restore that touched the working tree and was killed says so to the next read, naming its checkpoint.
+      if (touched) assert.equal((await store.list()).interruptedRestore?.checkpoint, tip, `killed ${where}: the list names the checkpoint of the restore stopped partway`);
       if (tipTree === workHash) {
         await store.restore({ snapshot: tip });
+        assert.equal((await store.list()).interruptedRestore, undefined, `killed ${where}: the restore of the checkpoint clears the notice`);
       } else {
         // Killed before the checkpoint: nothing was written, and the next save or restore cleans up.
         await store.save({ label: `after kill ${killed}` });

@@ -19,7 +19,7 @@ function head<I extends string>(id: I) {
  * @public
  */
 export function readDocument(result: ListResult): WipReadSuccess {
-  return { ...head(WIP_READ_ID), checkout: result.checkout, branches: result.branches, replication: result.replication };
+  return { ...head(WIP_READ_ID), checkout: result.checkout, branches: result.branches, replication: result.replication, ...(result.interruptedRestore === undefined ? {} : { interruptedRestore: result.interruptedRestore }) };
 }
 
 /**

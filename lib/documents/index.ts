@@ -8,7 +8,7 @@ export { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedRea
 export {
   ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, RefusedPath, RestorePlan, ShowDocument, DiffDocument, PlanDocument, ChangesFailure, WipChangesDocument, ChangesAction, CHANGES_VERBS, CHANGES_DOCUMENTS,
 } from './changes.js';
-export { Checkout, BranchSnapshots, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
+export { Checkout, BranchSnapshots, InterruptedRestore, ListResult, WipReadSuccess, WipReadFailure, WipReadDocument } from './wip-read.js';
 export {
   SaveResult, Checkpoint, RestoreResult, WriteAction,
   SaveDocument, RestoreDocument, PushDocument, FetchDocument, WriteFailure, WipWriteDocument, WRITE_VERBS, WRITE_DOCUMENTS,

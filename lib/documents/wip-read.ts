@@ -71,6 +71,34 @@ export interface BranchSnapshots {
 }
 
 /**
+ * A restore that a kill, a crash or a power loss stopped partway in this worktree.
+ * @public
+ */
+export const InterruptedRestore = Type.Object(
+  {
+    branch: Type.String({ description: 'The branch whose chain holds the checkpoint.' }),
+    snapshot: Type.String({ ...ObjectId, description: 'The snapshot the restore was writing.' }),
+    checkpoint: Type.String({ ...ObjectId, description: 'Its pre-restore checkpoint: restoring it gives back the working tree and index as they were before.' }),
+  },
+  { description: 'Present only when a restore in this worktree was stopped partway (killed, a crash, a power loss) after its checkpoint: the working tree and index may be part the snapshot it restored, part what they were. Restoring checkpoint (the pre-restore snapshot the restore took) gives back what was there before it; restoring snapshot again finishes it. The next restore that ends clears it.' },
+);
+/**
+ * A restore stopped partway in this worktree: the snapshot it restored and the checkpoint that gives back what was there before.
+ * @public
+ */
+export interface InterruptedRestore {
+  /** The branch whose chain holds the checkpoint. */
+  branch: string;
+  /** The snapshot the restore was writing. */
+  snapshot: string;
+  /**
+   * Its pre-restore checkpoint: restoring it gives back the working tree and index as they were
+   * before.
+   */
+  checkpoint: string;
+}
+
+/**
  * What `WipStore.list` (chant-wip) returns: the read document without its header.
  * @public
  */
@@ -78,6 +106,7 @@ export const ListResult = Type.Object({
   checkout: Checkout,
   branches: Type.Array(BranchSnapshots, { description: "Each branch with snapshots, sorted by branch; only --branch's when it is given." }),
   replication: Nullable(ReplicationState, 'Where replication stands, or null when no box block declares replicate.'),
+  interruptedRestore: Type.Optional(InterruptedRestore),
 });
 /**
  * What `WipStore.list` (chant-wip) returns: the checkout, every branch's snapshots and where replication stands.
@@ -92,6 +121,14 @@ export interface ListResult {
   branches: BranchSnapshots[];
   /** Where replication stands, or null when no box block declares replicate. */
   replication: ReplicationState | null;
+  /**
+   * Present only when a restore in this worktree was stopped partway (killed, a crash, a power
+   * loss) after its checkpoint: the working tree and index may be part the snapshot it restored,
+   * part what they were. Restoring checkpoint (the pre-restore snapshot the restore took) gives
+   * back what was there before it; restoring snapshot again finishes it. The next restore that ends
+   * clears it.
+   */
+  interruptedRestore?: InterruptedRestore;
 }
 
 /** The codes the read can refuse with. */

@@ -18,6 +18,7 @@ import type { ChainLink } from '../snapshot/chain.js';
 import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
 import { openCheckout, repairBrokenRefs } from './checkout.js';
+import { interruptedRestore } from '../managers/restore-marker.js';
 import type { StoreContext } from './context.js';
 
 /**
@@ -66,7 +67,8 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   checkNotAborted(signal);
   const replication = policy === null ? null : await replicatorOf(context, policy).state();
   checkNotAborted(signal);
-  return { checkout: { branch, head }, branches, replication };
+  const interrupted = interruptedRestore(layout.gitDir);
+  return { checkout: { branch, head }, branches, replication, ...(interrupted === null ? {} : { interruptedRestore: interrupted }) };
 }
 
 /**

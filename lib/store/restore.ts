@@ -18,6 +18,7 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
+import { markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
 import { indexTrailer } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { branchOf, checkoutOf, openCheckout, restoreTarget } from './checkout.js';
@@ -159,6 +160,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped).catch((error: unknown) => conflictFirst(layout, signal, error));
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
+    let marked = false;
     try {
       // Each path the move will write or remove, as it is now: another process that changes
       // one while the snapshot's files are staged and the checkpoint recorded stops the restore
@@ -210,6 +212,12 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
           throw error;
         });
         report(onProgress, 'checkpoint', 1, 1);
+        // From here on a kill leaves the working tree part written: the mark says so to the
+        // next list or save, naming the checkpoint that gives it back.
+        if (changes.length > 0 || resetTo !== null) {
+          markRestoring(layout.gitDir, { branch: checkout.branch, snapshot: target.commit, checkpoint: checkpoint.snapshot.commit });
+          marked = true;
+        }
         const moved = changedSince(layout.top, found);
         if (moved.length > 0) throw changedWhilePrepared(target, checkpoint.snapshot, moved);
         report(onProgress, 'writing', 0, changes.length);
@@ -249,6 +257,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       };
     } finally {
       rmSync(indexFile, { force: true });
+      // Ended in a way it reports: done, or refused saying what it left and which checkpoint holds the rest.
+      if (marked) unmarkRestoring(layout.gitDir);
     }
   }, () => checkNotAborted(signal));
 }

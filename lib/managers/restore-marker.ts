@@ -1,0 +1,79 @@
+// The mark a restore leaves in the worktree's git directory from its checkpoint until it ends:
+// written before the first file of the working tree or the index is touched, removed once the
+// restore ends in any way it can tell (done, or refused with the working tree put back or the
+// checkpoint named). A mark with no live restore holding the worktree's lock is one a kill or
+// a crash stopped partway: the working tree may be part snapshot, part what it was, and the
+// checkpoint the mark names gives it back. The list and the save say so.
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { holderGone, LOCK_NAME } from './lock.js';
+
+/** The mark's file name, in the worktree's git directory. */
+export const RESTORE_MARKER = 'chant-restoring';
+
+/**
+ * A restore stopped partway (a kill, a crash, a power loss) before it could say so.
+ * @internal
+ */
+export interface RestoreMark {
+  /** The branch whose chain the checkpoint is on. */
+  branch: string;
+  /** The snapshot it was restoring. */
+  snapshot: string;
+  /** Its pre-restore checkpoint, which holds the working tree and index as they were before it. */
+  checkpoint: string;
+}
+
+/**
+ * Leaves the mark before the restore touches the working tree; a mark that cannot be written
+ * costs only the notice.
+ * @internal
+ */
+export function markRestoring(gitDir: string, mark: RestoreMark): void {
+  try {
+    writeFileSync(join(gitDir, RESTORE_MARKER), `${JSON.stringify(mark)}\n`);
+  } catch {
+    // The restore goes on: the mark is a notice, not a lock.
+  }
+}
+
+/**
+ * Removes the mark once the restore ended in a way it reports.
+ * @internal
+ */
+export function unmarkRestoring(gitDir: string): void {
+  try {
+    rmSync(join(gitDir, RESTORE_MARKER), { force: true });
+  } catch {
+    // A later restore that ends removes it.
+  }
+}
+
+/**
+ * The restore a kill or a crash stopped partway in this worktree, or null: no mark, or a mark a
+ * restore that still runs holds (the worktree's lock names a live holder). A mark that cannot be
+ * read whole names no commit, and is no notice.
+ * @internal
+ */
+export function interruptedRestore(gitDir: string): RestoreMark | null {
+  let text: string;
+  try {
+    text = readFileSync(join(gitDir, RESTORE_MARKER), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const lock = join(gitDir, LOCK_NAME);
+    if (!holderGone(readFileSync(lock, 'utf8'), statSync(lock).mtimeMs)) return null;
+  } catch {
+    // No lock: no restore runs.
+  }
+  try {
+    const mark = JSON.parse(text) as Partial<RestoreMark>;
+    const id = /^[0-9a-f]{40,64}$/;
+    if (typeof mark.branch !== 'string' || typeof mark.snapshot !== 'string' || typeof mark.checkpoint !== 'string' || !id.test(mark.snapshot) || !id.test(mark.checkpoint)) return null;
+    return { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint };
+  } catch {
+    return null;
+  }
+}
