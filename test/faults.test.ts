@@ -160,7 +160,11 @@ describe('a restore or save killed with SIGKILL', () => {
         assert.match(git(dir, ['log', '-1', '--format=%B', tip]), /^Chant-Wip-Kind: pre-restore$/m);
       }
       // A restore that touched the working tree and was killed says so to the next read, naming its checkpoint.
-      if (touched) assert.equal((await store.list()).interruptedRestore?.checkpoint, tip, `killed ${where}: the list names the checkpoint of the restore stopped partway`);
+      if (touched) {
+        assert.equal((await store.list()).interruptedRestore?.checkpoint, tip, `killed ${where}: the list names the checkpoint of the restore stopped partway`);
+        const mixed = await store.save({ label: `after kill ${killed + 1}` });
+        assert.equal(mixed.interruptedRestore?.checkpoint, tip, `killed ${where}: so does a save`);
+      }
       if (tipTree === workHash) {
         await store.restore({ snapshot: tip });
         assert.equal((await store.list()).interruptedRestore, undefined, `killed ${where}: the restore of the checkpoint clears the notice`);

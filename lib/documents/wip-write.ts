@@ -11,6 +11,7 @@ import { FetchResult, PushOutcome, PushResult, SecretFinding } from './replicati
 export { FetchResult, PushOutcome };
 import { Snapshot, UnsavedReason } from './snapshot.js';
 import { BranchPrune } from './storage.js';
+import { InterruptedRestore } from './wip-read.js';
 
 // What a snapshot could not hold, and what it took although git was told not to look. Kept
 // inside SaveResult, since lib/index.ts exports the documents' types by name.
@@ -57,7 +58,7 @@ export const SaveResult = Type.Object({
   })),
   flagged: Type.Optional(Type.Array(FlaggedPath, {
     description: 'Tracked paths marked assume-unchanged or skip-worktree in the checkout\'s index whose local edits the snapshot holds, sorted by path; present only when there is one. A skip-worktree file absent from disk (outside a sparse checkout\'s cone) is not listed: the snapshot holds what the index holds, and it is no deletion.',
-  })),
+  })),  interruptedRestore: Type.Optional(InterruptedRestore),
 });
 /**
  * What `WipStore.save` (chant-wip) returns, as a TypeScript type.
@@ -155,6 +156,14 @@ export interface SaveResult {
     /** The same, for people. */
     message: string;
   }[];
+  /**
+   * Present only when a restore in this worktree was stopped partway (killed, a crash, a power
+   * loss) after its checkpoint: the working tree and index may be part the snapshot it restored,
+   * part what they were. Restoring checkpoint (the pre-restore snapshot the restore took) gives
+   * back what was there before it; restoring snapshot again finishes it. The next restore that ends
+   * clears it.
+   */
+  interruptedRestore?: InterruptedRestore;
 }
 
 /**

@@ -13,6 +13,7 @@ import { DEFAULT_MAX_FILE_SIZE, flaggedMessage, leftOutMessage, unsavedOf } from
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import { checkText } from '../text.js';
 import { branchOf, openCheckout, readTip, repairBrokenRefs } from './checkout.js';
+import { interruptedRestore } from '../managers/restore-marker.js';
 import { cancellable, checkIdentity, loadDeclared, locked, replicatorOf, timedOut, withDeadline } from './context.js';
 import type { SaveBudget } from './context.js';
 import { DEFAULT_SAVE_TIMEOUT_MS } from '../deadline.js';
@@ -166,6 +167,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   // is no fast-forward of the record either: without the lease it was refused until a prune
   // dropped something again. The lease goes only on a replica the chain holds (the replicator's
   // heldLeases), so a chain another box pushed above stays refused.
+  // A restore killed partway before this save: the snapshot holds the tree it left, and the checkpoint what was there before it.
+  const interrupted = interruptedRestore(layout.gitDir);
   const pushing = policy?.has('save') === true;
   const rewritten = pruned !== null && pruned.next !== pruned.tip;
   const leased = rewritten || (pushing && pruning && policy !== null && await leftBehindByPrune(context, policy.remote, checkout.ref)) ? [checkout.ref] : [];
@@ -174,6 +177,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     branch: checkout.branch, ref: checkout.ref, created, snapshot, replication,
     ...(findings === null ? {} : { findings }), ...(pruned === null ? {} : { pruned }), ...(skipped.length > 0 ? { skipped } : {}), ...(unsaved.length > 0 ? { unsaved } : {}),
     ...(flagged.length > 0 ? { flagged: flagged.map((entry) => ({ ...entry, message: flaggedMessage(entry) })) } : {}),
+    ...(interrupted === null ? {} : { interruptedRestore: interrupted }),
   };
 }
 
