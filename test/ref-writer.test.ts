@@ -220,3 +220,32 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
   });
 });
+
+describe('a wip ref lock a killed save left', () => {
+  it('is removed once older than any move holds one, so the next save and restore move the ref, where every one failed on it as git-failed', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = await store.save({ label: 'first' });
+    // What a save killed between creating the lock and renaming it into place leaves: the lock, holding the new value.
+    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
+    writeFileSync(lock, `${first.snapshot.commit}\n`);
+    const minuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, minuteAgo, minuteAgo);
+    writeFiles(dir, { 'a.txt': 'b\n' });
+    const second = await store.save({ label: 'second' });
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);
+    assert.equal(existsSync(lock), false);
+    writeFileSync(lock, `${second.snapshot.commit}\n`);
+    fs.utimesSync(lock, minuteAgo, minuteAgo);
+    writeFiles(dir, { 'a.txt': 'c\n' });
+    const restored = await store.restore({ snapshot: first.snapshot.commit });
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), restored.checkpoint.snapshot.commit);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'a\n');
+    // A lock as fresh as a live writer's is left to it.
+    writeFileSync(lock, `${second.snapshot.commit}\n`);
+    writeFiles(dir, { 'a.txt': 'd\n' });
+    await assert.rejects(store.save({ label: 'held' }), (error: Error & { code?: string }) => error.code === 'git-failed');
+    assert.equal(existsSync(lock), true);
+  });
+});

@@ -170,6 +170,34 @@ export function reflogMessage(reason: string): string {
 }
 
 /**
+ * How old a wip ref's lock file must be to be one a killed process left: git and chant hold one
+ * for the few file operations of a move.
+ */
+const STALE_REF_LOCK_MS = 10_000;
+
+/**
+ * Removes the lock file of a ref under `refs/chant/` that a process killed while it moved the ref
+ * left behind (older than {@link STALE_REF_LOCK_MS}); git takes the ref as held by it forever.
+ * @param commonDir - the git directory every worktree shares
+ * @param ref - the full refname
+ * @param now - the clock, in milliseconds
+ * @returns whether a stale lock was removed
+ * @internal
+ */
+export function removeStaleRefLock(commonDir: string, ref: string, now: number = Date.now()): boolean {
+  if (!/^refs\/chant\/[^\0\n]+$/.test(ref)) return false;
+  const lock = join(commonDir, `${ref}.lock`);
+  try {
+    const stats = lstatSync(lock);
+    if (!stats.isFile() || now - stats.mtimeMs < STALE_REF_LOCK_MS) return false;
+    unlinkSync(lock);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Whether the loose file of `ref` is there but names nothing: neither an object id of the
  * repository's length and a newline nor a symbolic ref, as a crash or a power loss leaves a file
  * emptied or cut short. git takes such a ref as absent (`for-each-ref` warns "ignoring broken

@@ -4,7 +4,7 @@ import { WipError } from '../errors.js';
 import { commitContent, commitIdents, keptAsUtf8 } from '../git/formats/commit.js';
 import { objectId } from '../git/formats/loose.js';
 import { looseTarget } from '../git/loose-target.js';
-import { moveRefInProcess } from '../git/ref-writer.js';
+import { moveRefInProcess, removeStaleRefLock } from '../git/ref-writer.js';
 import type { LooseTarget } from '../git/loose-target.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { identityInputs, readIdentityMemo, saveIdentityMemo } from '../managers/identity-memo.js';
@@ -89,6 +89,8 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
  */
 async function updateRef(plumbing: Plumbing, checkout: BranchCheckout, commit: string, expected: string | null, kind: SnapshotKind, committer: Buffer | null): Promise<boolean> {
   const reason = `chant wip: ${kind}`;
+  // A lock a save or restore killed mid-move left would fail this move and every one after.
+  removeStaleRefLock(checkout.layout.commonDir, checkout.ref);
   if (expected !== null && committer !== null) {
     const { commonDir, gitDir, objectsDir } = checkout.layout;
     if (moveRefInProcess({ commonDir, gitDir, objectsDir, ref: checkout.ref, next: commit, expected, reason, committer }) === true) return true;
