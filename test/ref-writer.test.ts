@@ -249,3 +249,22 @@ describe('a wip ref lock a killed save left', () => {
     assert.equal(existsSync(lock), true);
   });
 });
+
+describe('a wip ref lock a killed write left, met by a prune', () => {
+  it('is removed once older than any move holds one, so the prune drops what its rules say, where it was refused as a race every time', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { 'a.txt': `${i}\n` });
+      await store.save({ label: `s${i}` });
+    }
+    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
+    writeFileSync(lock, `${git(dir, ['rev-parse', 'refs/chant/wip/main']).trim()}\n`);
+    const minuteAgo = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, minuteAgo, minuteAgo);
+    const pruned = await store.prune({ keepLast: 1 });
+    assert.equal(pruned.branches[0]?.dropped.length, 2);
+    assert.equal(git(dir, ['rev-list', '--count', '--first-parent', 'refs/chant/wip/main']).trim(), '2', 'the snapshot kept, on the commit HEAD names');
+    assert.equal(existsSync(lock), false);
+  });
+});

@@ -6,6 +6,7 @@ import type { BranchPrune, PruneResult, RetentionRules } from '../documents/stor
 import type { Snapshot } from '../documents/snapshot.js';
 import { isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
+import { removeStaleRefLock } from '../git/ref-writer.js';
 import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
 import type { RawCommit } from '../git/storage.js';
 import { parentBelow } from '../snapshot/format.js';
@@ -195,6 +196,8 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: !dryRun && options.gc === true, replication: null };
     await writeCommits(context.git, context.cwd, bodies, layout.objectFormat);
     // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
+    // A ref lock a killed save, restore or prune left would refuse it as a race, every time.
+    for (const rewrite of rewrites) removeStaleRefLock(layout.commonDir, rewrite.ref);
     try {
       await moveRefs(context.git, context.cwd, rewrites, 'chant wip: prune');
     } catch (error) {
