@@ -1,7 +1,7 @@
 import { assertValidDocument, git, makeRepo, runBin, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError } from '../lib/errors.js';
@@ -287,6 +287,25 @@ describe('odd repositories', () => {
       assert.match(spawnSync('git', ['status'], { cwd: dir, encoding: 'utf8' }).stderr, /sharedindex\.[0-9a-f]+: index file open failed/);
       const saved = await new WipStore({ cwd: dir, staging }).save({ label: 'shared index gone' });
       assert.equal(saved.snapshot.tree, expected);
+    });
+  }
+
+  for (const staging of ['index', 'status'] as const) {
+    it(`saves a file whose name differs from a tracked one only by case, where core.ignorecase=true on a file system that tells them apart, and restores both (${staging} staging)`, async (t) => {
+      const dir = makeRepo({ 'README.md': 'hello\n', readme: 'lower\n' });
+      if (existsSync(join(dir, '.GIT'))) return t.skip('this file system ignores case');
+      // As a repository copied from macOS or Windows says.
+      git(dir, ['config', 'core.ignorecase', 'true']);
+      writeFiles(dir, { README: 'upper\n', 'ReadMe.md': 'mixed\n' });
+      const store = new WipStore({ cwd: dir, staging });
+      const saved = await store.save({});
+      const expected = treeOf(dir);
+      assert.equal(git(dir, ['show', `${saved.snapshot.commit}:README`]), 'upper\n');
+      assert.equal(git(dir, ['show', `${saved.snapshot.commit}:ReadMe.md`]), 'mixed\n');
+      rmSync(join(dir, 'README'));
+      rmSync(join(dir, 'ReadMe.md'));
+      await store.restore({ snapshot: saved.snapshot.commit });
+      assert.deepEqual(treeOf(dir), expected);
     });
   }
 });

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
 
 /**
@@ -296,6 +296,29 @@ export function gitEnvironment(callEnv: Readonly<Record<string, string>> = {}, a
  */
 const NO_HOOKS = ['-c', 'core.hooksPath=/dev/null', '-c', 'core.fsmonitor=false', '-c', 'core.trustctime=true', '-c', 'core.checkStat=default'] as const;
 
+/**
+ * `core.ignorecase=false` where the checkout around `cwd` is on a file system that tells names
+ * apart by case (its `.git` is not found as `.GIT`): `core.ignorecase=true` there (a repository
+ * copied from macOS or Windows) has git take `README` beside a tracked `readme` for it, and a
+ * save would leave `README` out in silence. Nothing where no `.git` is found, or where the file
+ * system ignores case as the setting says.
+ */
+function caseOptions(cwd: string): readonly string[] {
+  try {
+    for (let dir = resolve(cwd); ; dir = dirname(dir)) {
+      const found = lstatSync(join(dir, '.git'), { throwIfNoEntry: false });
+      if (found !== undefined) {
+        const upper = lstatSync(join(dir, '.GIT'), { throwIfNoEntry: false });
+        return upper !== undefined && upper.ino === found.ino && upper.dev === found.dev ? [] : ['-c', 'core.ignorecase=false'];
+      }
+      if (dirname(dir) === dir) return [];
+    }
+  } catch {
+    // A folder on the way that cannot be looked at: git's setting stands.
+    return [];
+  }
+}
+
 /** Milliseconds git may go without progress when the call names no timeout. */
 const DEFAULT_STALL_MS = 120_000;
 /**
@@ -443,7 +466,7 @@ function runGit(binary: string, cwd: string, args: readonly string[], options: G
   return new Promise<GitOutput>((resolve, reject) => {
     let child: ChildProcess;
     try {
-      child = spawn(binary, [...NO_HOOKS, ...args], {
+      child = spawn(binary, [...NO_HOOKS, ...caseOptions(cwd), ...args], {
         cwd,
         env: gitEnvironment(options.env),
         // A new session: its own process group, and no controlling terminal to prompt on.
