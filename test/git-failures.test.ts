@@ -242,4 +242,12 @@ describe('what git says it could not look at', () => {
     ];
     assert.deepEqual(unreadableInWalk(said), { folders: ['priv'], files: ['d/tracked'] });
   });
+
+  it('takes a folder whose line git cut at 4095 bytes as the last folder the cut leaves whole, and no shorter line without its end', () => {
+    const deep = Array.from({ length: 21 }, () => 'd'.repeat(200)).join('/');
+    const line = `warning: could not open directory '${deep}/${'d'.repeat(200)}/${'d'.repeat(200)}/`.slice(0, 4095);
+    const cut = line.slice("warning: could not open directory '".length);
+    assert.deepEqual(unreadableInWalk([`${line}\n`]), { folders: [cut.slice(0, cut.lastIndexOf('/'))], files: [] });
+    assert.deepEqual(unreadableInWalk(["warning: could not open directory 'a/b\n"]), { folders: [], files: [] });
+  });
 });

@@ -114,6 +114,25 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.equal(files.has('priv/x'), false);
     });
 
+    it(`lists a folder nested deeper than the system can open, never leaving its files out in silence (${staging} staging)`, () => {
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      writeFiles(dir, { 'work.txt': 'work\n' });
+      // 22 folders of 200 letters: a path of about 4,400 bytes, past PATH_MAX, made a folder at a time.
+      const name = 'd'.repeat(200);
+      assert.equal(spawnSync('bash', ['-c', `cd "$0" && for i in $(seq 22); do mkdir ${name} && cd ${name} || exit 1; done && echo deep > file`, dir]).status, 0);
+      try {
+        const saved = bin(dir, ['workspace', 'wip', 'save'], { CHANT_WIP_STAGING: staging });
+        assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+        const listed = reasons(saved.doc.unsaved);
+        assert.equal(listed.length, 1, JSON.stringify(listed).slice(0, 300));
+        assert.equal(listed[0]?.[1], 'unreadable');
+        assert.match(listed[0]?.[0] as string, new RegExp(`^(${name}/)+${name}$`));
+        assert.equal(filesOf(dir, saved.doc.snapshot.commit).get('work.txt'), 'work\n');
+      } finally {
+        spawnSync('rm', ['-rf', join(dir, name)]);
+      }
+    });
+
     it(`lists a FIFO at a tracked path as not-a-file, without hanging (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'hello\n', 'pipe': 'was a file\n', 'big/other.txt': 'x\n' });
       writeFiles(dir, { 'pipe': null, 'work.txt': 'work\n' });

@@ -1010,7 +1010,10 @@ export function unreadableInWalk(lines: readonly string[]): { folders: string[];
   for (const said of lines) {
     // A line as the runner hands it on ends with its newline.
     const line = said.replace(/\r?\n$/, '');
-    const folder = /^warning: could not open directory '(.*)\/': .*$/.exec(line);
+    // git cuts a message at 4095 bytes: a folder whose path is about that long (too long for
+    // the system to open) comes without its end and the cause, and is named by the last folder
+    // on its way the cut leaves whole.
+    const folder = /^warning: could not open directory '(.*)\/': .*$/.exec(line) ?? (Buffer.byteLength(line) >= 4095 ? /^warning: could not open directory '(.*)\/[^/]*$/.exec(line) : null);
     if (folder !== null) {
       if (inside(folder[1] as string)) folders.add(folder[1] as string);
       continue;
