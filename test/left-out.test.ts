@@ -4,7 +4,7 @@
 import { BIN, assertValidDocument, git, makeRepo, parseDocument, runCli, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -128,6 +128,29 @@ describe('a save takes what it can and lists what it could not', () => {
         assert.equal(listed[0]?.[1], 'unreadable');
         assert.match(listed[0]?.[0] as string, new RegExp(`^(${name}/)+${name}$`));
         assert.equal(filesOf(dir, saved.doc.snapshot.commit).get('work.txt'), 'work\n');
+      } finally {
+        spawnSync('rm', ['-rf', join(dir, name)]);
+      }
+    });
+
+    // Staged from status: git add (index staging) records such a file, and the restore then refuses the snapshot.
+    if (staging === 'status') it('lists a file longer from the root than the system takes as unreadable, not deleted while it read it, and the snapshot restores', async () => {
+      const dir = join(tempDir(), 'r'.repeat(200));
+      renameSync(makeRepo({ 'README.md': 'hello\n' }), dir);
+      // 20 folders of 200 letters: about 4,030 bytes from the top, past PATH_MAX from the root.
+      const name = 'd'.repeat(200);
+      assert.equal(spawnSync('bash', ['-c', `cd "$0" && for i in $(seq 20); do mkdir ${name} && cd ${name} || exit 1; done && echo deep > file`, dir]).status, 0);
+      try {
+        writeFiles(dir, { 'work.txt': 'work\n' });
+        const saved = bin(dir, ['workspace', 'wip', 'save'], { CHANT_WIP_STAGING: staging });
+        assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+        assert.deepEqual(reasons(saved.doc.unsaved), [[`${Array.from({ length: 20 }, () => name).join('/')}/file`, 'unreadable']]);
+        writeFiles(dir, { 'work.txt': 'changed\n' });
+        const restored = bin(dir, ['workspace', 'wip', 'restore', saved.doc.snapshot.commit]);
+        assert.equal(restored.code, 0, restored.stdout);
+        assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\n');
+        const deep = spawnSync('bash', ['-c', `cd "$0" && for i in $(seq 20); do cd ${name} || exit 1; done && cat file`, dir], { encoding: 'utf8' });
+        assert.equal(deep.stdout, 'deep\n', 'the file neither snapshot holds is left as it was');
       } finally {
         spawnSync('rm', ['-rf', join(dir, name)]);
       }

@@ -203,8 +203,10 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const changed = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
   const looked = new Map<string, Stats>();
   for (const path of changed) {
-    const stats = statOf(top, path);
-    if (stats === null) keepIndexed(path, 'vanished');
+    const stats = lookAt(top, path);
+    // A path the system will not look at (longer from the root than it takes) is no file gone.
+    if (stats === 'unknown') keepIndexed(path, 'unreadable');
+    else if (stats === null) keepIndexed(path, 'vanished');
     else if (special(stats)) keepIndexed(path, 'not-a-file');
     // Status named a file, and something else is there now (a symlink, a folder): hash-object
     // would follow a symlink and store its target's bytes as the file. git add decides.
@@ -212,8 +214,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     else looked.set(path, stats);
   }
   for (const path of plan.untracked) {
-    const stats = statOf(top, path);
-    if (stats === null) leftOut.push({ path, reason: 'vanished' });
+    const stats = lookAt(top, path);
+    if (stats === 'unknown') leftOut.push({ path, reason: 'unreadable' });
+    else if (stats === null) leftOut.push({ path, reason: 'vanished' });
     else if (special(stats)) leftOut.push({ path, reason: 'not-a-file' });
     // A name git add refuses (.GIT, git~1): a snapshot never holds it, or no restore would take it.
     else if (unwritablePath(path, '100644') !== null) leftOut.push({ path, reason: 'invalid-path' });
@@ -340,6 +343,18 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
   return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain };
+}
+
+/**
+ * The stat data of a path (not following a last symlink): null where nothing is there (or a
+ * file is on the way), `unknown` where the system will not say (a path longer than it opens).
+ */
+function lookAt(top: string, path: string): Stats | null | 'unknown' {
+  try {
+    return lstatSync(join(top, path), { throwIfNoEntry: false }) ?? null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOTDIR' ? null : 'unknown';
+  }
 }
 
 /**
