@@ -252,6 +252,56 @@ describe('a pruned chain and the remote', () => {
     assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip-aside/']), '');
   });
 
+  it('goes under a lease on the recorded replica after a fetch from a remote whose push URL is its own, which withdrew the proof', async () => {
+    const { remote, a, policy } = boxes();
+    git(a, ['remote', 'set-url', '--push', 'origin', `file://${remote}`]);
+    buildChain(a, 5);
+    const replicator = new Replicator({ cwd: a, policy });
+    await replicator.push();
+    await replicator.fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const sent = await replicator.pushPruned();
+    assert.deepEqual(sent.replication.rejected, []);
+    assert.deepEqual(sent.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: pruned }]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+  });
+
+  it('is refused by the push URL when it holds another box\'s snapshot above the replica a fetch recorded, and the push URL keeps it', async () => {
+    const { remote, a, b, policy } = boxes();
+    const pushTo = bareRemote();
+    git(a, ['push', '-q', pushTo, 'main']);
+    git(a, ['remote', 'set-url', '--push', 'origin', pushTo]);
+    buildChain(a, 5);
+    await new Replicator({ cwd: a, policy }).push();
+    git(a, ['push', '-q', remote, 'refs/chant/wip/main:refs/chant/wip/main']);
+    // Another box saves above the chain at the push URL; the fetch URL still holds a's chain.
+    git(b, ['fetch', '-q', pushTo, 'refs/chant/wip/main:refs/chant/wip/main']);
+    const theirs = snapshotOnTop(b);
+    git(b, ['push', '-q', pushTo, 'refs/chant/wip/main:refs/chant/wip/main']);
+    const replicator = new Replicator({ cwd: a, policy });
+    await replicator.fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const sent = await replicator.pushPruned();
+    assert.deepEqual(sent.replication.pushed, []);
+    assert.match(sent.replication.rejected[0]?.reason ?? '', /stale info/);
+    assert.equal(git(pushTo, ['rev-parse', 'refs/chant/wip/main']).trim(), theirs, 'the push URL keeps the other box\'s snapshot');
+  });
+
+  it('goes to a new empty mirror the remote was pointed at, on the first prune push, the recorded replica being the old mirror\'s', async () => {
+    const { a, policy } = boxes();
+    buildChain(a, 5);
+    const replicator = new Replicator({ cwd: a, policy });
+    await replicator.push();
+    const mirror = bareRemote();
+    git(a, ['remote', 'set-url', 'origin', mirror]);
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 2 });
+    const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const sent = await replicator.pushPruned();
+    assert.deepEqual(sent.replication, { remote: 'origin', pushed: [{ ref: 'refs/chant/wip/main', commit: pruned }], rejected: [], upToDate: 0 });
+    assert.equal(git(mirror, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+  });
+
   it('brings a box that fell behind a prune to the pruned chain, its own chain set aside whole', async () => {
     const { a, b, policy } = boxes();
     buildChain(a, 10);

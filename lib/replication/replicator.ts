@@ -328,8 +328,8 @@ export class Replicator {
   /**
    * Pushes the wip refs a prune rewrote (every wip ref of the policy the remote does not hold as
    * it is locally), each with a lease on the replica chant recorded from the remote's answer
-   * (`--force-with-lease=<ref>:<replica>`; a ref with no proven replica must not exist on the
-   * remote). When another box pushed to the ref since chant recorded it, the remote refuses
+   * (`--force-with-lease=<ref>:<replica>`, proof or not, since the remote checks it; a ref with no
+   * replica recorded must not exist on the remote). When another box pushed to the ref since chant recorded it, the remote refuses
    * (`stale info`), the ref is listed in `rejected` and the remote keeps every snapshot it held.
    * `push` itself stays never forced. The secret gate applies as it does to {@link Replicator.push}.
    * @param options - `allow`: finding ids the host acknowledges
@@ -344,8 +344,8 @@ export class Replicator {
       const view = await scoped.#view(policy);
       if (!view.remoteConfigured) throw unknownRemote(policy);
       const refs = view.refs.filter((ref) => ref.class === 'wip');
-      const leases = new Map(refs.map((ref) => [ref.ref, ref.replica]));
-      return scoped.#push({ ...view, refs }, refs, options, leases, options.allow);
+      const leases = new Map(refs.map((ref) => [ref.ref, recordedLease(view, ref.ref)]));
+      return scoped.#pushLeased({ ...view, refs }, refs, options, leases, options.allow);
     });
     this.#events.emit('push', replication);
     return { policy: policy.toJSON(), replication };
@@ -370,8 +370,9 @@ export class Replicator {
         return { remote: policy.remote, pushed: [], rejected: view.refs.map((ref) => ({ ref: ref.ref, commit: ref.commit, reason })), upToDate: 0 };
       }
       const leased = new Set(options.leased ?? []);
-      const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, ref.replica]));
-      return scoped.#push(view, view.refs.filter((ref) => ref.replica !== ref.commit), options, leases.size > 0 ? leases : undefined);
+      const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, recordedLease(view, ref.ref)]));
+      const candidates = view.refs.filter((ref) => ref.replica !== ref.commit);
+      return leases.size > 0 ? scoped.#pushLeased(view, candidates, options, leases) : scoped.#push(view, candidates, options);
     });
     this.#events.emit('push', result);
     return result;
@@ -604,6 +605,28 @@ export class Replicator {
       else await recordConfirmation(this.#git, this.#cwd, remote, view.fingerprint, new Date());
     }
     return { remote, pushed, rejected, upToDate, ...(heldBack.length > 0 ? { heldBack } : {}) };
+  }
+
+  /**
+   * {@link Replicator.#push} with leases, where a lease on a record that is no proof (see
+   * recordedLease) and that the remote refused as `stale info` is tried once more as "must not
+   * exist": the record may be of another URL than the one pushed to (the remote pointed at a new
+   * mirror), which then holds nothing of the ref. The remote checks either lease itself.
+   */
+  async #pushLeased(view: LocalView, candidates: LocalView['refs'], options: ReplicatorCallOptions, leases: ReadonlyMap<string, string | null>, allow: readonly string[] = []): Promise<PushResult> {
+    const first = await this.#push(view, candidates, options, leases, allow);
+    const unproven = (ref: LocalView['refs'][number]) => leases.get(ref.ref) !== undefined && leases.get(ref.ref) !== null && ref.replica === null;
+    const again = candidates.filter((ref) => unproven(ref) && first.rejected.some((entry) => entry.ref === ref.ref && /stale info/.test(entry.reason ?? '')));
+    if (again.length === 0) return first;
+    checkNotAborted(options.signal);
+    const retried = await this.#push({ ...view, refs: again }, again, options, new Map(again.map((ref) => [ref.ref, null])), allow);
+    const sorted = (entries: RefPush[]) => entries.sort((a, b) => compareBytes(a.ref, b.ref));
+    return {
+      ...first,
+      pushed: sorted([...first.pushed, ...retried.pushed]),
+      rejected: sorted([...first.rejected.filter((entry) => !again.some((ref) => ref.ref === entry.ref)), ...retried.rejected]),
+      upToDate: first.upToDate + retried.upToDate,
+    };
   }
 
   /**
@@ -905,6 +928,17 @@ function unwrittenReason(remote: string, unwritten: readonly RefWriteFailure[]):
     ? `the refs were brought home, but what ${remote} holds could not all be recorded, so no ref counts as replicated until a push or fetch records it`
     : 'the refs were brought home; a staging ref left behind is replaced by the next fetch';
   return `chant could not write its own refs in this checkout: ${named}${lock}; ${cost}`;
+}
+
+/**
+ * The value a prune push leases `ref` on: the replica chant recorded, proof or not (a fetch whose
+ * URL is not the push URL withdraws the proof; the remote re-pointed leaves a record of the old
+ * one). The remote checks the lease itself, so a record it does not hold is refused (`stale
+ * info`), never forced over; without a record, the ref must not exist there. Proof alone left a
+ * pruned chain refused for good after any fetch from a remote with its own push URL.
+ */
+function recordedLease(view: LocalView, ref: string): string | null {
+  return view.replicas.get(replicaRef(view.policy.remote, ref)) ?? null;
 }
 
 function unknownRemote(policy: Policy): WipError {
