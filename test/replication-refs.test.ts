@@ -2,7 +2,7 @@
 // takes the others, on this push and every later one, with the hook's own reason; a fetch that
 // cannot write one local ref says which and why and brings the rest; a refused fetch writes nothing.
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
@@ -11,7 +11,7 @@ import { Replicator } from '../lib/replication/replicator.js';
 import { GitCommandError, SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitOutput, GitRunner, GitRunOptions } from '../lib/git/runner.js';
 import { isWipError } from '../lib/errors.js';
-import { git, makeRepo, refsOf } from './helpers.js';
+import { assertValidDocument, git, makeRepo, refsOf, runCli, writeFiles } from './helpers.js';
 import { assertDocument, bareRemote, missingProgram, refuseSecrets, startLighttpd } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save', 'release'], every: null };
@@ -179,4 +179,29 @@ test('a hook refusing many refs scattered among many: every ref reported refused
   // Each later push takes more of what the remote takes, and never one it refuses.
   const again = await replicator.push();
   assert.ok(again.replication.pushed.every((ref) => !refused.has(ref.ref)));
+});
+
+test('a ref another push moves on the remote meanwhile (several saves at once, each pushing) is pushed again, not reported rejected', async () => {
+  for (const verb of ['save', 'push'] as const) {
+    const remote = bareRemote();
+    const on = verb === 'save' ? ['save'] : [];
+    const dir = makeRepo({ 'README.md': 'hello\n', 'chant.workspace.json': JSON.stringify({ members: [{ name: 'app', box: { replicate: { refs: ['wip'], on } } }] }) });
+    git(dir, ['remote', 'add', 'origin', remote]);
+    git(dir, ['push', '-q', 'origin', 'main']);
+    // Another push wins the race once: between what the remote advertised and its update, the
+    // ref comes into being there, so the remote's compare-and-swap of it fails.
+    const marker = join(remote, 'raced');
+    writeFileSync(join(remote, 'hooks', 'update'), `#!/bin/sh\nif [ ! -e '${marker}' ]; then : > '${marker}'; git update-ref "$1" refs/heads/main; fi\nexit 0\n`);
+    chmodSync(join(remote, 'hooks', 'update'), 0o755);
+    writeFiles(dir, { 'work.txt': `${verb}\n` });
+    if (verb === 'push') assert.equal((await runCli(dir, ['workspace', 'wip', 'save'])).doc.replication, null);
+    const run = await runCli(dir, ['workspace', 'wip', verb, '--json']);
+    assert.equal(run.code, 0, run.stdout);
+    assert.ok(existsSync(marker), 'the remote saw the race');
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    assert.deepEqual(run.doc.replication.rejected, [], run.stdout);
+    assert.deepEqual(run.doc.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: tip }], run.stdout);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+    await assertValidDocument(run.doc);
+  }
 });

@@ -161,6 +161,15 @@ interface LocalView {
 /** How many times a fetch re-reads local refs that another writer moved under it. */
 const FETCH_ATTEMPTS = 3;
 
+/** How many times a push sends again the refs another push moved on the remote meanwhile. */
+const RACE_ATTEMPTS = 3;
+
+/**
+ * What the remote says of a ref another push was updating at the same moment: its lock was held,
+ * or the ref was no longer what the remote had advertised (created meanwhile, or moved).
+ */
+const REMOTE_RACE = /cannot lock ref '[^']+': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/;
+
 /**
  * Replicates the refs a policy names (work branches, kept attempts, wip snapshots, the ledger)
  * to the git remote it names, and brings them back on a replacement box. What the remote was
@@ -319,7 +328,7 @@ export class Replicator {
       scoped.#preload(policy);
       const view = await scoped.#view(policy);
       if (!view.remoteConfigured) throw unknownRemote(policy);
-      return scoped.#push(view, view.refs, options, undefined, options.allow);
+      return scoped.#pastRaces(policy, await scoped.#push(view, view.refs, options, undefined, options.allow), options, options.allow);
     });
     this.#events.emit('push', replication);
     return { policy: policy.toJSON(), replication };
@@ -372,7 +381,8 @@ export class Replicator {
       const leased = new Set(options.leased ?? []);
       const leases = new Map(view.refs.filter((ref) => ref.class === 'wip' && leased.has(ref.ref)).map((ref) => [ref.ref, recordedLease(view, ref.ref)]));
       const candidates = view.refs.filter((ref) => ref.replica !== ref.commit);
-      return leases.size > 0 ? scoped.#pushLeased(view, candidates, options, leases) : scoped.#push(view, candidates, options);
+      if (leases.size > 0) return scoped.#pushLeased(view, candidates, options, leases);
+      return scoped.#pastRaces(policy, await scoped.#push(view, candidates, options), options);
     });
     this.#events.emit('push', result);
     return result;
@@ -627,6 +637,34 @@ export class Replicator {
       rejected: sorted([...first.rejected.filter((entry) => !again.some((ref) => ref.ref === entry.ref)), ...retried.rejected]),
       upToDate: first.upToDate + retried.upToDate,
     };
+  }
+
+  /**
+   * `result`, with each ref the remote refused only because another push moved it there
+   * meanwhile (several saves at once each pushing the chain: the remote's lock of the ref was
+   * held, or the ref was no longer what it advertised) pushed again from the local refs read
+   * anew, up to {@link RACE_ATTEMPTS} times. Such a ref would otherwise read rejected though
+   * nothing the remote holds was refused, while the remote took a newer tip of it a moment later.
+   */
+  async #pastRaces(policy: Policy, result: PushResult, options: ReplicatorCallOptions, allow: readonly string[] = []): Promise<PushResult> {
+    for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt += 1) {
+      const raced = new Set(result.rejected.filter((ref) => REMOTE_RACE.test(ref.reason ?? '')).map((ref) => ref.ref));
+      if (raced.size === 0) return result;
+      checkNotAborted(options.signal);
+      const view = await this.#view(policy);
+      const refs = view.refs.filter((ref) => raced.has(ref.ref));
+      // A ref gone from here meanwhile keeps what the remote said of it.
+      if (refs.length !== raced.size) return result;
+      const again = await this.#push({ ...view, refs }, refs.filter((ref) => ref.replica !== ref.commit), options, undefined, allow);
+      result = {
+        ...result,
+        pushed: [...result.pushed, ...again.pushed].sort((a, b) => compareBytes(a.ref, b.ref)),
+        rejected: [...result.rejected.filter((ref) => !raced.has(ref.ref)), ...again.rejected].sort((a, b) => compareBytes(a.ref, b.ref)),
+        upToDate: result.upToDate + again.upToDate,
+        ...(result.heldBack !== undefined || again.heldBack !== undefined ? { heldBack: [...(result.heldBack ?? []).filter((entry) => !raced.has(entry.ref)), ...(again.heldBack ?? [])].sort((a, b) => compareBytes(a.ref, b.ref)) } : {}),
+      };
+    }
+    return result;
   }
 
   /**
