@@ -4,6 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
+import { bareRemote } from './remotes.js';
 import { BIN, git, gitStandIn, makeRepo, REAL_GIT, refsOf, shellQuote, startBin, stateOf, writeFiles } from './helpers.js';
 
 // A chant command ended by a signal, as a terminal's Ctrl-C, a supervisor's SIGTERM or a closed
@@ -102,4 +103,36 @@ describe('a save ended by a signal', () => {
     assert.equal(result.code, 0, result.stdout);
     assert.equal(JSON.parse(result.stdout).snapshot.commit, git(dir, ['rev-parse', 'refs/chant/wip/main']).trim());
   });
+});
+
+describe('a push or fetch ended by a signal', () => {
+  const DECLARATION = `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', on: [] } } }] })}\n`;
+
+  /** A checkout with a save of a change, and a bare `origin` holding its branch. */
+  function saved(): { dir: string; remote: string } {
+    const dir = makeRepo({ 'README.md': 'hello\n', 'chant.workspace.json': DECLARATION });
+    const remote = bareRemote();
+    git(dir, ['remote', 'add', 'origin', remote]);
+    git(dir, ['push', '-q', 'origin', 'main']);
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const save = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save', '--json'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(save.status, 0, save.stdout);
+    return { dir, remote };
+  }
+
+  for (const [verb, command] of [['push', 'push'], ['fetch', 'fetch']] as const) {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+      it(`ends a ${verb} as wip-cancelled with its document when ${signal} arrives while git talks to the remote, its git stopped with it`, async (t) => {
+        if (!posixOnly(t)) return;
+        const { dir } = saved();
+        const result = await startBin(dir, ['workspace', 'wip', verb, '--json'], signalling(command, signal));
+        assert.equal(result.signal, null, `the process printed its refusal rather than dying by ${result.signal}`);
+        assert.equal(result.code, 1, result.stdout);
+        const doc = JSON.parse(result.stdout);
+        assert.equal(doc.action, verb);
+        assert.equal(doc.error.code, 'wip-cancelled');
+        assert.match(result.stderr, new RegExp(signal));
+      });
+    }
+  }
 });
