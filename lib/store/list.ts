@@ -151,7 +151,7 @@ async function readChains(
     // A cursor no chain read holds was dropped by a prune, or its chain rewritten, since the page
     // that gave it was read: empty pages with no older snapshots would say history ends there.
     if (before !== null && !pages.some((page) => page.holds)) {
-      throw new WipError('write-usage-invalid', `before names ${before.slice(0, 12)}, which no wip chain read${only === null ? '' : ` (${only})`} holds: a prune dropped it or its chain was rewritten since it was read; read again from the newest`);
+      throw new WipError('write-usage-invalid', `before names ${before.slice(0, 12)}, which no wip chain read${only === null ? '' : ` (${only})`} holds: a prune dropped it or its chain was rewritten since it was read${only === null ? '' : ', or it is on another branch\'s chain'}; read again from the newest`);
     }
     const branches: BranchSnapshots[] = tips.map((tip, index) => {
       const aside = asideBranch.get(tip.ref);
