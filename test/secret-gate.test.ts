@@ -32,6 +32,22 @@ function remoteTip(remote: string): string | null {
   return out.length > 0 ? out : null;
 }
 
+/**
+ * Saves what `write` puts in a new box and pushes: the snapshot is held back for one GitHub token
+ * in `name`, with no line (a binary's, or what a packed file holds), and nothing of the ref went.
+ */
+async function assertHeldWithNoLine(name: string, write: (dir: string) => void): Promise<void> {
+  const { dir, remote, store, replicator } = box();
+  write(dir);
+  await store.save({});
+  const { replication } = await replicator.push();
+  const findings = replication.heldBack?.[0]?.findings ?? [];
+  assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+    { path: name, line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+  ], name);
+  assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
+}
+
 describe('the secret gate', () => {
   it('keeps a snapshot holding an untracked .env with a token local, and says where without the token', async () => {
     const { dir, remote, store, replicator } = box();
@@ -115,17 +131,7 @@ describe('the secret gate', () => {
       ['no-mark-big-endian.env', Buffer.from(text, 'utf16le').swap16()],
       ['tool.dll', Buffer.concat([Buffer.from([0x4d, 0x5a, 0x90, 0, 3, 0, 0, 0, 4, 0, 0, 0, 0xff, 0xff]), Buffer.alloc(100), Buffer.from(`GITHUB_TOKEN=${GITHUB_TOKEN}`, 'utf16le'), Buffer.alloc(50)])],
     ];
-    for (const [name, bytes] of files) {
-      const { dir, remote, store, replicator } = box();
-      writeFileSync(join(dir, name), bytes);
-      await store.save({});
-      const { replication } = await replicator.push();
-      const findings = replication.heldBack?.[0]?.findings ?? [];
-      assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
-        { path: name, line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
-      ], name);
-      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
-    }
+    for (const [name, bytes] of files) await assertHeldWithNoLine(name, (dir) => writeFileSync(join(dir, name), bytes));
   });
 
   it('finds a token in what a gzip file holds, a .env.gz or a .tar.gz of a folder, once, with no line', async () => {
@@ -135,32 +141,14 @@ describe('the secret gate', () => {
       ['.env.gz', gzipSync(`DEBUG=1\nGITHUB_TOKEN=${GITHUB_TOKEN}\n`)],
       ['conf.tar.gz', gzipSync(tar)],
     ];
-    for (const [name, bytes] of files) {
-      const { dir, remote, store, replicator } = box();
-      writeFileSync(join(dir, name), bytes);
-      await store.save({});
-      const { replication } = await replicator.push();
-      const findings = replication.heldBack?.[0]?.findings ?? [];
-      assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
-        { path: name, line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
-      ], name);
-      assert.equal(remoteTip(remote), null, `${name}: nothing of the ref went`);
-    }
+    for (const [name, bytes] of files) await assertHeldWithNoLine(name, (dir) => writeFileSync(join(dir, name), bytes));
   });
 
   it('finds a token in what a zip file holds, its files deflated, once, with no line', async () => {
     // git archive writes a zip as any zip tool does: each file deflated, then the central directory.
     const lines = Array.from({ length: 40 }, (_, index) => `OPTION_${index}=on`).join('\n');
     const folder = makeRepo({ 'conf/app.txt': `${lines}\n`, 'conf/.env': `DEBUG=1\n${lines}\nGITHUB_TOKEN=${GITHUB_TOKEN}\n` });
-    const { dir, remote, store, replicator } = box();
-    git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD']);
-    await store.save({});
-    const { replication } = await replicator.push();
-    const findings = replication.heldBack?.[0]?.findings ?? [];
-    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
-      { path: 'conf.zip', line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
-    ]);
-    assert.equal(remoteTip(remote), null);
+    await assertHeldWithNoLine('conf.zip', (dir) => git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD']));
   });
 
   it('scans a file whole: a token past its first MiB, in text, in UTF-16 or in a binary, or across where one window of the scan ends, is held back once, at its line', async () => {
