@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
@@ -343,5 +343,20 @@ describe('wip restore', () => {
     git(dir, ['checkout', '-q', '-f', 'main']);
     const result = await store.restore({ snapshot: clean.snapshot.commit });
     assert.deepEqual(result.paths, []);
+  });
+  it('clears the notice of a restore killed partway once a later one ends, even one that had nothing left to write', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'three\n' });
+    await store.save({ label: 'three' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    // As a restore killed after its last file, before it could end, leaves it.
+    writeFileSync(join(dir, '.git', 'chant-restoring'), `${JSON.stringify({ branch: 'main', snapshot: first.snapshot.commit, checkpoint: done.checkpoint.snapshot.commit })}\n`);
+    assert.equal((await store.list()).interruptedRestore?.checkpoint, done.checkpoint.snapshot.commit);
+    const again = await store.restore({ snapshot: first.snapshot.commit });
+    assert.deepEqual(again.paths, []);
+    assert.equal((await store.list()).interruptedRestore, undefined, 'the working tree is the snapshot whole: nothing is partway any more');
   });
 });

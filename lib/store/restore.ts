@@ -242,6 +242,9 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, signal);
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
+      // A whole restore that ended leaves the snapshot's tree, whatever an earlier one killed
+      // partway left: its notice goes too, even where nothing was left to write or mark.
+      if (only === null) unmarkRestoring(layout.gitDir);
       return {
         branch: checkout.branch,
         ref: checkout.ref,
