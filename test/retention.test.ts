@@ -3,12 +3,12 @@
 // chain it pruned under a lease on the recorded replica. Real repositories, a real bare remote.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
-import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, runBin, runCli, shellQuote, stateOf, tempDir } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, runBin, runCli, shellQuote, stateOf, tempDir, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
@@ -279,5 +279,22 @@ describe('the retain block of the declaration', () => {
     assert.deepEqual(result.replication?.pushed, []);
     assert.match(result.replication?.rejected[0]?.reason ?? '', /stale info/);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip, 'the remote keeps b\'s snapshot');
+  });
+  it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    // As a restore killed partway leaves it: its mark, naming the checkpoint that holds the precious file.
+    writeFileSync(join(dir, '.git', 'chant-restoring'), `${JSON.stringify({ branch: 'main', snapshot: first.snapshot.commit, checkpoint: done.checkpoint.snapshot.commit })}\n`);
+    writeFiles(dir, { 'a.txt': 'later\n' });
+    await store.save({ label: 'later' });
+    await store.prune({ keepLast: 1, gc: true });
+    const notice = (await store.list()).interruptedRestore;
+    assert.ok(notice !== undefined, 'the notice stays until a restore ends');
+    await store.restore({ snapshot: notice.checkpoint });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
   });
 });

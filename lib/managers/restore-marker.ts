@@ -56,17 +56,24 @@ export function unmarkRestoring(gitDir: string): void {
  * @internal
  */
 export function interruptedRestore(gitDir: string): RestoreMark | null {
-  let text: string;
-  try {
-    text = readFileSync(join(gitDir, RESTORE_MARKER), 'utf8');
-  } catch {
-    return null;
-  }
+  const mark = readMark(gitDir);
+  if (mark === null) return null;
   try {
     const lock = join(gitDir, LOCK_NAME);
     if (!holderGone(readFileSync(lock, 'utf8'), statSync(lock).mtimeMs)) return null;
   } catch {
     // No lock: no restore runs.
+  }
+  return mark;
+}
+
+/** The mark in `gitDir`, whether or not a restore still holds it; null where there is none whole. */
+function readMark(gitDir: string): RestoreMark | null {
+  let text: string;
+  try {
+    text = readFileSync(join(gitDir, RESTORE_MARKER), 'utf8');
+  } catch {
+    return null;
   }
   try {
     const mark = JSON.parse(text) as Partial<RestoreMark>;
@@ -75,5 +82,26 @@ export function interruptedRestore(gitDir: string): RestoreMark | null {
     return { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint };
   } catch {
     return null;
+  }
+}
+
+/**
+ * The checkpoints the marks of `gitDirs` name: a prune keeps each, the only snapshot that holds
+ * what a restore stopped partway overwrote.
+ * @internal
+ */
+export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
+  return new Set(gitDirs.map(readMark).flatMap((mark) => (mark === null ? [] : [mark.checkpoint])));
+}
+
+/**
+ * Has each mark of `gitDirs` name its checkpoint as a prune wrote it again (`renamed`: old id to new).
+ * @internal
+ */
+export function renameMarkedCheckpoints(gitDirs: readonly string[], renamed: ReadonlyMap<string, string>): void {
+  for (const gitDir of gitDirs) {
+    const mark = readMark(gitDir);
+    const next = mark === null ? undefined : renamed.get(mark.checkpoint);
+    if (mark !== null && next !== undefined && next !== mark.checkpoint) markRestoring(gitDir, { ...mark, checkpoint: next });
   }
 }

@@ -16,6 +16,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
+import { markedCheckpoints, renameMarkedCheckpoints } from '../managers/restore-marker.js';
 import { loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -149,9 +150,14 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     const results: BranchPrune[] = [];
     const rewrites: Array<{ ref: string; next: string; expected: string }> = [];
     const bodies: Buffer[] = [];
+    // The checkpoint of a restore stopped partway in any worktree stays, whatever the rules say,
+    // and its mark names it as written again: it alone holds what that restore overwrote.
+    const markDirs = [layout.gitDir, layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => all.indexOf(dir) === index);
+    const marked = markedCheckpoints(markDirs);
+    const renamed = new Map<string, string>();
     // A save prunes its own chain only: a chain of its branch moved aside is the host's to prune.
     for (const entry of onlyRef === null ? branches : branches.filter((chain) => chain.ref === onlyRef)) {
-      const keep = keptByRules(entry.snapshots, rules, now);
+      const keep = keptByRules(entry.snapshots, rules, now).map((kept, index) => kept || marked.has((entry.snapshots[index] as Snapshot).commit));
       const dropped = entry.snapshots.filter((_, index) => !keep[index]).map((snapshot) => snapshot.commit);
       const kept = entry.snapshots.filter((_, index) => keep[index]);
       if (dropped.length === 0) {
@@ -187,6 +193,7 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
         const bytes = commitBytes({ tree: raw.tree, parents: below === null ? own : [below, ...own], rest: raw.rest, message });
         bodies.push(bytes);
         below = objectId('commit', bytes, layout.objectFormat);
+        renamed.set(keptOldestFirst[index] as string, below);
       });
       rewrites.push({ ref: entry.ref, next: below as unknown as string, expected: entry.tip });
       results.push({ branch: entry.branch, ref: entry.ref, tip: entry.tip, next: below, kept: kept.length, dropped });
@@ -203,6 +210,7 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     } catch (error) {
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
+    renameMarkedCheckpoints(markDirs, renamed);
     try {
       await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
     } catch {
