@@ -248,6 +248,21 @@ describe('a wip ref lock a killed save left', () => {
     await assert.rejects(store.save({ label: 'held' }), (error: Error & { code?: string }) => error.code === 'git-failed');
     assert.equal(existsSync(lock), true);
   });
+
+  it('is removed too when its time is ahead of the clock by more than a move takes, as a clock set back after the kill or the power loss leaves it', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = await store.save({ label: 'first' });
+    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
+    writeFileSync(lock, `${first.snapshot.commit}\n`);
+    const hourAhead = new Date(Date.now() + 3_600_000);
+    fs.utimesSync(lock, hourAhead, hourAhead);
+    writeFiles(dir, { 'a.txt': 'b\n' });
+    const second = await store.save({ label: 'second' });
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);
+    assert.equal(existsSync(lock), false);
+  });
 });
 
 describe('a wip ref lock a killed write left, met by a prune', () => {

@@ -177,7 +177,8 @@ const STALE_REF_LOCK_MS = 10_000;
 
 /**
  * Removes the lock file of a ref under `refs/chant/` that a process killed while it moved the ref
- * left behind (older than {@link STALE_REF_LOCK_MS}); git takes the ref as held by it forever.
+ * left behind (older than {@link STALE_REF_LOCK_MS}, or dated as far ahead of the clock); git
+ * takes the ref as held by it forever.
  * @param commonDir - the git directory every worktree shares
  * @param ref - the full refname
  * @param now - the clock, in milliseconds
@@ -189,7 +190,8 @@ export function removeStaleRefLock(commonDir: string, ref: string, now: number =
   const lock = join(commonDir, `${ref}.lock`);
   try {
     const stats = lstatSync(lock);
-    if (!stats.isFile() || now - stats.mtimeMs < STALE_REF_LOCK_MS) return false;
+    // Ahead of the clock as far: the clock was set back since (a wrong time after a power loss).
+    if (!stats.isFile() || Math.abs(now - stats.mtimeMs) < STALE_REF_LOCK_MS) return false;
     unlinkSync(lock);
     return true;
   } catch {
