@@ -11,6 +11,8 @@ import { GitProcessRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { IDENTITY_MEMO_FILE } from '../lib/managers/identity-memo.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { Replicator } from '../lib/replication/replicator.js';
+import { bareRemote } from './remotes.js';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 
 // A wip ref moved without a process must be what `git update-ref --create-reflog -m` leaves:
@@ -218,6 +220,31 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     const restored = await store.restore({ snapshot: saved[0] as string });
     assert.equal(git(dir, ['log', '--first-parent', '--skip=1', '-1', '--format=%H', restored.checkpoint.snapshot.commit]).trim(), next.snapshot.commit, 'the restore\'s checkpoint builds on the chain');
     assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
+  });
+
+  it('is put back by a push and a fetch too, where the push left its chain out saying nothing and the fetch failed whole on it as a bad object', async () => {
+    const remote = bareRemote();
+    const dir = makeRepo({ 'README.md': 'x\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] } } }] })}\n` });
+    git(dir, ['remote', 'add', 'origin', remote]);
+    git(dir, ['checkout', '-q', '-b', 'feature']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'pushed\n' });
+    await store.save({ label: 'pushed' });
+    // A save while the remote was away: its snapshot is on no remote yet.
+    git(dir, ['remote', 'set-url', 'origin', join(remote, 'gone')]);
+    writeFiles(dir, { 'a.txt': 'only here\n' });
+    const local = (await store.save({ label: 'only here' })).snapshot.commit;
+    git(dir, ['remote', 'set-url', 'origin', remote]);
+    const refFile = join(dir, '.git', 'refs', 'chant', 'wip', 'feature');
+    writeFileSync(refFile, '');
+    const replicator = await Replicator.open({ cwd: dir });
+    const fetched = await replicator.fetch();
+    assert.equal(fetched.failed, null);
+    assert.equal(readFileSync(refFile, 'latin1'), `${local}\n`);
+    writeFileSync(refFile, local.slice(0, 10));
+    const pushed = await replicator.push();
+    assert.deepEqual(pushed.replication.pushed.map((entry) => [entry.ref, entry.commit]), [['refs/chant/wip/feature', local]]);
+    assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/feature']).trim(), local);
   });
 });
 

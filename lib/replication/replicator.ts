@@ -12,6 +12,7 @@ import {
 } from '../git/remote.js';
 import type { NetworkOptions, RefPushStatus, RefTip, RefWrite, RefWriteFailure } from '../git/remote.js';
 import { commonDirFromFiles } from '../git/loose-objects.js';
+import { anyBrokenRef, repairBrokenRefs } from '../git/ref-repair.js';
 import { Plumbing } from '../git/plumbing.js';
 import { SimpleGitRunner } from '../git/runner.js';
 import type { GitRunner } from '../git/runner.js';
@@ -409,6 +410,7 @@ export class Replicator {
   }
 
   async #fetch(policy: Policy, options: ReplicatorCallOptions): Promise<FetchResult> {
+    await this.#repairBroken();
     const remote = await readRemoteConfig(this.#git, this.#cwd, policy.remote);
     if (!remote.exists) throw unknownRemote(policy);
     const network = this.#network(remote.sshCommand, remote.secrets);
@@ -515,7 +517,21 @@ export class Replicator {
     return this.#policy;
   }
 
+  /**
+   * Puts back the wip refs a crash or a power loss left broken, as the list and a save do: git
+   * passes over such a ref, so a push left its chain out saying nothing, and a fetch failed whole
+   * on it as a bad object.
+   */
+  async #repairBroken(): Promise<void> {
+    const commonDir = commonDirFromFiles(this.#cwd);
+    const prefixes = [WIP_REF_PREFIX, ASIDE_REF_PREFIX];
+    if (commonDir !== null && !anyBrokenRef(commonDir, prefixes)) return;
+    const plumbing = new Plumbing(this.#git, this.#cwd);
+    await repairBrokenRefs(plumbing, await plumbing.layout(), prefixes);
+  }
+
   async #view(policy: Policy): Promise<LocalView> {
+    await this.#repairBroken();
     const replicas = replicaPrefix(policy.remote);
     const tracking = `refs/remotes/${policy.remote}/`;
     const [remote, tips] = await Promise.all([

@@ -1,14 +1,16 @@
 // The checkout as a write finds it: the branch HEAD is on, its commit, and the tip of its wip
 // ref; and the snapshot a restore puts back.
 import type { Snapshot } from '../documents/snapshot.js';
-import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
 import { packedRefTarget, readIfThere } from '../git/checkout-files.js';
 import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readCheckedLoose } from '../git/loose-objects.js';
-import { brokenRefFile, reflogValues, replaceBrokenRef } from '../git/ref-writer.js';
+import { repairBrokenRefs } from '../git/ref-repair.js';
+
+export { repairBrokenRefs };
 import { objectHash } from '../git/formats/object-format.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';
@@ -73,39 +75,6 @@ export async function checkoutOf(plumbing: Plumbing, opened: Opened): Promise<Br
   await repairBrokenRefs(plumbing, checkout.layout, [checkout.ref]);
   checkout.tip = await readTip(plumbing, checkout.ref, opened.replaced === false ? checkout.layout : null);
   return checkout;
-}
-
-/**
- * Puts back each wip ref of `refs` (a full name, or a prefix ending in `/`: every loose ref under
- * it) whose loose file a crash or a power loss emptied or cut short, at the newest commit its
- * reflog moved it to that the repository holds. git takes such a ref as absent and refuses to
- * move it: the chain read as gone, and every save failed on it.
- * @returns the refs put back
- * @internal
- */
-export async function repairBrokenRefs(plumbing: Plumbing, layout: Pick<RepositoryLayout, 'commonDir' | 'objectFormat'>, refs: readonly string[]): Promise<string[]> {
-  const length = objectHash(layout.objectFormat).bytes * 2;
-  const broken = refs.flatMap((ref) => (ref.endsWith('/') ? looseRefsUnder(layout.commonDir, ref.slice(0, -1)) : [ref])).filter((ref) => brokenRefFile(layout.commonDir, ref, length));
-  const repaired: string[] = [];
-  for (const ref of broken) {
-    const values = reflogValues(layout.commonDir, ref, length);
-    if (values.length === 0) continue;
-    const info = await plumbing.objectInfo(values);
-    const next = values.find((value) => info.get(value)?.type === 'commit');
-    if (next !== undefined && replaceBrokenRef(layout.commonDir, ref, next)) repaired.push(ref);
-  }
-  return repaired;
-}
-
-/** The names of the loose ref files under `prefix` (a ref folder), at any depth; none where it cannot be read. */
-function looseRefsUnder(commonDir: string, prefix: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(join(commonDir, prefix), { recursive: true, encoding: 'utf8' });
-  } catch {
-    return [];
-  }
-  return names.map((name) => `${prefix}/${name.split('\\').join('/')}`).filter((ref) => !ref.endsWith('.lock'));
 }
 
 /**
