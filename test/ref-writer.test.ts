@@ -164,6 +164,22 @@ describe('wip refs moved without a process', () => {
     gitMove(dir, 'refs/chant/wip/main', commits[1] as string, commits[0] as string, 'git after it');
   });
 
+  it('neither renames nor removes a lock that is no longer its own: one another process took as stale while this writer was paused, and made anew', () => {
+    const { dir, commits } = repoWithRef();
+    const lock = join(dir, '.git', 'refs/chant/wip/main.lock');
+    const before = readFileSync(join(dir, '.git', 'refs/chant/wip/main'), 'latin1');
+    // The clock is read as the reflog line is written, after the lock was: there the other
+    // process removes this writer's lock as stale and makes its own, not yet written whole.
+    const stolen = () => {
+      rmSync(lock);
+      writeFileSync(lock, `${commits[2]}`.slice(0, 17));
+      return Date.now();
+    };
+    assert.equal(moveRefInProcess(move(dir, commits[1] as string, commits[0] as string), ambient(), stolen), null, 'handed back to git');
+    assert.equal(readFileSync(join(dir, '.git', 'refs/chant/wip/main'), 'latin1'), before, 'the other writer\'s half-written lock was not put in place');
+    assert.equal(readFileSync(lock, 'latin1'), `${commits[2]}`.slice(0, 17), 'and its lock was left to it');
+  });
+
   it('take the saves of a store past update-ref once git has told the committer, and not where git was given chant\'s fallback identity', async () => {
     const dir = makeRepo({ 'a.txt': '0\n' });
     const calls: string[] = [];

@@ -63,24 +63,14 @@ export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string,
   if (configMentions(move, OTHERWISE, ambient)) return null;
   const path = join(move.commonDir, ref);
   const log = join(move.commonDir, 'logs', ref);
-  const lock = `${path}.lock`;
-  let fd: number;
-  try {
-    fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
-  } catch {
-    // Held by another writer, or a folder missing: git waits for the lock, or says why not.
-    return null;
-  }
-  let placed = false;
-  try {
+  // Held by another writer, or a folder missing: git waits for the lock, or says why not.
+  return underRefLock(path, (lock): true | null => {
     // Under the lock, the ref must be the plain loose file git writes, naming `expected`.
     if (!lstatSync(path).isFile() || readFileSync(path, 'latin1') !== `${expected}\n`) return null;
     // git refuses to point a ref at an object it cannot read: only a whole loose commit is taken here.
     if (readCheckedLoose(move.objectsDir, next, 'commit', next.length === 40 ? 'sha1' : 'sha256') === null) return null;
-    writeAll(fd, Buffer.from(`${next}\n`, 'latin1'));
-    const written = fd;
-    fd = -1;
-    closeSync(written);
+    lock.write(`${next}\n`);
+    if (!lock.held()) return null;
     const logFd = openReflog(log);
     if (logFd === null) return null;
     try {
@@ -88,22 +78,82 @@ export function moveRefInProcess(move: RefMove, ambient: Readonly<Record<string,
     } finally {
       closeSync(logFd);
     }
-    renameSync(lock, path);
-    placed = true;
+    lock.place();
     return true;
+  });
+}
+
+/** A ref's lock file as {@link underRefLock} holds it. */
+interface RefLock {
+  /** Writes the whole of `text` into the lock and closes it. */
+  write(text: string): void;
+  /** Whether the lock file at its path is still the one made here. */
+  held(): boolean;
+  /** Renames the lock into the ref's place, while it is still the one made here; throws otherwise. */
+  place(): void;
+}
+
+/**
+ * Runs `body` under git's lock on the ref file at `path`: the lock file made anew (null at once
+ * when another writer holds it), then put in the ref's place by `place` or removed. It is renamed
+ * or removed only while it is still the file made here: a writer paused past
+ * {@link STALE_REF_LOCK_MS} may have had its lock taken as stale by another chant process, whose
+ * own lock then stands at that path, and renaming that one would put its half-written value in
+ * place (both writers then believing their move done).
+ * @returns what `body` returns; null when the lock could not be made or `body` threw
+ */
+function underRefLock<T>(path: string, body: (lock: RefLock) => T): T | null {
+  const file = `${path}.lock`;
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
+  } catch {
+    return null;
+  }
+  let open = true;
+  let placed = false;
+  // The lock as made here: its inode, and its change time once written (an inode freed by a
+  // removal can be the next file's).
+  let mine: { ino: number; ctimeMs: number } | null = null;
+  const close = (): void => {
+    if (!open) return;
+    open = false;
+    try {
+      closeSync(fd);
+    } catch {
+      // The lock is removed below all the same.
+    }
+  };
+  const held = (): boolean => {
+    const now = lstatSync(file, { throwIfNoEntry: false });
+    return mine !== null && now !== undefined && now.ino === mine.ino && now.ctimeMs === mine.ctimeMs;
+  };
+  try {
+    mine = { ino: fstatSync(fd).ino, ctimeMs: fstatSync(fd).ctimeMs };
+    return body({
+      write: (text) => {
+        writeAll(fd, Buffer.from(text, 'latin1'));
+        const stats = fstatSync(fd);
+        mine = { ino: stats.ino, ctimeMs: stats.ctimeMs };
+        // A close that fails (NFS, a full quota) may have lost the write: the move goes to git.
+        open = false;
+        closeSync(fd);
+      },
+      held,
+      place: () => {
+        close();
+        if (!held()) throw new Error(`${file} is no longer the lock this process made`);
+        renameSync(file, path);
+        placed = true;
+      },
+    });
   } catch {
     return null;
   } finally {
-    if (fd >= 0) {
+    close();
+    if (!placed && held()) {
       try {
-        closeSync(fd);
-      } catch {
-        // The lock is removed below all the same.
-      }
-    }
-    if (!placed) {
-      try {
-        unlinkSync(lock);
+        unlinkSync(file);
       } catch {
         // Gone already.
       }
@@ -250,38 +300,10 @@ export function reflogValues(commonDir: string, ref: string, length: number): st
 export function replaceBrokenRef(commonDir: string, ref: string, next: string): boolean {
   if (!/^refs\/chant\/[^\0\n]+$/.test(ref) || !EXACT_OBJECT_ID.test(next)) return false;
   const path = join(commonDir, ref);
-  const lock = `${path}.lock`;
-  let fd: number;
-  try {
-    fd = openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o666);
-  } catch {
-    return false;
-  }
-  let placed = false;
-  try {
+  return underRefLock(path, (lock): boolean => {
     if (!lstatSync(path).isFile() || !brokenRefFile(commonDir, ref, next.length)) return false;
-    writeAll(fd, Buffer.from(`${next}\n`, 'latin1'));
-    closeSync(fd);
-    fd = -1;
-    renameSync(lock, path);
-    placed = true;
+    lock.write(`${next}\n`);
+    lock.place();
     return true;
-  } catch {
-    return false;
-  } finally {
-    if (fd >= 0) {
-      try {
-        closeSync(fd);
-      } catch {
-        // The lock is removed below all the same.
-      }
-    }
-    if (!placed) {
-      try {
-        unlinkSync(lock);
-      } catch {
-        // Gone already.
-      }
-    }
-  }
+  }) === true;
 }
