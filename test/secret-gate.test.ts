@@ -151,6 +151,22 @@ describe('the secret gate', () => {
     await assertHeldWithNoLine('conf.zip', (dir) => git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD']));
   });
 
+  it('finds a token in a small file of a zip whose larger files, listed before it, unpack past what a scan reads', async () => {
+    // A folder zipped with a large file first (a dump, an image, in the order the zip lists them):
+    // the small files are scanned first, so the budget a bomb is bounded by is not spent before them.
+    const lines = Array.from({ length: 40 }, (_, index) => `OPTION_${index}=on`).join('\n');
+    const folder = makeRepo({ 'assets/disk.img': '\0'.repeat(65 * 1024 * 1024), 'conf/.env': `DEBUG=1\n${lines}\nGITHUB_TOKEN=${GITHUB_TOKEN}\n` });
+    const { dir, remote, store, replicator } = box();
+    git(folder, ['archive', '--format=zip', '-o', join(dir, 'site.zip'), 'HEAD']);
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+      { path: 'site.zip', line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+    ]);
+    assert.equal(remoteTip(remote), null);
+  });
+
   it('scans a file whole: a token past its first MiB, in text, in UTF-16 or in a binary, or across where one window of the scan ends, is held back once, at its line', async () => {
     // 30,000 lines of 40 bytes: 1.2 MB of UTF-8 before the token, 2.4 MB in UTF-16.
     const log = `${'2026-12-04 request served in 12 ms ok\n'.repeat(30_000)}GITHUB_TOKEN=${GITHUB_TOKEN}\n`;

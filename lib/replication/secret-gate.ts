@@ -258,7 +258,7 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
 
 /**
  * What a gzip or zip file holds, by the path a rule reads (`.npmrc.gz` holds `.npmrc`),
- * {@link UNPACK_LIMIT} bytes of it at most; none for another file, or for one that does not
+ * {@link UNPACK_LIMIT} bytes of it at most (a zip's smallest files first); none for another file, or for one that does not
  * unpack (damaged, encrypted, a zip64 directory). A zip's files are read each as its own (text,
  * UTF-16, a binary's runs) and scanned as one text, under the zip's path: a jar of 5,000 classes
  * is then linted in a few windows, not in 5,000 calls.
@@ -276,11 +276,17 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
     const end = content.lastIndexOf(ZIP_END_SIGNATURE, Math.max(0, content.length - 22));
     if (end < 0 || content.length - end < 22) return [];
     let at = content.readUInt32LE(end + 16);
-    for (let entry = content.readUInt16LE(end + 10); entry > 0 && left > 0 && at + 46 <= content.length && content.readUInt32LE(at) === ZIP_ENTRY; entry -= 1) {
-      const [flags, method, size] = [content.readUInt16LE(at + 8), content.readUInt16LE(at + 10), content.readUInt32LE(at + 20)];
-      const nameLength = content.readUInt16LE(at + 28);
-      const local = content.readUInt32LE(at + 42);
-      at += 46 + nameLength + content.readUInt16LE(at + 30) + content.readUInt16LE(at + 32);
+    const entries: Array<{ flags: number; method: number; size: number; unpacks: number; local: number }> = [];
+    for (let entry = content.readUInt16LE(end + 10); entry > 0 && at + 46 <= content.length && content.readUInt32LE(at) === ZIP_ENTRY; entry -= 1) {
+      const [flags, method, size, unpacks] = [content.readUInt16LE(at + 8), content.readUInt16LE(at + 10), content.readUInt32LE(at + 20), content.readUInt32LE(at + 24)];
+      entries.push({ flags, method, size, unpacks, local: content.readUInt32LE(at + 42) });
+      at += 46 + content.readUInt16LE(at + 28) + content.readUInt16LE(at + 30) + content.readUInt16LE(at + 32);
+    }
+    // The smallest files first (what the directory says they unpack to): a large file listed
+    // first (a dump, an image) spent the whole budget, and the .env after it went unscanned.
+    entries.sort((a, b) => a.unpacks - b.unpacks);
+    for (const { flags, method, size, local } of entries) {
+      if (left <= 0) break;
       if ((flags & 1) !== 0 || local + 30 > content.length || content.readUInt32LE(local) !== ZIP_LOCAL) continue;
       const start = local + 30 + content.readUInt16LE(local + 26) + content.readUInt16LE(local + 28);
       const data = content.subarray(start, start + size);
