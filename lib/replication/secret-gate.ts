@@ -261,7 +261,8 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
  * {@link UNPACK_LIMIT} bytes of it at most (a zip's smallest files first); none for another file, or for one that does not
  * unpack (damaged, encrypted, a zip64 directory). A zip's files are read each as its own (text,
  * UTF-16, a binary's runs) and scanned as one text, under the zip's path: a jar of 5,000 classes
- * is then linted in a few windows, not in 5,000 calls.
+ * is then linted in a few windows, not in 5,000 calls. A file of a name some rule reads alone
+ * (see {@link NAMED_BY_RULES}) is scanned by its own name.
  */
 async function unpacked(path: string, content: Buffer): Promise<Array<{ path: string; content: Buffer }>> {
   if (content[0] === 0x1f && content[1] === 0x8b) {
@@ -270,36 +271,48 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
   }
   if (content.length < 22 || content.readUInt32LE(0) !== ZIP_LOCAL) return [];
   const texts: string[] = [];
+  const named: Array<{ path: string; content: Buffer }> = [];
   let left = UNPACK_LIMIT;
   try {
     // The central directory, from the end record (after which a comment of up to 64 KiB may stand).
     const end = content.lastIndexOf(ZIP_END_SIGNATURE, Math.max(0, content.length - 22));
     if (end < 0 || content.length - end < 22) return [];
     let at = content.readUInt32LE(end + 16);
-    const entries: Array<{ flags: number; method: number; size: number; unpacks: number; local: number }> = [];
+    const entries: Array<{ name: string; flags: number; method: number; size: number; unpacks: number; local: number }> = [];
     for (let entry = content.readUInt16LE(end + 10); entry > 0 && at + 46 <= content.length && content.readUInt32LE(at) === ZIP_ENTRY; entry -= 1) {
       const [flags, method, size, unpacks] = [content.readUInt16LE(at + 8), content.readUInt16LE(at + 10), content.readUInt32LE(at + 20), content.readUInt32LE(at + 24)];
-      entries.push({ flags, method, size, unpacks, local: content.readUInt32LE(at + 42) });
+      const name = content.toString('utf8', at + 46, at + 46 + content.readUInt16LE(at + 28));
+      entries.push({ name, flags, method, size, unpacks, local: content.readUInt32LE(at + 42) });
       at += 46 + content.readUInt16LE(at + 28) + content.readUInt16LE(at + 30) + content.readUInt16LE(at + 32);
     }
     // The smallest files first (what the directory says they unpack to): a large file listed
     // first (a dump, an image) spent the whole budget, and the .env after it went unscanned.
     entries.sort((a, b) => a.unpacks - b.unpacks);
-    for (const { flags, method, size, local } of entries) {
+    for (const { name, flags, method, size, local } of entries) {
       if (left <= 0) break;
       if ((flags & 1) !== 0 || local + 30 > content.length || content.readUInt32LE(local) !== ZIP_LOCAL) continue;
       const start = local + 30 + content.readUInt16LE(local + 26) + content.readUInt16LE(local + 28);
       const data = content.subarray(start, start + size);
       const inner = method === 0 ? data.subarray(0, left) : method === 8 ? await inflated(createInflateRaw(), data, left) : Buffer.alloc(0);
       left -= inner.length;
+      if (inner.length > 0 && NAMED_BY_RULES.test(name)) {
+        named.push({ path: name, content: inner });
+        continue;
+      }
       const { encoding, skip } = encodingOf(inner);
       if (inner.length > 0) texts.push(textOf(inner.subarray(skip), encoding));
     }
   } catch {
     // A damaged zip: what was read of it is scanned.
   }
-  return texts.length === 0 ? [] : [{ path, content: Buffer.from(texts.join('\n')) }];
+  return texts.length === 0 ? named : [...named, { path, content: Buffer.from(texts.join('\n')) }];
 }
+
+/**
+ * The names of files a rule reads alone: a `_authToken` in an `.npmrc`, a token in a
+ * `package.json`'s URLs. Joined into the zip's one text, under the zip's path, they went unflagged.
+ */
+const NAMED_BY_RULES = /(?:\.npmrc|package\.json|package-lock\.json)$/;
 
 /** A zip's local file header, central directory entry and end of central directory record. */
 const ZIP_LOCAL = 0x04034b50;
