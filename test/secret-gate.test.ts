@@ -167,6 +167,26 @@ describe('the secret gate', () => {
     assert.equal(remoteTip(remote), null);
   });
 
+  it('finds a token in a .npmrc a tar holds, gzipped or not, as a rule that reads only .npmrc files finds it beside the tar', async () => {
+    const lines = Array.from({ length: 40 }, (_, index) => `; option ${index} is left as it is`).join('\n');
+    const npmrc = `${lines}\n//registry.example.com/:_authToken=7f3c9a1e2b4d6f80a1c3e5g7i9k1m3o5\n`;
+    const folder = makeRepo({ 'home/.npmrc': npmrc, 'home/notes.txt': `${lines}\n` });
+    const { dir, remote, store, replicator } = box();
+    git(folder, ['archive', '--format=tar.gz', '-o', join(dir, 'home.tar.gz'), 'HEAD']);
+    git(folder, ['archive', '--format=tar', '-o', join(dir, 'home.tar'), 'HEAD']);
+    writeFileSync(join(dir, '.npmrc'), npmrc);
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    const rule = findings.find((finding) => finding.path === '.npmrc')?.rule;
+    assert.ok(rule !== undefined, JSON.stringify(findings));
+    assert.deepEqual(findings.filter((finding) => finding.path.startsWith('home.tar')).map(({ path, line, rule: r }) => ({ path, line, rule: r })), [
+      { path: 'home.tar', line: null, rule },
+      { path: 'home.tar.gz', line: null, rule },
+    ]);
+    assert.equal(remoteTip(remote), null);
+  });
+
   it('finds a token in a small file of a zip whose larger files, listed before it, unpack past what a scan reads', async () => {
     // A folder zipped with a large file first (a dump, an image, in the order the zip lists them):
     // the small files are scanned first, so the budget a bomb is bounded by is not spent before them.

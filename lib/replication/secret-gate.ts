@@ -262,13 +262,14 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
  * unpack (damaged, encrypted, a zip64 directory). A zip's files are read each as its own (text,
  * UTF-16, a binary's runs) and scanned as one text, under the zip's path: a jar of 5,000 classes
  * is then linted in a few windows, not in 5,000 calls. A file of a name some rule reads alone
- * (see {@link NAMED_BY_RULES}) is scanned by its own name.
+ * (see {@link NAMED_BY_RULES}) a zip or a tar holds is scanned by its own name too.
  */
 async function unpacked(path: string, content: Buffer): Promise<Array<{ path: string; content: Buffer }>> {
   if (content[0] === 0x1f && content[1] === 0x8b) {
     const inner = await inflated(createGunzip(), content, UNPACK_LIMIT);
-    return inner.length === 0 ? [] : [{ path: path.replace(/\.gz$/i, ''), content: inner }];
+    return inner.length === 0 ? [] : [...namedInTar(inner), { path: path.replace(/\.gz$/i, ''), content: inner }];
   }
+  if (isTar(content, 0)) return namedInTar(content);
   if (content.length < 22 || content.readUInt32LE(0) !== ZIP_LOCAL) return [];
   const texts: string[] = [];
   const named: Array<{ path: string; content: Buffer }> = [];
@@ -313,6 +314,31 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
  * `package.json`'s URLs. Joined into the zip's one text, under the zip's path, they went unflagged.
  */
 const NAMED_BY_RULES = /(?:\.npmrc|package\.json|package-lock\.json)$/;
+
+/** Whether a tar header (POSIX or GNU) starts at `at`. */
+function isTar(content: Buffer, at: number): boolean {
+  return at + 512 <= content.length && content.toString('latin1', at + 257, at + 262) === 'ustar';
+}
+
+/**
+ * The files of a tar a rule reads alone (see {@link NAMED_BY_RULES}), by their names: the tar
+ * itself is scanned as a binary's runs, under its own name, where such a rule reads nothing.
+ */
+function namedInTar(content: Buffer): Array<{ path: string; content: Buffer }> {
+  const named: Array<{ path: string; content: Buffer }> = [];
+  const field = (from: number, length: number): string => content.toString('utf8', from, from + length).replace(/\0[\s\S]*$/, '');
+  for (let at = 0; isTar(content, at);) {
+    const size = Number.parseInt(field(at + 124, 12).trim() || '0', 8);
+    if (!Number.isSafeInteger(size) || size < 0) break;
+    // POSIX's name prefix; GNU's header keeps times there.
+    const prefix = content[at + 262] === 0 ? field(at + 345, 155) : '';
+    const name = prefix.length > 0 ? `${prefix}/${field(at, 100)}` : field(at, 100);
+    const type = content[at + 156];
+    if ((type === 0x30 || type === 0) && size > 0 && NAMED_BY_RULES.test(name)) named.push({ path: name, content: content.subarray(at + 512, at + 512 + size) });
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return named;
+}
 
 /** A zip's local file header, central directory entry and end of central directory record. */
 const ZIP_LOCAL = 0x04034b50;
