@@ -1,7 +1,7 @@
 // The secret gate before a push, against a real bare remote: a likely secret in an untracked
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
-import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -183,6 +183,22 @@ describe('the secret gate', () => {
     assert.deepEqual(findings.filter((finding) => finding.path.startsWith('home.tar')).map(({ path, line, rule: r }) => ({ path, line, rule: r })), [
       { path: 'home.tar', line: null, rule },
       { path: 'home.tar.gz', line: null, rule },
+    ]);
+    assert.equal(remoteTip(remote), null);
+  });
+
+  it('finds a token in what a zip holds behind a launch script (an executable jar, a self-extracting archive)', async () => {
+    const lines = Array.from({ length: 40 }, (_, index) => `OPTION_${index}=on`).join('\n');
+    const folder = makeRepo({ 'BOOT-INF/classes/application.properties': `${lines}\ngithub.token=${GITHUB_TOKEN}\n` });
+    const { dir, remote, store, replicator } = box();
+    git(folder, ['archive', '--format=zip', '-o', join(folder, 'app.zip'), 'HEAD']);
+    // The script goes before the zip as it is: its offsets count from the zip's start, not the file's.
+    writeFileSync(join(dir, 'app.jar'), Buffer.concat([Buffer.from('#!/bin/sh\nexec java -jar "$0" "$@"\n'), readFileSync(join(folder, 'app.zip'))]));
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+      { path: 'app.jar', line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
     ]);
     assert.equal(remoteTip(remote), null);
   });

@@ -270,15 +270,23 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
     return inner.length === 0 ? [] : [...namedInTar(inner), { path: path.replace(/\.gz$/i, ''), content: inner }];
   }
   if (isTar(content, 0)) return namedInTar(content);
-  if (content.length < 22 || content.readUInt32LE(0) !== ZIP_LOCAL) return [];
+  if (content.length < 22) return [];
+  // The end record, after which a comment of up to 64 KiB may stand: a zip from its first byte, or
+  // behind a launch script (an executable jar, a self-extracting archive).
+  const from = Math.max(0, content.length - 22 - 0xffff);
+  const found = content.subarray(from).lastIndexOf(ZIP_END_SIGNATURE, content.length - from - 22);
+  if (found < 0 || (content.readUInt32LE(0) !== ZIP_LOCAL && content.readUInt32LE(found + from + 16) + content.readUInt32LE(found + from + 12) > found + from)) return [];
+  const end = found + from;
   const texts: string[] = [];
   const named: Array<{ path: string; content: Buffer }> = [];
   let left = UNPACK_LIMIT;
   try {
-    // The central directory, from the end record (after which a comment of up to 64 KiB may stand).
-    const end = content.lastIndexOf(ZIP_END_SIGNATURE, Math.max(0, content.length - 22));
-    if (end < 0 || content.length - end < 22) return [];
-    let at = content.readUInt32LE(end + 16);
+    // The central directory. Offsets count from the zip's start: a script put before it moves it
+    // by its length, which is where the directory ends short of the end record.
+    const directory = content.readUInt32LE(end + 16);
+    const moved = end - content.readUInt32LE(end + 12) - directory;
+    const shift = moved > 0 && directory + moved + 4 <= content.length && content.readUInt32LE(directory + moved) === ZIP_ENTRY ? moved : 0;
+    let at = directory + shift;
     const entries: Array<{ name: string; flags: number; method: number; size: number; unpacks: number; local: number }> = [];
     for (let entry = content.readUInt16LE(end + 10); entry > 0 && at + 46 <= content.length && content.readUInt32LE(at) === ZIP_ENTRY; entry -= 1) {
       const [flags, method, size, unpacks] = [content.readUInt16LE(at + 8), content.readUInt16LE(at + 10), content.readUInt32LE(at + 20), content.readUInt32LE(at + 24)];
@@ -291,8 +299,9 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
     entries.sort((a, b) => a.unpacks - b.unpacks);
     for (const { name, flags, method, size, local } of entries) {
       if (left <= 0) break;
-      if ((flags & 1) !== 0 || local + 30 > content.length || content.readUInt32LE(local) !== ZIP_LOCAL) continue;
-      const start = local + 30 + content.readUInt16LE(local + 26) + content.readUInt16LE(local + 28);
+      const header = local + shift;
+      if ((flags & 1) !== 0 || header + 30 > content.length || content.readUInt32LE(header) !== ZIP_LOCAL) continue;
+      const start = header + 30 + content.readUInt16LE(header + 26) + content.readUInt16LE(header + 28);
       const data = content.subarray(start, start + size);
       const inner = method === 0 ? data.subarray(0, left) : method === 8 ? await inflated(createInflateRaw(), data, left) : Buffer.alloc(0);
       left -= inner.length;
