@@ -2,7 +2,7 @@
 // takes the others, on this push and every later one, with the hook's own reason; a fetch that
 // cannot write one local ref says which and why and brings the rest; a refused fetch writes nothing.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { writeDocument } from '../lib/documents/document.js';
@@ -204,4 +204,33 @@ test('a ref another push moves on the remote meanwhile (several saves at once, e
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
     await assertValidDocument(run.doc);
   }
+});
+
+test('a ref the remote refused for its own reason, in a push where another ref raced, is not pushed again', async () => {
+  const remote = bareRemote();
+  const dir = makeRepo({ 'README.md': 'hello\n', 'chant.workspace.json': JSON.stringify({ members: [{ name: 'app', box: { replicate: { refs: ['wip'], on: [] } } }] }) });
+  git(dir, ['remote', 'add', 'origin', remote]);
+  git(dir, ['push', '-q', 'origin', 'main']);
+  writeFiles(dir, { 'work.txt': 'main\n' });
+  await runCli(dir, ['workspace', 'wip', 'save']);
+  git(dir, ['checkout', '-q', '-b', 'feature']);
+  writeFiles(dir, { 'work.txt': 'feature\n' });
+  await runCli(dir, ['workspace', 'wip', 'save']);
+  // The remote refuses the feature chain every time (its update hook declines it, and counts),
+  // while the main chain races once: git says both in one stream of errors.
+  const marker = join(remote, 'raced');
+  const count = join(remote, 'refused');
+  writeFileSync(join(remote, 'hooks', 'update'), [
+    '#!/bin/sh',
+    `if [ "$1" = refs/chant/wip/feature ]; then echo x >> '${count}'; exit 1; fi`,
+    `if [ ! -e '${marker}' ]; then : > '${marker}'; git update-ref "$1" refs/heads/main; fi`,
+    'exit 0',
+    '',
+  ].join('\n'));
+  chmodSync(join(remote, 'hooks', 'update'), 0o755);
+  const run = await runCli(dir, ['workspace', 'wip', 'push', '--json']);
+  assert.ok(existsSync(marker), 'the remote saw the race');
+  assert.deepEqual(run.doc.replication.pushed.map((ref: { ref: string }) => ref.ref), ['refs/chant/wip/main'], run.stdout);
+  assert.deepEqual(run.doc.replication.rejected.map((ref: { ref: string }) => ref.ref), ['refs/chant/wip/feature'], run.stdout);
+  assert.equal(readFileSync(count, 'utf8'), 'x\n', 'the refused ref was pushed once');
 });

@@ -167,9 +167,10 @@ const RACE_ATTEMPTS = 3;
 
 /**
  * What the remote says of a ref another push was updating at the same moment: its lock was held,
- * or the ref was no longer what the remote had advertised (created meanwhile, or moved).
+ * or the ref was no longer what the remote had advertised (created meanwhile, or moved). The ref
+ * it names is the one that raced: a ref's reason holds every error of its push.
  */
-const REMOTE_RACE = /cannot lock ref '[^']+': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/;
+const REMOTE_RACE = /cannot lock ref '([^']+)': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/g;
 
 /**
  * Replicates the refs a policy names (work branches, kept attempts, wip snapshots, the ledger)
@@ -664,7 +665,7 @@ export class Replicator {
    */
   async #pastRaces(policy: Policy, result: PushResult, options: ReplicatorCallOptions, allow: readonly string[] = []): Promise<PushResult> {
     for (let attempt = 0; attempt < RACE_ATTEMPTS; attempt += 1) {
-      const raced = new Set(result.rejected.filter((ref) => REMOTE_RACE.test(ref.reason ?? '')).map((ref) => ref.ref));
+      const raced = new Set(result.rejected.filter((ref) => [...(ref.reason ?? '').matchAll(REMOTE_RACE)].some((match) => match[1] === ref.ref)).map((ref) => ref.ref));
       if (raced.size === 0) return result;
       checkNotAborted(options.signal);
       const view = await this.#view(policy);
