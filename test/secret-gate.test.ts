@@ -203,6 +203,31 @@ describe('the secret gate', () => {
     assert.equal(remoteTip(remote), null);
   });
 
+  it('reads a zip as a zip where its first file puts the bytes a tar has at 257 there', async () => {
+    // A stored file (random bytes do not deflate) whose bytes at 257, counted from the zip's
+    // start, read "ustar", as a tar header's magic does: the zip's deflated .env is still scanned.
+    const noise = (length: number, seed: string): Buffer => {
+      const chunks: Buffer[] = [];
+      for (let index = 0; chunks.length * 32 < length; index += 1) chunks.push(createHash('sha256').update(`${seed}${index}`).digest());
+      return Buffer.concat(chunks).subarray(0, length);
+    };
+    const lines = Array.from({ length: 40 }, (_, index) => `OPTION_${index}=on`).join('\n');
+    const folder = makeRepo({ 'conf/.env': `DEBUG=1\n${lines}\nGITHUB_TOKEN=${GITHUB_TOKEN}\n` });
+    // Local header (30 bytes), the name a.bin (5), git's time field (9): the file's byte 213 is the zip's 257.
+    writeFileSync(join(folder, 'a.bin'), Buffer.concat([noise(213, 'a'), Buffer.from('ustar'), noise(300, 'b')]));
+    git(folder, ['add', 'a.bin']);
+    git(folder, ['commit', '-q', '-m', 'noise']);
+    const { dir, remote, store, replicator } = box();
+    git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD', 'a.bin', 'conf']);
+    await store.save({});
+    const { replication } = await replicator.push();
+    const findings = replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })), [
+      { path: 'conf.zip', line: null, rule: '@secretlint/secretlint-rule-github:GITHUB_TOKEN' },
+    ]);
+    assert.equal(remoteTip(remote), null);
+  });
+
   it('finds a token in a small file of a zip whose larger files, listed before it, unpack past what a scan reads', async () => {
     // A folder zipped with a large file first (a dump, an image, in the order the zip lists them):
     // the small files are scanned first, so the budget a bomb is bounded by is not spent before them.

@@ -269,7 +269,7 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
     const inner = await inflated(createGunzip(), content, UNPACK_LIMIT);
     return inner.length === 0 ? [] : [...namedInTar(inner), { path: path.replace(/\.gz$/i, ''), content: inner }];
   }
-  if (isTar(content, 0)) return namedInTar(content);
+  if (content.length >= 4 && content.readUInt32LE(0) !== ZIP_LOCAL && isTar(content, 0)) return namedInTar(content);
   if (content.length < 22) return [];
   // The end record, after which a comment of up to 64 KiB may stand: a zip from its first byte, or
   // behind a launch script (an executable jar, a self-extracting archive).
