@@ -9,8 +9,6 @@ import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readCheckedLoose } from '../git/loose-objects.js';
 import { repairBrokenRefs } from '../git/ref-repair.js';
-
-export { repairBrokenRefs };
 import { objectHash } from '../git/formats/object-format.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { readSnapshot, wipRef } from '../snapshot/format.js';

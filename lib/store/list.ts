@@ -17,7 +17,8 @@ import { chainLink, depthAgrees, fillDepths, walkChain } from '../snapshot/chain
 import type { ChainLink } from '../snapshot/chain.js';
 import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
-import { openCheckout, repairBrokenRefs } from './checkout.js';
+import { openCheckout } from './checkout.js';
+import { repairBrokenRefs } from '../git/ref-repair.js';
 import { interruptedRestore } from '../managers/restore-marker.js';
 import type { StoreContext } from './context.js';
 
