@@ -265,16 +265,22 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
 });
 
 describe('a wip ref lock a killed save left', () => {
-  it('is removed once older than any move holds one, so the next save and restore move the ref, where every one failed on it as git-failed', async () => {
+  /** A repository with one save, and the lock of its wip ref as a killed move leaves it, dated `time`. */
+  async function savedWithLock(time: Date): Promise<{ dir: string; store: WipStore; first: string; lock: string }> {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
     writeFiles(dir, { 'a.txt': 'a\n' });
-    const first = await store.save({ label: 'first' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
     // What a save killed between creating the lock and renaming it into place leaves: the lock, holding the new value.
     const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
-    writeFileSync(lock, `${first.snapshot.commit}\n`);
+    writeFileSync(lock, `${first}\n`);
+    fs.utimesSync(lock, time, time);
+    return { dir, store, first, lock };
+  }
+
+  it('is removed once older than any move holds one, so the next save and restore move the ref, where every one failed on it as git-failed', async () => {
     const minuteAgo = new Date(Date.now() - 60_000);
-    fs.utimesSync(lock, minuteAgo, minuteAgo);
+    const { dir, store, first, lock } = await savedWithLock(minuteAgo);
     writeFiles(dir, { 'a.txt': 'b\n' });
     const second = await store.save({ label: 'second' });
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);
@@ -282,7 +288,7 @@ describe('a wip ref lock a killed save left', () => {
     writeFileSync(lock, `${second.snapshot.commit}\n`);
     fs.utimesSync(lock, minuteAgo, minuteAgo);
     writeFiles(dir, { 'a.txt': 'c\n' });
-    const restored = await store.restore({ snapshot: first.snapshot.commit });
+    const restored = await store.restore({ snapshot: first });
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), restored.checkpoint.snapshot.commit);
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'a\n');
     // A lock as fresh as a live writer's is left to it.
@@ -293,14 +299,7 @@ describe('a wip ref lock a killed save left', () => {
   });
 
   it('is removed too when its time is ahead of the clock by more than a move takes, as a clock set back after the kill or the power loss leaves it', async () => {
-    const dir = makeRepo();
-    const store = new WipStore({ cwd: dir });
-    writeFiles(dir, { 'a.txt': 'a\n' });
-    const first = await store.save({ label: 'first' });
-    const lock = join(dir, '.git', 'refs', 'chant', 'wip', 'main.lock');
-    writeFileSync(lock, `${first.snapshot.commit}\n`);
-    const hourAhead = new Date(Date.now() + 3_600_000);
-    fs.utimesSync(lock, hourAhead, hourAhead);
+    const { dir, store, lock } = await savedWithLock(new Date(Date.now() + 3_600_000));
     writeFiles(dir, { 'a.txt': 'b\n' });
     const second = await store.save({ label: 'second' });
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), second.snapshot.commit);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { Policy, Replicator, WipStore } from '../lib/index.js';
+import { Policy, Replicator, WipStore, type SecretFinding } from '../lib/index.js';
 import { assertValidDocument, git, makeRepo, ROOT, runCli } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
@@ -151,35 +151,36 @@ describe('the secret gate', () => {
     await assertHeldWithNoLine('conf.zip', (dir) => git(folder, ['archive', '--format=zip', '-o', join(dir, 'conf.zip'), 'HEAD']));
   });
 
-  it('finds a token in a .npmrc a zip holds, as a rule that reads only .npmrc files finds it beside the zip', async () => {
+  /**
+   * Saves and pushes a box holding a .npmrc with a token and the archives `archive` writes of a
+   * folder holding the same .npmrc; returns the findings and the rule that found the .npmrc.
+   */
+  async function npmrcBesideArchives(archive: (folder: string, dir: string) => void): Promise<{ findings: SecretFinding[]; rule: string; remote: string }> {
     const lines = Array.from({ length: 40 }, (_, index) => `; option ${index} is left as it is`).join('\n');
     const npmrc = `${lines}\n//registry.example.com/:_authToken=7f3c9a1e2b4d6f80a1c3e5g7i9k1m3o5\n`;
     const folder = makeRepo({ 'home/.npmrc': npmrc, 'home/notes.txt': `${lines}\n` });
     const { dir, remote, store, replicator } = box();
-    git(folder, ['archive', '--format=zip', '-o', join(dir, 'home.zip'), 'HEAD']);
+    archive(folder, dir);
     writeFileSync(join(dir, '.npmrc'), npmrc);
     await store.save({});
     const { replication } = await replicator.push();
     const findings = replication.heldBack?.[0]?.findings ?? [];
     const rule = findings.find((finding) => finding.path === '.npmrc')?.rule;
     assert.ok(rule !== undefined, JSON.stringify(findings));
+    return { findings, rule, remote };
+  }
+
+  it('finds a token in a .npmrc a zip holds, as a rule that reads only .npmrc files finds it beside the zip', async () => {
+    const { findings, rule, remote } = await npmrcBesideArchives((folder, dir) => git(folder, ['archive', '--format=zip', '-o', join(dir, 'home.zip'), 'HEAD']));
     assert.deepEqual(findings.filter((finding) => finding.path === 'home.zip').map(({ line, rule: r }) => ({ line, rule: r })), [{ line: null, rule }]);
     assert.equal(remoteTip(remote), null);
   });
 
   it('finds a token in a .npmrc a tar holds, gzipped or not, as a rule that reads only .npmrc files finds it beside the tar', async () => {
-    const lines = Array.from({ length: 40 }, (_, index) => `; option ${index} is left as it is`).join('\n');
-    const npmrc = `${lines}\n//registry.example.com/:_authToken=7f3c9a1e2b4d6f80a1c3e5g7i9k1m3o5\n`;
-    const folder = makeRepo({ 'home/.npmrc': npmrc, 'home/notes.txt': `${lines}\n` });
-    const { dir, remote, store, replicator } = box();
-    git(folder, ['archive', '--format=tar.gz', '-o', join(dir, 'home.tar.gz'), 'HEAD']);
-    git(folder, ['archive', '--format=tar', '-o', join(dir, 'home.tar'), 'HEAD']);
-    writeFileSync(join(dir, '.npmrc'), npmrc);
-    await store.save({});
-    const { replication } = await replicator.push();
-    const findings = replication.heldBack?.[0]?.findings ?? [];
-    const rule = findings.find((finding) => finding.path === '.npmrc')?.rule;
-    assert.ok(rule !== undefined, JSON.stringify(findings));
+    const { findings, rule, remote } = await npmrcBesideArchives((folder, dir) => {
+      git(folder, ['archive', '--format=tar.gz', '-o', join(dir, 'home.tar.gz'), 'HEAD']);
+      git(folder, ['archive', '--format=tar', '-o', join(dir, 'home.tar'), 'HEAD']);
+    });
     assert.deepEqual(findings.filter((finding) => finding.path.startsWith('home.tar')).map(({ path, line, rule: r }) => ({ path, line, rule: r })), [
       { path: 'home.tar', line: null, rule },
       { path: 'home.tar.gz', line: null, rule },
