@@ -238,6 +238,38 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
   });
 
+  it('is set back from a tip whose loose commit was emptied or cut short to the newest whole one of its reflog, so the list, a save and a restore go on, where git failed every one on it for good', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved: string[] = [];
+    for (let i = 0; i < 3; i += 1) {
+      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
+    }
+    const objectFile = (oid: string) => join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    const [first, second, tip] = saved as [string, string, string];
+    // The tip cut short by a power loss: its id is kept, on the reflog line that sets the ref back.
+    chmodSync(objectFile(tip), 0o644);
+    writeFileSync(objectFile(tip), readFileSync(objectFile(tip)).subarray(0, 60));
+    const listed = await store.list();
+    assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip, branch.snapshots.map((one) => one.commit)]), [['main', second, [second, first]]]);
+    assert.equal(git(dir, ['reflog', '-1', '--format=%H %gs', 'refs/chant/wip/main']).trim(), `${second} chant wip: set back from a broken tip ${tip}`);
+    writeFiles(dir, { 'f2.txt': 'kept\n' });
+    const next = await store.save({ label: 'after' });
+    assert.equal(git(dir, ['rev-parse', `${next.snapshot.commit}^`]).trim(), second, 'the save builds on the newest whole snapshot');
+    chmodSync(objectFile(next.snapshot.commit), 0o644);
+    writeFileSync(objectFile(next.snapshot.commit), '');
+    chmodSync(objectFile(second), 0o644);
+    writeFileSync(objectFile(second), '');
+    writeFiles(dir, { 'f2.txt': 'edited\n' });
+    const restored = await store.restore({ snapshot: first });
+    assert.equal(git(dir, ['rev-parse', `${restored.checkpoint.snapshot.commit}^`]).trim(), first, 'the checkpoint builds on the newest whole snapshot');
+    assert.equal(existsSync(join(dir, 'f2.txt')), false);
+    const undone = await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.equal(undone.snapshot.commit, restored.checkpoint.snapshot.commit);
+    assert.equal(readFileSync(join(dir, 'f2.txt'), 'utf8'), 'edited\n');
+  });
+
   it('is put back by a push and a fetch too, where the push left its chain out saying nothing and the fetch failed whole on it as a bad object', async () => {
     const remote = bareRemote();
     const dir = makeRepo({ 'README.md': 'x\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] } } }] })}\n` });

@@ -1,31 +1,81 @@
-// Wip refs a crash or a power loss left broken (their loose file emptied or cut short), put
-// back at the newest commit their reflog moved them to (see ref-writer.ts).
-import { readdirSync } from 'node:fs';
+// Wip refs a crash or a power loss left broken (their loose file emptied or cut short, or the
+// loose commit they name emptied or cut short), put back at the newest commit their reflog moved
+// them to that the repository holds whole (see ref-writer.ts).
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { objectHash } from './formats/object-format.js';
+import { EXACT_OBJECT_ID, objectHash } from './formats/object-format.js';
+import { readCheckedLoose } from './loose-objects.js';
 import type { Plumbing, RepositoryLayout } from './plumbing.js';
 import { brokenRefFile, reflogValues, replaceBrokenRef } from './ref-writer.js';
+
+/** The reflog message of a ref set back from a tip whose commit a crash or a power loss broke; the broken id follows it. */
+export const SET_BACK_REASON = 'chant wip: set back from a broken tip';
 
 /**
  * Puts back each wip ref of `refs` (a full name, or a prefix ending in `/`: every loose ref under
  * it) whose loose file a crash or a power loss emptied or cut short, at the newest commit its
- * reflog moved it to that the repository holds. git takes such a ref as absent and refuses to
- * move it: the chain read as gone, and every save failed on it.
+ * reflog moved it to that the repository holds whole. git takes such a ref as absent and refuses
+ * to move it: the chain read as gone, and every save failed on it. A ref whose file is whole but
+ * names a loose commit emptied or cut short (git fails every read of the chain on it) is set back
+ * the same way, by `update-ref` while it still names that commit, its reflog line naming the
+ * broken commit after {@link SET_BACK_REASON}.
  * @returns the refs put back
  * @internal
  */
-export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo'>, layout: Pick<RepositoryLayout, 'commonDir' | 'objectFormat'>, refs: readonly string[]): Promise<string[]> {
+export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | 'updateRefCas'>, layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[]): Promise<string[]> {
   const length = objectHash(layout.objectFormat).bytes * 2;
-  const broken = refs.flatMap((ref) => (ref.endsWith('/') ? looseRefsUnder(layout.commonDir, ref.slice(0, -1)) : [ref])).filter((ref) => brokenRefFile(layout.commonDir, ref, length));
+  const named = refs.flatMap((ref) => (ref.endsWith('/') ? looseRefsUnder(layout.commonDir, ref.slice(0, -1)) : [ref]));
   const repaired: string[] = [];
-  for (const ref of broken) {
-    const values = reflogValues(layout.commonDir, ref, length);
+  for (const ref of named) {
+    const broken = brokenRefFile(layout.commonDir, ref, length);
+    const tip = broken ? null : brokenTip(layout, ref, length);
+    if (!broken && tip === null) continue;
+    const values = reflogValues(layout.commonDir, ref, length).filter((value) => value !== tip);
     if (values.length === 0) continue;
-    const info = await plumbing.objectInfo(values);
-    const next = values.find((value) => info.get(value)?.type === 'commit');
-    if (next !== undefined && replaceBrokenRef(layout.commonDir, ref, next)) repaired.push(ref);
+    const next = await newestWhole(plumbing, layout, values);
+    if (next === null) continue;
+    if (tip === null ? replaceBrokenRef(layout.commonDir, ref, next) : await plumbing.updateRefCas(ref, next, tip, `${SET_BACK_REASON} ${tip}`).catch(() => false)) repaired.push(ref);
   }
   return repaired;
+}
+
+/**
+ * The commit the loose file of `ref` names, when the repository holds it loose but its file is
+ * emptied or cut short (it does not read back as the commit its id names); null otherwise.
+ */
+function brokenTip(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, ref: string, length: number): string | null {
+  let text: string;
+  try {
+    text = readFileSync(join(layout.commonDir, ref), 'latin1');
+  } catch {
+    return null;
+  }
+  const value = text.endsWith('\n') ? text.slice(0, -1) : text;
+  if (value.length !== length || !EXACT_OBJECT_ID.test(value)) return null;
+  if (!existsSync(join(layout.objectsDir, value.slice(0, 2), value.slice(2)))) return null;
+  return readCheckedLoose(layout.objectsDir, value, 'commit', layout.objectFormat) === null ? value : null;
+}
+
+/**
+ * The first of `values` that is a commit whose tree the repository holds, both whole where they
+ * are loose (a loose file read back and checked against its id: git's own look reads only its
+ * header, which a file cut short keeps); null when none is.
+ */
+async function newestWhole(plumbing: Pick<Plumbing, 'objectInfo'>, layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, values: readonly string[]): Promise<string | null> {
+  const loose = (oid: string): boolean => existsSync(join(layout.objectsDir, oid.slice(0, 2), oid.slice(2)));
+  const info = await plumbing.objectInfo(values.filter((value) => !loose(value)));
+  for (const value of values) {
+    if (!loose(value)) {
+      if (info.get(value)?.type === 'commit') return value;
+      continue;
+    }
+    const commit = readCheckedLoose(layout.objectsDir, value, 'commit', layout.objectFormat);
+    if (commit === null) continue;
+    const tree = /^tree ([0-9a-f]+)\n/.exec(commit.toString('latin1'))?.[1];
+    if (tree === undefined) continue;
+    if (loose(tree) ? readCheckedLoose(layout.objectsDir, tree, 'tree', layout.objectFormat) !== null : (await plumbing.objectInfo([tree])).get(tree)?.type === 'tree') return value;
+  }
+  return null;
 }
 
 /** The names of the loose ref files under `prefix` (a ref folder), at any depth; none where it cannot be read. */
@@ -41,9 +91,14 @@ function looseRefsUnder(commonDir: string, prefix: string): string[] {
 
 /**
  * Whether any loose ref under each prefix of `prefixes` (a ref folder ending in `/`) is broken
- * for either length of object id: a look at the files alone, before the layout is read.
+ * for either length of object id, or names a commit there loose in the common directory's
+ * objects folder that is broken: a look at the files alone, before the layout is read.
  * @internal
  */
 export function anyBrokenRef(commonDir: string, prefixes: readonly string[]): boolean {
-  return prefixes.some((prefix) => looseRefsUnder(commonDir, prefix.slice(0, -1)).some((ref) => brokenRefFile(commonDir, ref, 40) && brokenRefFile(commonDir, ref, 64)));
+  return prefixes.some((prefix) => looseRefsUnder(commonDir, prefix.slice(0, -1)).some((ref) => {
+    if (brokenRefFile(commonDir, ref, 40) && brokenRefFile(commonDir, ref, 64)) return true;
+    const layout = { commonDir, objectsDir: join(commonDir, 'objects') };
+    return brokenTip({ ...layout, objectFormat: 'sha1' }, ref, 40) !== null || brokenTip({ ...layout, objectFormat: 'sha256' }, ref, 64) !== null;
+  }));
 }
