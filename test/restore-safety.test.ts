@@ -349,6 +349,30 @@ describe('restore: what no checkpoint can give back', () => {
   });
 });
 
+describe('restore: a blob a power loss broke', () => {
+  it('puts whole again, from the file it removes, a blob of the checkpoint a power loss emptied on disk, so the undo gives the file back, where the save and the checkpoint kept naming the broken object and the file was lost', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'sub/precious.txt': 'precious work\n' });
+    const second = (await store.save({ label: 'second' })).snapshot.commit;
+    const blob = git(dir, ['rev-parse', `${second}:sub/precious.txt`]).trim();
+    const objectFile = join(dir, '.git', 'objects', blob.slice(0, 2), blob.slice(2));
+    spawnSync('chmod', ['644', objectFile]);
+    writeFileSync(objectFile, '');
+    writeFiles(dir, { 'a.txt': 'b\n' });
+    const saved = await store.save({ label: 'third' });
+    assert.equal(git(dir, ['rev-parse', `${saved.snapshot.commit}:sub/precious.txt`]).trim(), blob, 'the save names the broken blob, as git does');
+    const restored = await store.restore({ snapshot: first });
+    assert.equal(existsSync(join(dir, 'sub', 'precious.txt')), false);
+    assert.equal(git(dir, ['cat-file', 'blob', blob]), 'precious work\n', 'the blob reads whole again');
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(dir, 'sub', 'precious.txt'), 'utf8'), 'precious work\n');
+    assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
+  });
+});
+
 describe('restore: names that are not UTF-8', () => {
   it('restores two such names in one folder and lists them in git\'s C-style quoting', async () => {
     const dir = makeRepo();

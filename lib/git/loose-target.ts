@@ -3,9 +3,11 @@
 // mentions `core.sharedRepository`, where git adds its own, is left to git), and synced to disk
 // when the configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
+import { looseObject } from './formats/loose.js';
+import { readCheckedLoose } from './loose-objects.js';
 
 /**
  * Where and how loose objects are written.
@@ -132,4 +134,42 @@ export function keepLooseObject(objectsDir: string, oid: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Loose files up to this size are read back by {@link healBrokenLooseBlob}. */
+const HEALED_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Puts whole again the loose blob `oid` whose file a crash or a power loss emptied or cut short
+ * (it does not read back as `oid`), from `content`, bytes known to hash to it (a file of the
+ * working tree git writes back as it is): git takes an object there loose as held, writes it
+ * never again, and the snapshots that name it (every later save of an unchanged file too) could
+ * give nothing back. The new file is written beside it and renamed over it.
+ * @returns false where the object is not there loose, reads back whole already, or `content`
+ *   is not its bytes; true where it was put back
+ * @throws the file system's error when it cannot be written
+ * @internal
+ */
+export function healBrokenLooseBlob(objectsDir: string, oid: string, content: Buffer, objectFormat: string): boolean {
+  const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
+  const stats = statSync(path, { throwIfNoEntry: false });
+  // A large one is not read whole into memory for this look.
+  if (stats === undefined || stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat) !== null) return false;
+  const object = looseObject('blob', content, objectFormat);
+  if (object.oid !== oid) return false;
+  const temporary = join(objectsDir, oid.slice(0, 2), `tmp_obj_${randomBytes(6).toString('hex')}`);
+  const fd = openSync(temporary, 'wx', 0o444);
+  try {
+    try {
+      writeAll(fd, object.file);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return true;
 }

@@ -3,7 +3,7 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, readSync, readlinkSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -29,6 +29,7 @@ import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
+import { healBrokenLooseBlob } from '../git/loose-target.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
@@ -721,7 +722,10 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   // A file that cannot be read is no file's bytes known: it is compared (and refused) below, and
   // the checks after name why (unreadable).
   const raws = plain ? await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []) : [];
-  const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid) : files, ...mayConvert ? links : []];
+  // A blob of these whose loose file a crash or a power loss broke (saves since kept naming it,
+  // as git does an object there loose) is put whole again from the file: the checkpoint names it.
+  const broken = plain ? files.filter((change, index) => raws[index] === change.oldOid && !healed(layout, change)) : [];
+  const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid || broken.includes(change)) : files, ...mayConvert ? links : []];
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
   const scratchIndex = `${scratch}.index`;
@@ -738,6 +742,22 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   } finally {
     await rm(scratch, { recursive: true, force: true }).catch(() => undefined);
     await rm(scratchIndex, { force: true });
+  }
+}
+
+/**
+ * Whether the checkpoint's blob of `change`, whose file hashes to it as it is, can be read back:
+ * there loose and whole, put whole again from the file where its loose file is broken, or not
+ * there loose (git reads it from a pack). False where a broken one could not be put back: the
+ * file is then compared with what git's checkout of it writes, which fails, and the restore is
+ * refused.
+ */
+function healed(layout: RepositoryLayout, change: TreeChange): boolean {
+  try {
+    healBrokenLooseBlob(layout.objectsDir, change.oldOid, readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat);
+    return true;
+  } catch {
+    return false;
   }
 }
 
