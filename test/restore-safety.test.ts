@@ -443,6 +443,23 @@ describe('restore: the undo is exact', () => {
     assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), status);
   });
 
+  it('gives back a file staged with git add -N as intent-to-add, a name to quote and an ignored one too, where the undo brought them back untracked', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', '.gitignore': '*.log\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'new.txt': 'new\n', 'odd dir/say "hi"\tnow.txt': 'odd\n', 'kept.log': 'log\n', 'a.txt': 'b\n' });
+    git(dir, ['add', '-N', 'new.txt', 'odd dir/say "hi"\tnow.txt']);
+    git(dir, ['add', '-N', '-f', 'kept.log']);
+    const before = git(dir, ['status', '--porcelain=v1', '-z']);
+    assert.match(before, / A new\.txt/);
+    const restored = await store.restore({ snapshot: first });
+    assert.equal(existsSync(join(dir, 'new.txt')), false);
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), before);
+    assert.equal(readFileSync(join(dir, 'odd dir', 'say "hi"\tnow.txt'), 'utf8'), 'odd\n');
+  });
+
   it('leaves ignored files in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -826,6 +826,16 @@ export class Plumbing {
   }
 
   /**
+   * Marks the files at `paths` (byte strings, one character a byte, from `top`) intent-to-add
+   * in the checkout's index, as `git add -N` does, each taken literally and ignored or not.
+   */
+  async addIntentToAdd(top: string, paths: readonly string[]): Promise<void> {
+    if (paths.length === 0) return;
+    const input = Buffer.from(paths.map((path) => `:(literal)${path}\0`).join(''), 'latin1');
+    await this.run(['add', '--intent-to-add', '--force', '--pathspec-from-file=-', '--pathspec-file-nul'], { cwd: top, input });
+  }
+
+  /**
    * The tree an index file holds, written through `scratch`, a hard link of it (or a copy):
    * git updates the cache tree of the index it writes a tree from, and so writes the link, never
    * the checkout's index file.

@@ -2,6 +2,7 @@ import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
 import { readUnsaved, unsavedValue, writeUnsaved } from './left-out.js';
+import { pathBytes, rawPathText } from '../git/formats/path-text.js';
 
 /** The ref namespace snapshots live under. */
 export const WIP_REF_PREFIX = 'refs/chant/wip/';
@@ -298,6 +299,28 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
  * reachable by a middle parent (a commit of that tree on HEAD).
  */
 export const INDEX_TRAILER = 'Chant-Wip-Index';
+
+/**
+ * The trailer of a checkpoint that records an intent-to-add entry of the checkout's index
+ * (`git add -N`), one a path, as documents print a path (see rawPathText): the index's tree
+ * leaves such entries out, and the restore of the checkpoint adds them again.
+ */
+export const INTENT_TRAILER = 'Chant-Wip-Intent-To-Add';
+
+/** The trailer lines that record `paths` (byte strings) as intent-to-add, each path quoted. */
+export function intentLines(paths: readonly string[]): string {
+  return paths.map((path) => {
+    const text = rawPathText(path);
+    return `${INTENT_TRAILER}: ${text.startsWith('"') ? text : `"${text}"`}\n`;
+  }).join('');
+}
+
+/** The paths a snapshot's message records as intent-to-add, as byte strings (one character a byte), in its order. */
+export function intentTrailers(message: string): string[] {
+  const trimmed = message.replace(/\s+$/, '');
+  const last = trimmed.slice(trimmed.lastIndexOf('\n\n') + 1);
+  return [...last.matchAll(/^chant-wip-intent-to-add: ?(.+)$/gim)].map((match) => pathBytes(match[1] as string).toString('latin1'));
+}
 
 /**
  * The snapshot below a snapshot on its chain, from its commit's parents and message: its first

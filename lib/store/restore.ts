@@ -13,13 +13,13 @@ import type { RestoreResult } from '../documents/wip-write.js';
 import { asWipError, cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
 import { listTree } from '../git/diff.js';
 import { diffLooseTrees } from '../git/tree-diff.js';
-import { indexHoldsTree, scanIndex } from '../git/formats/index-file.js';
+import { indexHoldsTree, readIntentToAddPaths, scanIndex } from '../git/formats/index-file.js';
 import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
-import { indexTrailer } from '../snapshot/format.js';
+import { indexTrailer, intentTrailers } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { branchOf, checkoutOf, openCheckout, restoreTarget } from './checkout.js';
 import type { BranchCheckout } from './checkout.js';
@@ -116,6 +116,8 @@ interface Prepared {
   indexHoldsHead: boolean;
   /** The index's tree when it is neither HEAD's nor absent: the checkpoint records it. */
   staged: string | null;
+  /** The checkout's intent-to-add entries (`git add -N`), as byte strings. */
+  intents: string[];
   /** What the working tree's tree (the checkpoint's) does not hold. */
   leftOut: LeftOut[];
   fingerprint: string;
@@ -206,7 +208,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       try {
         checkNotAborted(signal);
         report(onProgress, 'checkpoint', 0, 1);
-        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged, prepared.pinned).catch((error: unknown) => {
+        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged, prepared.pinned, prepared.intents).catch((error: unknown) => {
           // The tip moved off the commit that kept objects of the working tree's tree on disk
           // since it was read: that tree may name objects gone since, and nothing was written.
           if (error instanceof PinnedTipMoved) throw new WipError('wip-race', `${checkout.ref} moved while the restore of ${target.commit.slice(0, 12)} was being prepared, so nothing was changed: restore it again`, { cause: error });
@@ -241,6 +243,13 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // HEAD. The reset is left out when the index holds that tree already (the usual case:
       // nothing staged), since it would leave the index as it is.
       if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, signal);
+      // The intent-to-add entries the snapshot names go back with the index it records (on the
+      // same HEAD), each of a file there: a mark only, whose file is written, so a failure to
+      // add one leaves the restore done.
+      if (only === null && target.head === checkout.head) {
+        const intents = intentTrailers(targetRecord.message).filter((raw) => lstatSync(rawPathOnDisk(layout.top, raw), { throwIfNoEntry: false }) !== undefined);
+        await plumbing.addIntentToAdd(layout.top, intents).catch(() => undefined);
+      }
       report(onProgress, 'index', 1, 1);
       const { write, remove } = writtenAndRemoved(changes);
       // A whole restore that ended leaves the snapshot's tree, whatever an earlier one killed
@@ -380,6 +389,8 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
+    // Entries under git add -N, which the index's tree leaves out: the checkpoint names them.
+    const intents = fast?.indexPlain === true ? [] : await readIntentToAddPaths(layout.indexFile, layout.objectFormat);
     // What the plan was made for is part of it too: a fingerprint vouches for one target and one
     // choice of paths, never for the restore of another snapshot or of the whole tree. Each path
     // follows a NUL, which no path holds, so no list of paths reads as another or as `whole`.
@@ -388,7 +399,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
+    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });

@@ -213,6 +213,31 @@ export async function indexMayHaveFlags(indexFile: string, objectFormat: string)
 }
 
 /**
+ * The paths of an index's intent-to-add entries (`git add -N`), in index order, as byte strings
+ * (one character a byte). git leaves them out of the tree it writes of the index: the tree alone
+ * would bring such a file back untracked.
+ * @param indexFile - the index file
+ * @param objectFormat - `sha1` or `sha256`
+ * @returns the paths; empty when there are none, or when the file is missing or not an index
+ * @internal
+ */
+export async function readIntentToAddPaths(indexFile: string, objectFormat: string): Promise<string[]> {
+  const data = await readFile(indexFile).catch(() => null);
+  if (data === null) return [];
+  const hashBytes = objectHash(objectFormat).bytes;
+  const version = data.length >= 8 ? data.readUInt32BE(4) : 0;
+  if (version < 3) return [];
+  const paths: string[] = [];
+  walkEntries(data, hashBytes, true, (cursor) => {
+    if ((cursor.flags & 0x4000) !== 0 && ((data[cursor.start + 40 + hashBytes + 2] as number) & 0x20) !== 0) {
+      paths.push(cursor.path === null ? data.toString('latin1', cursor.nameStart, cursor.nameEnd) : cursor.path.toString('latin1'));
+    }
+    return true;
+  });
+  return paths;
+}
+
+/**
  * The paths of an index's unmerged entries (a conflict's stages 1 to 3), once each, in index
  * order, as byte strings (one character a byte).
  * @param indexFile - the index file
