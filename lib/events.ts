@@ -29,9 +29,21 @@ export type ProgressListener = (progress: Progress) => void;
 export function report(listener: ProgressListener | undefined, phase: string, done: number, total: number | null): void {
   if (listener === undefined) return;
   try {
-    listener({ phase, done, total });
+    settled(listener({ phase, done, total }));
   } catch {
     // Progress is for people watching; a listener that fails must never fail the work.
+  }
+}
+
+/**
+ * What a caller's listener returned, a rejection it may hold caught: a listener typed to return
+ * nothing may be an async function, and its rejected promise, left unhandled, ended the whole
+ * process (Node's default), a restore with it halfway through its files.
+ * @param returned - the listener's return value
+ */
+export function settled(returned: unknown): void {
+  if (typeof returned === 'object' && returned !== null && typeof (returned as { then?: unknown }).then === 'function') {
+    Promise.resolve(returned as PromiseLike<unknown>).then(undefined, () => undefined);
   }
 }
 
@@ -71,7 +83,7 @@ export class Events<E extends object> {
   emit<K extends keyof E>(name: K, event: E[K]): void {
     for (const listener of [...(this.#listeners.get(name) ?? [])]) {
       try {
-        (listener as (event: E[K]) => void)(event);
+        settled((listener as (event: E[K]) => unknown)(event));
       } catch {
         // An event is news; a listener that fails must never fail the work that made it.
       }

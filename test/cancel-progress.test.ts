@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { git, makeRepo, refsOf, stateOf, treeOf, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 import { isWipError, Policy, Replicator, SimpleGitRunner, WipStore } from '../lib/index.js';
-import type { GitRunner, Progress } from '../lib/index.js';
+import type { GitRunner, Progress, RefsChanged } from '../lib/index.js';
 
 /** A runner that aborts `controller` when git is asked for `when`, before or after running it. */
 function abortingOn(dir: string, controller: AbortController, when: (args: readonly string[]) => boolean, after = false): GitRunner {
@@ -102,6 +102,35 @@ describe('progress and events', () => {
     assert.deepEqual([...new Set(seen.map((p) => p.phase))], ['staging', 'checkpoint', 'writing', 'index']);
     assert.deepEqual(seen.filter((p) => p.phase === 'writing').map((p) => [p.done, p.total]), [[0, 2], [2, 2]]);
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), '1\n');
+  });
+
+  it('a progress, event or watch listener that is an async function and rejects fails nothing, and the restore ends whole', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const rejecting = async (): Promise<void> => {
+      throw new Error('the panel was closed');
+    };
+    store.on('snapshot', rejecting);
+    store.on('restore', rejecting);
+    const heard: RefsChanged[] = [];
+    const watch = await store.watchRefs(async (event) => {
+      heard.push(event);
+      throw new Error('the timeline was closed');
+    }, { debounceMs: 10 });
+    try {
+      writeFiles(dir, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}.txt`, `turn 1 ${i}\n`])));
+      const saved = await store.save({ label: 'turn:1', onProgress: rejecting });
+      const turn1 = treeOf(dir);
+      writeFiles(dir, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}.txt`, `turn 2 ${i}\n`])));
+      const restored = await store.restore({ snapshot: saved.snapshot.commit, onProgress: rejecting });
+      assert.equal(restored.written.length, 50);
+      assert.deepEqual(treeOf(dir), turn1, 'every file of the snapshot is back');
+      // The listeners' rejections surface on later turns of the event loop: the process is still here after them.
+      while (heard.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      watch.close();
+    }
   });
 
   it('hands a push and a fetch git\'s progress as {phase, done, total}, and emits push and fetch', async () => {

@@ -6,6 +6,7 @@ import { readdirSync, statSync, watch } from 'node:fs';
 import type { Dirent, FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
+import { settled } from '../events.js';
 import { WIP_REF_PREFIX } from '../snapshot/format.js';
 
 /**
@@ -67,7 +68,7 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
     if (now === last) return;
     last = now;
     try {
-      listener({ tips });
+      settled(listener({ tips }));
     } catch {
       // The panel's own failure is its own; the watch goes on.
     }
