@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, symlinkSync } from 'node:fs';
+import { chmodSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, numstat, refsOf, tempDir, writeFiles } from './helpers.js';
@@ -65,6 +65,21 @@ describe('what changed', () => {
     assert.equal(refsOf(dir), refs);
     assert.equal(git(dir, ['status', '--porcelain']), status);
     assert.deepEqual(git(dir, ['ls-files', '--others', '--exclude-standard', '--', '.git']), '');
+  });
+
+  it('prints a path that is not UTF-8 as show does, each with its own line counts, where two such names read alike', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0x66, 0xfe])]), 'one\n');
+    writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), Buffer.from([0x66, 0xff])]), 'one\ntwo\nthree\n');
+    writeFiles(dir, { 'a.txt': '1\n2\n' });
+    const saved = (await store.save({})).snapshot;
+    const shown = await store.show({ snapshot: saved.commit });
+    assert.deepEqual(shown.files.map((file) => file.path), ['a.txt', '"f\\376"', '"f\\377"']);
+    for (const turn of [await store.diff({ from: 'HEAD', to: saved.commit }), await store.diff({ from: 'HEAD' })]) {
+      assert.deepEqual(turn.paths.map((change) => [change.path, change.added]), [['a.txt', 1], ['"f\\376"', 1], ['"f\\377"', 3]], 'in the order of their bytes, as show lists them');
+      assert.equal(turn.added, 5);
+    }
   });
 
   it('shows one snapshot with its files and what it changed against the one before it', async () => {

@@ -12,7 +12,10 @@ const COUNTING = ['--no-renames', '--no-textconv', '--no-ext-diff', '--diff-algo
 
 /** One path that differs between two trees, with its line counts (null for a binary file). */
 export interface CountedChange {
+  /** The path as documents print it: itself, or in git's C-style quoting when it is not UTF-8 (lib/git/formats/path-text.ts). */
   path: string;
+  /** The path's bytes, one character a byte (as `latin1` decodes them). */
+  raw: string;
   oldMode: string;
   newMode: string;
   oldOid: string;
@@ -35,7 +38,12 @@ export interface Totals {
  * line counts, in git's order: one `diff-tree --raw --numstat` call.
  */
 export async function diffWithCounts(plumbing: Plumbing, from: string, to: string, signal?: AbortSignal): Promise<CountedChange[]> {
-  const out = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], { env: withoutIndex(), ...(signal === undefined ? {} : { signal }) });
+  const chunks: Buffer[] = [];
+  const stdout = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], { env: withoutIndex(), onStdout: (chunk) => chunks.push(chunk), ...(signal === undefined ? {} : { signal }) });
+  // Paths are read as bytes, as listTree reads them: decoded as UTF-8, two names that are not
+  // UTF-8 would print alike (U+FFFD) and take each other's counts. A runner that does not
+  // stream hands over text only: names that are not UTF-8 are lost there.
+  const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
   const fields = out.split('\0');
   const changes: CountedChange[] = [];
   let i = 0;
@@ -43,7 +51,8 @@ export async function diffWithCounts(plumbing: Plumbing, from: string, to: strin
   // path in the same order ("added\tremoved\tpath", "-" for binary).
   for (; i + 1 < fields.length && (fields[i] as string).startsWith(':'); i += 2) {
     const [oldMode, newMode, oldOid, newOid, status] = (fields[i] as string).slice(1).split(' ') as [string, string, string, string, string];
-    changes.push({ path: fields[i + 1] as string, oldMode, newMode, oldOid, newOid, status, added: null, removed: null });
+    const raw = fields[i + 1] as string;
+    changes.push({ path: rawPathText(raw), raw, oldMode, newMode, oldOid, newOid, status, added: null, removed: null });
   }
   const counted = new Map<string, { added: number; removed: number } | null>();
   for (; i < fields.length; i += 1) {
@@ -52,7 +61,7 @@ export async function diffWithCounts(plumbing: Plumbing, from: string, to: strin
     if (second > 0) counted.set(record.slice(second + 1), parseNumstat(record));
   }
   for (const change of changes) {
-    const counts = counted.get(change.path) ?? null;
+    const counts = counted.get(change.raw) ?? null;
     if (counts === null) continue;
     change.added = counts.added;
     change.removed = counts.removed;

@@ -12,7 +12,6 @@ import { parseCommit } from '../git/formats/commit.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import { readLooseCommits } from '../git/loose-objects.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
-import { compareBytes } from '../order.js';
 import { parentBelow, readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
 import { checkpointSettings } from './context.js';
@@ -70,7 +69,8 @@ export async function diff(context: StoreContext, options: DiffOptions): Promise
   checkNotAborted(signal);
   const { from, to, changes } = toName === null ? await againstWorkingTree(context, fromName, signal) : await betweenCommits(context.plumbing, fromName, toName, signal);
   checkNotAborted(signal);
-  const paths = changes.map(pathChange).sort((a, b) => compareBytes(a.path, b.path));
+  // Sorted by the paths' bytes, as show lists a snapshot's files (a quoted name by its bytes, not its quotes).
+  const paths = [...changes].sort((a, b) => Buffer.compare(Buffer.from(a.raw, 'latin1'), Buffer.from(b.raw, 'latin1'))).map(pathChange);
   return {
     from,
     to,
