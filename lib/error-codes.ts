@@ -41,7 +41,7 @@ export type WipErrorCode = (typeof WIP_ERROR_CODES)[number];
  * @internal
  */
 export const CHANGES_ERROR_CODES = [
-  'not-a-git-repository', 'write-usage-invalid', 'wip-no-branch', 'wip-none', 'wip-snapshot-unknown', 'wip-branch-other', 'wip-restore-blocked', 'git-failed', 'internal-error', 'wip-cancelled',
+  'not-a-git-repository', 'write-usage-invalid', 'wip-no-branch', 'wip-none', 'wip-snapshot-unknown', 'wip-branch-other', 'wip-race', 'wip-restore-blocked', 'git-failed', 'internal-error', 'wip-cancelled',
 ] as const satisfies readonly WipErrorCode[];
 
 /**

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { git, makeRepo, numstat, refsOf, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, numstat, refsOf, ROOT, tempDir, writeFiles } from './helpers.js';
 import { isWipError, WipStore } from '../lib/index.js';
 import { validateDocument } from '../lib/documents/index.js';
 import { changesFailureDocument, diffDocument, showDocument } from '../lib/documents/document.js';
@@ -80,6 +81,35 @@ describe('what changed', () => {
       assert.deepEqual(turn.paths.map((change) => [change.path, change.added]), [['a.txt', 1], ['"f\\376"', 1], ['"f\\377"', 3]], 'in the order of their bytes, as show lists them');
       assert.equal(turn.added, 5);
     }
+  });
+
+  it('diffs a snapshot against the working tree while a save of the same worktree runs, never taking every file for removed', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n', 'b.txt': 'b\n' });
+    const saved = (await new WipStore({ cwd: dir, policy: null }).save()).snapshot;
+    writeFiles(dir, { 'a.txt': '2\n' });
+    const inner = new SimpleGitRunner(dir);
+    const saves: Array<{ status: number | null; stdout: string; stderr: string }> = [];
+    // Just before the diff writes the tree of its temporary index, another process saves the
+    // same worktree, giving up at once on a lock held: a save's cleanup takes any temporary
+    // index of the worktree it did not write.
+    // A diff of its own, given up as the save is, is refused with a document of its schema.
+    const code = `const { changesFailureDocument, WipStore } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))}); const { validateDocument } = await import(${JSON.stringify(join(ROOT, 'lib', 'documents', 'index.ts'))});
+      const store = new WipStore({ cwd: ${JSON.stringify(dir)}, policy: null, lockWaitMs: 0 });
+      await store.save({ label: 'meanwhile' }).catch(() => undefined);
+      const refused = await store.diff({ from: ${JSON.stringify(saved.commit)} }).then(() => null, (error) => error);
+      process.stdout.write(JSON.stringify(refused === null ? null : [refused.code, validateDocument(changesFailureDocument('diff', refused))]));`;
+    const runner: GitRunner = {
+      run: (args, options) => {
+        if (args.includes('write-tree') && options?.env?.GIT_INDEX_FILE !== undefined && saves.length === 0) {
+          saves.push(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }));
+        }
+        return inner.run(args, options);
+      },
+    };
+    const working = await new WipStore({ cwd: dir, policy: null, git: runner }).diff({ from: saved.commit });
+    assert.deepEqual(saves.map((save) => save.status), [0], saves[0]?.stderr);
+    assert.deepEqual(JSON.parse(saves[0]?.stdout ?? ''), ['wip-race', []]);
+    assert.deepEqual(working.paths.map((change) => [change.path, change.change]), [['a.txt', 'modified']]);
   });
 
   it('shows one snapshot with its files and what it changed against the one before it', async () => {

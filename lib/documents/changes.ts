@@ -282,7 +282,7 @@ export interface RestorePlan {
    */
   refusal: {
     /** Why the restore would be refused: one of a closed list, each described in docs/sdk.md. */
-    code: 'not-a-git-repository' | 'write-usage-invalid' | 'wip-no-branch' | 'wip-none' | 'wip-snapshot-unknown' | 'wip-branch-other' | 'wip-restore-blocked' | 'git-failed' | 'internal-error' | 'wip-cancelled';
+    code: 'not-a-git-repository' | 'write-usage-invalid' | 'wip-no-branch' | 'wip-none' | 'wip-snapshot-unknown' | 'wip-branch-other' | 'wip-race' | 'wip-restore-blocked' | 'git-failed' | 'internal-error' | 'wip-cancelled';
     /** The same, for people, as the restore would say it. */
     message: string;
   } | null;

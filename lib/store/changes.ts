@@ -14,7 +14,7 @@ import { readLooseCommits } from '../git/loose-objects.js';
 import type { Plumbing, RepositoryLayout } from '../git/plumbing.js';
 import { parentBelow, readSnapshot } from '../snapshot/format.js';
 import type { StoreContext } from './context.js';
-import { checkpointSettings } from './context.js';
+import { checkpointSettings, locked } from './context.js';
 import { stageWorkingTree } from './staging.js';
 
 /**
@@ -147,12 +147,18 @@ function sideOf(name: string, record: CommitRecord | null): DiffSide {
 async function workingTreeSide(context: StoreContext, layout: RepositoryLayout, head: string | null, signal: AbortSignal | undefined): Promise<DiffSide> {
   checkNotAborted(signal);
   const { maxFileSize } = await checkpointSettings(context, layout);
-  const { indexFile } = await stageWorkingTree(context.plumbing, { layout, branch: '', head: head ?? '', ref: '', tip: null }, maxFileSize);
-  try {
-    return { commit: null, tree: await context.plumbing.writeTree(indexFile), snapshot: null };
-  } finally {
-    await rm(indexFile, { force: true });
-  }
+  // Under the lock, as a restore's plan: a save's or a restore's cleanup takes any temporary
+  // index of the worktree it did not write, and git write-tree of a missing index gives the
+  // empty tree, read as every file removed.
+  return locked(context, layout, async () => {
+    checkNotAborted(signal);
+    const { indexFile } = await stageWorkingTree(context.plumbing, { layout, branch: '', head: head ?? '', ref: '', tip: null }, maxFileSize);
+    try {
+      return { commit: null, tree: await context.plumbing.writeTree(indexFile), snapshot: null };
+    } finally {
+      await rm(indexFile, { force: true });
+    }
+  });
 }
 
 const KINDS: Readonly<Record<string, PathChange['change']>> = { A: 'added', D: 'removed', M: 'modified', T: 'type-changed' };
