@@ -275,6 +275,20 @@ test('fetch into a fresh clone creates each ref, then finds them up to date', as
   assertDocument(writeDocument('fetch', second));
 });
 
+test('two fetches run at once in one process each hear every ref of the remote, and the replicas stay recorded', async () => {
+  for (let round = 0; round < 3; round++) {
+    const fixture = await pushedAndCloned();
+    const replicator = new Replicator({ cwd: fixture.clone, policy: POLICY });
+    const [one, two] = await Promise.all([replicator.fetch(), replicator.fetch()]);
+    for (const result of [one, two]) {
+      assert.deepEqual(result.refs.map((ref) => [ref.ref, ref.remote]), [[KEPT, fixture.kept], [WIP, fixture.wip], [LEDGER, fixture.ledger], [WORK, fixture.work]], 'each fetch tells of every ref the remote holds');
+      assert.equal(result.failed, null);
+    }
+    assert.deepEqual([one, two].map((result) => result.refs.map((ref) => ref.result)).sort(), [['created', 'created', 'created', 'created'], ['up-to-date', 'up-to-date', 'up-to-date', 'up-to-date']]);
+    assert.equal((await replicator.state())?.replicated, true, 'what the remote holds is recorded as held');
+  }
+});
+
 test('fetch fast-forwards a ref that is behind and leaves one that is ahead or diverged alone', async (t) => {
   const fixture = await pushedAndCloned();
   const replicator = new Replicator({ cwd: fixture.clone, policy: POLICY });

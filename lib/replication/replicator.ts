@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type {
   FetchOutcome, FetchRef, FetchRefFailure, FetchResult, HeldBack, PolicyDocument, PushOutcome, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger,
 } from '../documents/replication.js';
@@ -398,14 +399,16 @@ export class Replicator {
    * or forked (`diverged`) is left alone. When the remote cannot be fetched from, `failed` says
    * why and `refs` is worked out, the same way, from what earlier fetches recorded, leaving out
    * the refs equal to that record. A replica or staging ref that cannot be written (a stale
-   * lock) is left as it is and named in `failed`; the local refs come all the same.
+   * lock) is left as it is and named in `failed`; the local refs come all the same. Fetches of
+   * one repository from one remote made in this process run one after the other.
    * @returns the policy, each remote ref sorted by refname with what was done, and `failed`
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
   async fetch(options: ReplicatorCallOptions = {}): Promise<FetchResult> {
     options = callOptions(options, 'Replicator.fetch');
     const policy = this.#required();
-    const result = await this.#call(options, (scoped) => scoped.#fetch(policy, options));
+    const key = `${commonDirFromFiles(this.#cwd) ?? resolve(this.#cwd)}\0${policy.remote}`;
+    const result = await oneFetchAtATime(key, options.signal, () => this.#call(options, (scoped) => scoped.#fetch(policy, options)));
     this.#events.emit('fetch', result);
     return result;
   }
@@ -998,4 +1001,37 @@ function recordedLease(view: LocalView, ref: string): string | null {
 
 function unknownRemote(policy: Policy): WipError {
   return new WipError('wip-remote-unknown', `the replicate policy of ${policy.box} names the git remote ${policy.remote}, which this checkout does not have: add it with git remote add ${policy.remote} <url>`);
+}
+
+/** The fetch running or queued last in this process, by repository and remote. */
+const FETCHES = new Map<string, Promise<void>>();
+
+/**
+ * Runs `fetch` once every fetch this process started before it, of the same repository and
+ * remote (`key`), has ended. Two at once shared the staging refs: the later one planned from a
+ * staging namespace the earlier had just emptied, told of no ref the remote holds, and deleted
+ * every replica as gone from the remote.
+ */
+async function oneFetchAtATime<T>(key: string, signal: AbortSignal | undefined, fetch: () => Promise<T>): Promise<T> {
+  const before = FETCHES.get(key) ?? Promise.resolve();
+  let ended = (): void => undefined;
+  const own = new Promise<void>((resolve) => {
+    ended = resolve;
+  });
+  const last = before.then(() => own);
+  FETCHES.set(key, last);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const aborted = (): void => reject(cancelledError(signal as AbortSignal));
+      signal?.addEventListener('abort', aborted, { once: true });
+      void before.then(() => {
+        signal?.removeEventListener('abort', aborted);
+        resolve();
+      });
+    });
+    return await fetch();
+  } finally {
+    ended();
+    if (FETCHES.get(key) === last) FETCHES.delete(key);
+  }
 }
