@@ -517,6 +517,21 @@ describe('restore: the undo is exact', () => {
     assert.equal(readFileSync(join(dir, 'd.dat'), 'latin1'), 'line\n');
   });
 
+  it('reads the ignore rules of an untracked file named like pathspec magic (:(glob)x, :!x, :/x) for that name, where it restores a .gitignore', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitignore': '/x\n*.log\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    const saved = await store.save({});
+    // The folder ":" holds x: the rule /x names the top folder's x only.
+    writeFiles(dir, { '.gitignore': '', ':(glob)x': 'one\n', ':!x': 'two\n', ':/x': 'three\n', ':(glob)a.log': 'my log\n' });
+    const plan = await store.plan({ snapshot: saved.snapshot.commit });
+    assert.equal(plan.refusal, null);
+    const restored = await store.restore({ snapshot: saved.snapshot.commit, expect: plan.fingerprint });
+    assert.deepEqual(restored.removed, [':!x', ':(glob)x', ':/x'], 'ignored under the snapshot\'s .gitignore, :(glob)a.log alone is left');
+    assert.deepEqual(Object.keys(treeOf(dir)).sort(), ['.gitignore', ':(glob)a.log', 'README.md']);
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(dir, ':/x'), 'utf8'), 'three\n');
+  });
+
   it('removes an untracked file where the snapshot has a folder, even when the .gitignore it writes ignores that name', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -770,7 +770,9 @@ export class Plumbing {
   async ignoredPaths(gitDir: string, workTree: string, raws: readonly string[]): Promise<Set<string>> {
     if (raws.length === 0) return new Set();
     const chunks: Buffer[] = [];
-    const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw}\0`, 'latin1')));
+    // check-ignore reads each path as a pathspec, whose magic (`:(glob)x`, `:!x`, `:/x`) it
+    // refuses or applies; a path that starts with a colon is given after `./`, which it echoes.
+    const input = Buffer.concat(raws.map((raw) => Buffer.from(`${raw.startsWith(':') ? './' : ''}${raw}\0`, 'latin1')));
     let stdout: string;
     try {
       ({ stdout } = await this.git.run(['check-ignore', '--no-index', '-z', '--stdin'], { cwd: workTree, input, env: { GIT_DIR: gitDir, GIT_WORK_TREE: workTree }, okExitCodes: [1], onStdout: (chunk) => chunks.push(chunk) }));
@@ -779,7 +781,7 @@ export class Plumbing {
     }
     // A runner that does not stream hands over text only: names that are not UTF-8 are lost there.
     const out = chunks.length === 0 ? Buffer.from(stdout, 'utf8').toString('latin1') : Buffer.concat(chunks).toString('latin1');
-    return new Set(out.split('\0').filter((raw) => raw !== ''));
+    return new Set(out.split('\0').filter((raw) => raw !== '').map((raw) => (raw.startsWith('./:') ? raw.slice(2) : raw)));
   }
 
   /** Objects read whole by names given as byte strings (one character a byte), as {@link Plumbing.readObjects}. */
