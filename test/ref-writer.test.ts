@@ -164,6 +164,28 @@ describe('wip refs moved without a process', () => {
     gitMove(dir, 'refs/chant/wip/main', commits[1] as string, commits[0] as string, 'git after it');
   });
 
+  it('hand the move back with no lock left when the disk is full, so git says so and the next move is not refused as locked', (t) => {
+    if (process.getuid?.() !== 0) return t.skip('mounting a small tmpfs needs root');
+    const mount = tempDir('chant-full-');
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) return t.skip(`cannot mount a tmpfs here: ${(mounted.stderr || '').trim()}`);
+    try {
+      const { dir: made, commits } = repoWithRef();
+      const dir = join(mount, 'repo');
+      cpSync(made, dir, { recursive: true });
+      const before = refState(dir);
+      // Every block taken: the lock is made (an inode), its write fails with ENOSPC, and the
+      // failed write still dates the file, as Linux does before it looks for room.
+      spawnSync('sh', ['-c', 'cat /dev/zero > "$0"', join(mount, 'filler')]);
+      assert.equal(moveRefInProcess(move(dir, commits[1] as string, commits[0] as string), ambient()), null);
+      assert.deepEqual(refState(dir), before, 'no lock left behind');
+      rmSync(join(mount, 'filler'));
+      gitMove(dir, 'refs/chant/wip/main', commits[1] as string, commits[0] as string, 'git after it');
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+
   it('neither renames nor removes a lock that is no longer its own: one another process took as stale while this writer was paused, and made anew', () => {
     const { dir, commits } = repoWithRef();
     const lock = join(dir, '.git', 'refs/chant/wip/main.lock');

@@ -132,9 +132,13 @@ function underRefLock<T>(path: string, body: (lock: RefLock) => T): T | null {
     mine = { ino: fstatSync(fd).ino, ctimeMs: fstatSync(fd).ctimeMs };
     return body({
       write: (text) => {
-        writeAll(fd, Buffer.from(text, 'latin1'));
-        const stats = fstatSync(fd);
-        mine = { ino: stats.ino, ctimeMs: stats.ctimeMs };
+        try {
+          writeAll(fd, Buffer.from(text, 'latin1'));
+        } finally {
+          // A write that fails (a full disk) has dated the file all the same: still the lock made here, to remove.
+          const stats = fstatSync(fd);
+          mine = { ino: stats.ino, ctimeMs: stats.ctimeMs };
+        }
         // A close that fails (NFS, a full quota) may have lost the write: the move goes to git.
         open = false;
         closeSync(fd);
