@@ -136,3 +136,45 @@ describe('a push or fetch ended by a signal', () => {
     }
   }
 });
+
+describe('a prune ended by a signal', () => {
+  /** A checkout whose chain holds three saves, its wip ref and its reflog as they are. */
+  function chain(): { dir: string; tip: string } {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    for (const text of ['one', 'two', 'three']) {
+      writeFiles(dir, { 'a.txt': `${text}\n` });
+      const saved = spawnSync(process.execPath, [BIN, 'workspace', 'wip', 'save', '--json'], { cwd: dir, encoding: 'utf8' });
+      assert.equal(saved.status, 0, saved.stdout);
+    }
+    return { dir, tip: git(dir, ['rev-parse', 'refs/chant/wip/main']).trim() };
+  }
+
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    it(`is cancelled with its document and no chain moved when ${signal} arrives while it writes the kept snapshots again, where it died by the signal with no document`, async (t) => {
+      if (!posixOnly(t)) return;
+      const { dir, tip } = chain();
+      const reflog = git(dir, ['reflog', 'refs/chant/wip/main']);
+      const result = await startBin(dir, ['workspace', 'wip', 'prune', '--keep-last', '1', '--json'], signalling('index-pack', signal));
+      assert.equal(result.signal, null, `the process printed its refusal rather than dying by ${result.signal}`);
+      assert.equal(result.code, 1, result.stdout);
+      const doc = JSON.parse(result.stdout);
+      assert.deepEqual([doc.action, doc.error.code], ['prune', 'wip-cancelled']);
+      assert.match(result.stderr, new RegExp(signal));
+      assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+      assert.equal(git(dir, ['reflog', 'refs/chant/wip/main']), reflog);
+      assert.equal(git(dir, ['rev-list', '--count', '--first-parent', tip]).trim(), '4', 'all three saves on their head');
+    });
+  }
+
+  it('finishes and prints its document when the signal arrives as the chains move, its gc left undone', async (t) => {
+    if (!posixOnly(t)) return;
+    const { dir, tip } = chain();
+    const result = await startBin(dir, ['workspace', 'wip', 'prune', '--keep-last', '1', '--gc', '--json'], signalling('update-ref', 'SIGTERM'));
+    assert.equal(result.signal, null);
+    assert.equal(result.code, 0, result.stdout);
+    const doc = JSON.parse(result.stdout);
+    assert.equal(doc.collected, false);
+    assert.deepEqual(doc.branches.map((entry: { tip: string; dropped: string[] }) => [entry.tip, entry.dropped.length]), [[tip, 2]]);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), doc.branches[0].next);
+  });
+});

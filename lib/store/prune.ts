@@ -4,7 +4,7 @@
 // docs/design.md, "Retention".
 import type { BranchPrune, PruneResult, RetentionRules } from '../documents/storage.js';
 import type { Snapshot } from '../documents/snapshot.js';
-import { isWipError, WipError } from '../errors.js';
+import { cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { removeStaleRefLock } from '../git/ref-writer.js';
 import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
@@ -17,7 +17,7 @@ import { join, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
 import { markedCheckpoints, renameMarkedCheckpoints } from '../managers/restore-marker.js';
-import { loadDeclared, locked, replicatorOf } from './context.js';
+import { cancellable, loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
 
@@ -52,6 +52,12 @@ export interface PruneOptions {
    * (`collected: false`), the chains pruned all the same.
    */
   gc?: boolean;
+  /**
+   * Cancels the prune until it moves the chains: it then rejects with `wip-cancelled`, having
+   * moved no ref. Once the chains are moved the prune finishes, its gc left undone when it had
+   * not begun (`collected: false`); the push after it is not cancelled.
+   */
+  signal?: AbortSignal;
 }
 
 /** The trailer on a rewritten chain's oldest snapshot naming the tip of the chain it replaced. */
@@ -136,17 +142,27 @@ export async function prune(context: StoreContext, options: PruneOptions = {}): 
 export async function pruneChains(context: StoreContext, options: PruneOptions, onlyRef: string | null): Promise<PruneResult> {
   if (givesRule(options)) retentionRules(options);
   const dryRun = options.dryRun === true;
-  const { layout } = await context.plumbing.checkout();
-  const { policy, retain } = await loadDeclared(context, layout);
+  const { signal } = options;
+  checkNotAborted(signal);
+  // Until the chains move every git call stops on the signal; from then on, none does.
+  const early = cancellable(context, signal);
+  let moved = false;
+  const stopped = (error: unknown): never => {
+    if (!moved && signal?.aborted === true) throw cancelledError(signal);
+    throw error;
+  };
+  const { layout } = await early.plumbing.checkout().catch(stopped);
+  const { policy, retain } = await loadDeclared(early, layout).catch(stopped);
   const rules = givesRule(options) || retain === null ? retentionRules(options) : retain.rules;
   const push = options.push === true && !dryRun;
   if (push && policy === null) throw new WipError('wip-policy-none', 'prune --push needs a box in the workspace declaration that declares replicate');
   // The chains whose reflogs still name what was dropped (their expiry failed).
   let unexpired: string[] = [];
   const work = async (): Promise<PruneResult> => {
-    const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
+    checkNotAborted(signal);
+    const { branches } = await list({ ...early, policy: null }, { branch: options.branch ?? null });
     const now = context.clock();
-    const replicas = policy === null ? new Map<string, string[]>() : await recordedReplicas(context.git, context.cwd, policy, 'refs/chant/wip/');
+    const replicas = policy === null ? new Map<string, string[]>() : await recordedReplicas(early.git, context.cwd, policy, 'refs/chant/wip/');
     const results: BranchPrune[] = [];
     const rewrites: Array<{ ref: string; next: string; expected: string }> = [];
     const bodies: Buffer[] = [];
@@ -171,13 +187,13 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
       // A replica is named as replaced only where this chain held it: one another box pushed
       // above it (recorded by a fetch that found the chains diverged) is not this prune's to drop.
       const recorded: string[] = [];
-      for (const replica of replicas.get(entry.ref) ?? []) if (await chainHolds(context.git, context.cwd, entry.tip, replica)) recorded.push(replica);
+      for (const replica of replicas.get(entry.ref) ?? []) if (await chainHolds(early.git, context.cwd, entry.tip, replica)) recorded.push(replica);
       // The oldest snapshot listed is read too: a chain that goes on below it into commits the
       // read could not take as snapshots (another version's, a damaged one) would lose them all
       // to the rewrite, whatever the rules keep there.
       const oldest = entry.snapshots.at(-1) as Snapshot;
       const keptOldestFirst = kept.map((snapshot) => snapshot.commit).reverse();
-      const read = await readRawCommits(context.git, context.cwd, keptOldestFirst[0] === oldest.commit ? keptOldestFirst : [oldest.commit, ...keptOldestFirst]);
+      const read = await readRawCommits(early.git, context.cwd, keptOldestFirst[0] === oldest.commit ? keptOldestFirst : [oldest.commit, ...keptOldestFirst]);
       if (ownParents(read[0] as RawCommit).below !== null) {
         throw new WipError('wip-snapshot-unknown', `the chain of ${entry.branch} goes on below ${oldest.commit.slice(0, 12)} with a commit that does not read as a snapshot (another chant's, or damaged), so nothing was pruned: a prune would drop it and everything under it`);
       }
@@ -201,7 +217,10 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     // Nothing to drop, and gc asked for: it runs all the same, for what an earlier prune dropped
     // while its gc was left undone (a lock held past the wait, a fetch running).
     if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: !dryRun && options.gc === true, replication: null };
-    await writeCommits(context.git, context.cwd, bodies, layout.objectFormat);
+    await writeCommits(early.git, context.cwd, bodies, layout.objectFormat);
+    // The last moment a signal cancels: the move is the prune.
+    checkNotAborted(signal);
+    moved = true;
     // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
     // A ref lock a killed save, restore or prune left would refuse it as a race, every time.
     for (const rewrite of rewrites) removeStaleRefLock(layout.commonDir, rewrite.ref);
@@ -222,9 +241,11 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     }
     return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
   };
-  const result = dryRun ? await work() : await locked(context, layout, work);
+  const result = await (dryRun ? work() : locked(context, layout, work, () => checkNotAborted(signal))).catch(stopped);
   // The gc runs once the worktree's lock is let go, under every worktree's lock taken anew in one order.
   // A gc frees nothing a reflog still names: collected only once the expiry went through.
+  // A gc not begun when the signal came is left undone: the chains are pruned all the same.
+  if (result.collected && signal?.aborted === true) result.collected = false;
   if (result.collected) {
     let freed = unexpired.length === 0;
     const ran = await collectWithEveryLock(context, layout, async () => {

@@ -1,12 +1,12 @@
 import { Command, Option } from 'clipanion';
 import { WipError, WipStore } from '../../../../lib/index.js';
-import { branchOption, timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
+import { branchOption, interruptible, timeoutMs, timeoutOption, WriteCommand } from '../../../base-command.js';
 
 export class WipPruneCommand extends WriteCommand<'prune'> {
   static override paths = [['workspace', 'wip', 'prune']];
   static override usage = Command.Usage({
     description: 'Rewrite chains down to the snapshots the retention rules keep.',
-    details: 'A snapshot stays when any rule keeps it, and the newest always stays. With no rule given, the rules of the retain block of the workspace declaration apply. The kept snapshots are written again with the same trees, messages and dates; the dropped ones\' reflog entries are expired and their objects go with git\'s gc, or at once with --gc. wip push never carries a pruned chain to the remote: wip prune --push does, with a lease on what chant recorded the remote to hold, and is refused when another box pushed meanwhile.',
+    details: 'A snapshot stays when any rule keeps it, and the newest always stays. With no rule given, the rules of the retain block of the workspace declaration apply. The kept snapshots are written again with the same trees, messages and dates; the dropped ones\' reflog entries are expired and their objects go with git\'s gc, or at once with --gc. wip push never carries a pruned chain to the remote: wip prune --push does, with a lease on what chant recorded the remote to hold, and is refused when another box pushed meanwhile. A SIGINT, SIGTERM or SIGHUP before the chains move ends the prune as wip-cancelled with no chain moved; one after lets it finish and print what it did, its --gc left undone (a second one ends it at once).',
     examples: [
       ['What a prune would drop', 'chant workspace wip prune --keep-last 100 --keep-within 7d --keep-labelled --dry-run'],
       ['Keep a week, and free the space now', 'chant workspace wip prune --keep-within 7d --gc'],
@@ -27,6 +27,7 @@ export class WipPruneCommand extends WriteCommand<'prune'> {
     // Digits only: Number() would take 0x2, 1e1, +2 and ' 2' as numbers, and '' as 0.
     if (this.keepLast !== undefined && !/^[1-9][0-9]{0,14}$/.test(this.keepLast)) throw new WipError('write-usage-invalid', `--keep-last takes a whole number from 1, in digits; it was given ${JSON.stringify(this.keepLast)}`);
     const store = new WipStore({ cwd: this.context.cwd, networkTimeoutMs: timeoutMs(this.timeout) });
-    return store.prune({ branch: branchOption(this.branch), keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc });
+    const branch = branchOption(this.branch);
+    return interruptible(this.context, (signal) => store.prune({ branch, keepLast: this.keepLast === undefined ? null : Number(this.keepLast), keepWithin: this.keepWithin ?? null, keepLabelled: this.keepLabelled, dryRun: this.dryRun, push: this.push, gc: this.gc, signal }));
   }
 }
