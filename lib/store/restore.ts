@@ -28,6 +28,7 @@ import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
+import { PATH_MAX } from './tree-paths.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
 import { healBrokenLooseBlob } from '../git/loose-target.js';
 import type { FolderOp } from './folder-writer.js';
@@ -385,7 +386,12 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat) : null;
     const all = local ?? await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const selected = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
-    const changes = await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped);
+    // A path longer from the root than the system takes is left as it is, written or removed: no
+    // restore could write it back (the checkpoint's undo neither), and a snapshot that holds one
+    // (a staged file, which a save takes from the index) restores every other path.
+    const topBytes = Buffer.byteLength(layout.top);
+    const changes = (await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped))
+      .filter((change) => topBytes + 1 + change.raw.length < PATH_MAX);
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
