@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, truncateSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { WipStore } from '../lib/index.js';
+import { Replicator, WipStore } from '../lib/index.js';
 import { GitCommandError, GitProcessRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 
@@ -332,6 +332,32 @@ describe('a save takes what it can and lists what it could not', () => {
       await new WipStore({ cwd: dir, staging }).restore({ snapshot: saved.snapshot.commit });
       assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\n', staging);
       assert.equal(readFileSync(join(dir, '.GIT/x'), 'utf8'), 'x\n', staging);
+    }
+  });
+
+  it('lists paths a remote that checks what it receives refuses as invalid-path, so the chain still goes to such a remote', async () => {
+    for (const staging of STAGINGS) {
+      const remote = join(tempDir(), 'remote.git');
+      git(tempDir(), ['init', '-q', '--bare', remote]);
+      git(remote, ['config', 'receive.fsckObjects', 'true']);
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      git(dir, ['remote', 'add', 'origin', remote]);
+      // git add on Linux takes each of these; fsck reads them as .git (HFS+ ignores U+200C, NTFS
+      // what follows a colon) or as a .gitmodules or .gitattributes that is not a file.
+      writeFiles(dir, { '.g\u200cit/x': 'x\n', '.git:y/z': 'z\n', '.gitmodules/a': 'a\n', 'vendor/.gitattributes/b': 'b\n', 'work.txt': 'work\n' });
+      symlinkSync('README.md', join(dir, '.gitmodules\u200c'));
+      const saved = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'refused' });
+      assert.deepEqual(reasons(saved.unsaved), [['.git:y/z', 'invalid-path'], ['.gitmodules/a', 'invalid-path'], ['.gitmodules\u200c', 'invalid-path'], ['.g\u200cit/x', 'invalid-path'], ['vendor/.gitattributes/b', 'invalid-path']], staging);
+      assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
+      git(dir, ['fsck', '--strict', '--no-dangling']);
+      const pushed = await new Replicator({ cwd: dir, policy: { box: 'app', remote: 'origin', refs: ['wip'], on: [], every: null } }).push();
+      assert.deepEqual(pushed.replication.rejected, [], staging);
+      assert.equal(git(remote, ['rev-parse', saved.ref]).trim(), saved.snapshot.commit, staging);
+      writeFiles(dir, { 'work.txt': 'more\n' });
+      await new WipStore({ cwd: dir, staging, policy: null }).restore({ snapshot: saved.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\n', staging);
+      assert.equal(readFileSync(join(dir, '.g\u200cit/x'), 'utf8'), 'x\n', staging);
+      assert.equal(readFileSync(join(dir, '.gitmodules/a'), 'utf8'), 'a\n', staging);
     }
   });
 

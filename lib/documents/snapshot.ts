@@ -54,7 +54,7 @@ export type SnapshotKind = Static<typeof SnapshotKind>;
  */
 export const UnsavedReason = LiteralUnion(UNSAVED_REASONS, {
   description:
-    'submodule or embedded-repository: a gitlink, kept as the commit it is at (nothing, for a repository with no commit yet); its files, committed or not, are not in the snapshot. unreadable: the file could not be opened or read. vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). invalid-path: a path git refuses to hold, since other systems read it as .git (.GIT, git~1) or it is a symlink named .gitmodules. For unreadable, vanished, not-a-file and invalid-path the snapshot holds what the index held at that path, or nothing for an untracked file.',
+    'submodule or embedded-repository: a gitlink, kept as the commit it is at (nothing, for a repository with no commit yet); its files, committed or not, are not in the snapshot. unreadable: the file could not be opened or read. vanished: it was deleted while the save read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new untracked file over the size limit (--max-file-size). invalid-path: a path git, or a remote that checks what it receives, refuses to hold, since other systems read a name in it as .git (.GIT, git~1, .git:x) or it is a symlink named .gitmodules or is under a folder named .gitmodules or .gitattributes. For unreadable, vanished, not-a-file and invalid-path the snapshot holds what the index held at that path, or nothing for an untracked file.',
 });
 /**
  * Why a path is not in a snapshot, as a TypeScript type.

@@ -131,10 +131,11 @@ export interface SaveResult {
      * repository with no commit yet); its files, committed or not, are not in the snapshot.
      * unreadable: the file could not be opened or read. vanished: it was deleted while the save
      * read it. not-a-file: a FIFO, socket or device where git tracks a file. too-large: a new
-     * untracked file over the size limit (--max-file-size). invalid-path: a path git refuses to
-     * hold, since other systems read it as .git (.GIT, git~1) or it is a symlink named .gitmodules.
-     * For unreadable, vanished, not-a-file and invalid-path the snapshot holds what the index held
-     * at that path, or nothing for an untracked file.
+     * untracked file over the size limit (--max-file-size). invalid-path: a path git, or a remote
+     * that checks what it receives, refuses to hold, since other systems read a name in it as .git
+     * (.GIT, git~1, .git:x) or it is a symlink named .gitmodules or is under a folder named
+     * .gitmodules or .gitattributes. For unreadable, vanished, not-a-file and invalid-path the
+     * snapshot holds what the index held at that path, or nothing for an untracked file.
      */
     reason: UnsavedReason;
     /** For too-large: the file's size in bytes. */

@@ -22,7 +22,7 @@ import { temporaryIndexFile } from '../managers/temporaries.js';
 import { compareBytes } from '../order.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import type { BranchCheckout } from './checkout.js';
-import { unwritablePath } from './tree-paths.js';
+import { refusedByObjectChecks, unwritablePath } from './tree-paths.js';
 
 /**
  * How a save finds the working tree's tree; see {@link WipStoreOptions.staging}.
@@ -130,9 +130,11 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
   // vendor/lib/../../.git/modules/vendor/lib'): its gitlink stays as the index holds it.
   const orphaned = await orphanedGitlinks(top, gitlinksOf(before));
   const problems = new Map<string, StagingProblem['reason']>();
+  // git add takes names a remote's object check refuses, which would keep the chain off it for good.
+  for (const path of untracked.map((raw) => (raw.endsWith('/') ? raw.slice(0, -1) : raw))) if (refusedByRemotes(top, path)) problems.set(path, 'invalid-path');
   let listed: string[] = [];
   try {
-    for (const problem of await plumbing.addAll(top, indexFile, [...orphaned, ...tooLarge.map((entry) => entry.path)], options)) problems.set(problem.path, problem.reason);
+    for (const problem of await plumbing.addAll(top, indexFile, [...orphaned, ...tooLarge.map((entry) => entry.path), ...problems.keys()], options)) problems.set(problem.path, problem.reason);
   } catch (error) {
     if (!(error instanceof StagingStopped)) throw error;
     listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, orphaned, stop: error }, options);
@@ -151,6 +153,16 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/** Whether a symlink is at `path`: one named .gitmodules is told from a file of that name. */
+function symlinkAt(top: string, path: string): boolean {
+  return lstatSync(join(top, path), { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+}
+
+/** Whether a remote that checks what it receives would refuse this untracked path, which git add takes. */
+function refusedByRemotes(top: string, path: string): boolean {
+  return refusedByObjectChecks(path, '100644') || (refusedByObjectChecks(path, '120000') && symlinkAt(top, path));
 }
 
 /**
@@ -255,11 +267,10 @@ async function stageFromLists(plumbing: Plumbing, layout: RepositoryLayout, inde
   const untracked = [...rawOf.keys()];
   const known = new Set(tooLarge.map((entry) => entry.path));
   tooLarge.push(...(await overTheLimit(top, untracked, maxFileSize)).filter((entry) => !known.has(entry.path) && !problems.has(entry.path)));
-  // update-index passes over a name git refuses to hold, saying only 'Ignoring path'; a symlink
-  // named .gitmodules is looked at to tell it from a file of that name.
-  const symlink = (path: string): boolean => lstatSync(join(top, path), { throwIfNoEntry: false })?.isSymbolicLink() ?? false;
+  // update-index passes over a name git refuses to hold, saying only 'Ignoring path', and takes
+  // names a remote's object check refuses.
   for (const path of untracked) {
-    if (unwritablePath(path, '100644') !== null || (unwritablePath(path, '120000') !== null && symlink(path))) problems.set(path, 'invalid-path');
+    if (unwritablePath(path, '100644') !== null || (unwritablePath(path, '120000') !== null && symlinkAt(top, path)) || refusedByRemotes(top, path)) problems.set(path, 'invalid-path');
   }
   const left = new Set(excluded());
   const listed = untracked.filter((path) => !left.has(path));

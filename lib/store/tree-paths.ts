@@ -42,6 +42,49 @@ export function unwritablePath(path: string, mode: string, raw = false): string 
   return null;
 }
 
+// git fsck's checks of a tree entry's name (fsck_tree), which a remote running
+// receive.fsckObjects (GitHub, GitLab) applies to whatever is pushed to it, on every system: a
+// name HFS+ reads as .git (it ignores some invisible code points) or NTFS does (also after a
+// colon), and a .gitmodules or .gitattributes in those forms that is not a file. git add on
+// Linux takes all of them, and one snapshot holding one would keep its chain off such a remote
+// for good, every later snapshot with it.
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+/** git's is_hfs_dot_generic: `.<needle>` in any ASCII case once the code points HFS+ ignores are gone. */
+function hfsDotName(name: string, needle: string): boolean {
+  return new RegExp(`^\\.${needle}$`, 'i').test(name.replace(HFS_IGNORED, ''));
+}
+/** git's is_ntfs_dot_generic: `.<needle>`, the short name `<six>~1` to `~4`, or a fallback short name, then only dots and spaces up to the end or a colon. */
+function ntfsDotName(name: string, needle: string, shortPrefix: string): boolean {
+  const fallback = Array.from({ length: 7 }, (_, kept) => `${shortPrefix.slice(0, kept)}~[1-9]\\d{${6 - kept}}`).join('|');
+  return new RegExp(`^(?:\\.${needle}|${needle.slice(0, 6)}~[1-4]|${fallback})[. ]*(?::|$)`, 'i').test(name);
+}
+/** The name, then what follows each backslash in it: fsck reads each as a name of its own on NTFS. */
+function afterBackslashes(name: string): string[] {
+  const found = [name];
+  for (let at = name.indexOf('\\'); at >= 0; at = name.indexOf('\\', at + 1)) found.push(name.slice(at + 1));
+  return found;
+}
+const isDotgit = (name: string): boolean => hfsDotName(name, 'git') || afterBackslashes(name).some((piece) => /^(?:\.git|git~1)[. ]*(?:[:\\]|$)/i.test(piece));
+const isDotgitmodules = (name: string): boolean => hfsDotName(name, 'gitmodules') || afterBackslashes(name).some((piece) => ntfsDotName(piece, 'gitmodules', 'gi7eba'));
+const isDotgitattributes = (name: string): boolean => hfsDotName(name, 'gitattributes') || ntfsDotName(name, 'gitattributes', 'gi7d29');
+
+/**
+ * Whether a remote that checks what it receives (receive.fsckObjects) would refuse a tree
+ * holding this path, by its names alone.
+ * @param path - repository-relative, `/`-separated, as text
+ * @param mode - its mode in the tree (`120000` for a symlink, `160000` for a gitlink)
+ * @internal
+ */
+export function refusedByObjectChecks(path: string, mode: string): boolean {
+  const parts = path.split('/');
+  return parts.some((part, index) => {
+    const last = index === parts.length - 1;
+    return isDotgit(part)
+      || ((!last || mode === '160000') && (isDotgitmodules(part) || isDotgitattributes(part)))
+      || (last && mode === '120000' && isDotgitmodules(part));
+  });
+}
+
 /**
  * The paths of `changes` a restore under `top` may not write, each with why, sorted as given:
  * invalid names, paths too long for the system, and a path written both as a file and as a

@@ -36,7 +36,7 @@ import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
 import { isAttributes, STATUS_INDEX_MINIMUM, STATUS_INDEX_SHARE, writeStatusIndex } from './status-index.js';
 import type { StatusIndex } from './status-index.js';
-import { unwritablePath } from './tree-paths.js';
+import { refusedByObjectChecks, unwritablePath } from './tree-paths.js';
 
 /** The tree of the working tree, the wip tip read in the same call, and the tree's gitlinks. */
 export interface WorkingTree {
@@ -218,8 +218,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (stats === 'unknown') leftOut.push({ path, reason: 'unreadable' });
     else if (stats === null) leftOut.push({ path, reason: 'vanished' });
     else if (special(stats)) leftOut.push({ path, reason: 'not-a-file' });
-    // A name git add refuses (.GIT, git~1): a snapshot never holds it, or no restore would take it.
-    else if (unwritablePath(path, '100644') !== null) leftOut.push({ path, reason: 'invalid-path' });
+    // A name git add refuses (.GIT, git~1): a snapshot never holds it, or no restore would take it;
+    // nor one a remote's object check refuses, or the chain would never leave the box.
+    else if (unwritablePath(path, '100644') !== null || refusedByObjectChecks(path, '100644')) leftOut.push({ path, reason: 'invalid-path' });
     // An executable's mode hangs on core.fileMode, which status does not print.
     else if (!stats.isFile() || (stats.mode & 0o100) !== 0) return null;
     else if (stats.size > maxFileSize) leftOut.push({ path, reason: 'too-large', size: stats.size });
