@@ -78,6 +78,21 @@ test('an object missing from this repository holds back only the ref that needs 
   t.diagnostic(reason);
 });
 
+test('a remote that takes no pack over a size (receive.maxInputSize) refuses only the ref that needs a big one, and says so', async (t) => {
+  const remote = bareRemote();
+  git(remote, ['config', 'receive.maxInputSize', '64000']);
+  const dir = makeRepo();
+  git(dir, ['remote', 'add', 'origin', remote]);
+  git(dir, ['update-ref', WORK, 'HEAD']);
+  git(dir, ['update-ref', WIP, git(dir, ['commit-tree', noiseTree(dir, 256 * 1024), '-p', 'HEAD', '-m', 'big']).trim()]);
+  const pushed = await new Replicator({ cwd: dir, policy: POLICY }).push();
+  const reason = assertActionable(pushed.replication, WIP, /larger than the remote takes/);
+  assert.match(reason, /pack exceeds maximum allowed size/);
+  assert.deepEqual(pushed.replication.pushed.map((ref) => ref.ref), [WORK], 'the work branch went without the snapshot');
+  assert.equal(git(remote, ['rev-parse', WORK]).trim(), git(dir, ['rev-parse', WORK]).trim());
+  t.diagnostic(reason);
+});
+
 test('a remote that cannot be written (permission denied) says so', async (t) => {
   if (process.getuid?.() !== 0 || missingProgram('setpriv') !== null) return t.skip('needs root and setpriv to run the remote side as nobody');
   const remote = bareRemote();

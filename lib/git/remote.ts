@@ -372,9 +372,10 @@ function leaseFlags(batch: readonly string[], leases: ReadonlyMap<string, string
  * prompt, in as few processes as the command line allows. Never throws.
  *
  * Each ref stands alone: a remote that refuses a whole push for one ref's sake (a pre-receive hook,
- * an object check) has the refs it refused pushed again in halves, until the ones it refuses are
- * alone, so the others still go. A push that fails as a whole (an unreachable remote, a refused
- * credential) rejects every ref not yet tried with git's cause, redacted.
+ * an object check, a pack over the size it takes) has the refs it refused pushed again in halves,
+ * until the ones it refuses are alone, so the others still go. A push that fails as a whole (an
+ * unreachable remote, a refused credential) rejects every ref not yet tried with git's cause,
+ * redacted.
  * @param git - the runner
  * @param cwd - a folder inside the checkout
  * @param remote - the configured remote's name
@@ -424,7 +425,8 @@ interface PushOnce {
   statuses: Map<string, RefPushStatus>;
   /**
    * Refs the remote refused for a reason that may belong to another ref of the same push: a
-   * pre-receive hook's refusal, or an unpacker error of an object check, is the whole push's.
+   * pre-receive hook's refusal, or an unpacker error of an object check or of a pack over the
+   * remote's size, is the whole push's.
    */
   refusedTogether: Set<string>;
   /** Why the push failed as a whole, or null when the remote answered. */
@@ -464,7 +466,7 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
     } else if (entry.status !== 'rejected') statuses.set(ref, entry);
     else if (entry.remote) {
       statuses.set(ref, { status: 'rejected', reason: redact(explain(entry.reason, lines), secrets) });
-      if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && [OBJECT_CHECK, LOCAL_OBJECT].includes(categoryOf(lines) ?? ''))) refusedTogether.add(ref);
+      if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && [OBJECT_CHECK, LOCAL_OBJECT, TOO_LARGE].includes(categoryOf(lines) ?? ''))) refusedTogether.add(ref);
     } else statuses.set(ref, { status: 'rejected', reason: redact(entry.reason, secrets) });
   }
   if (!answered && reported.size === 0 && refs.length > 0) {
@@ -708,10 +710,13 @@ const LOCAL_LOCK = /^(?:error|fatal): .*Unable to create '[^']+\.lock': File exi
 const OBJECT_CHECK = "the remote's object check refused it";
 /** git could not read an object of what it packs, here: the push of every ref beside it fails, though the fault is one ref's. */
 const LOCAL_OBJECT = 'an object it needs is missing or damaged in this repository, not on the remote, so none of it was sent (git fsck names what is damaged)';
+/** The remote takes no pack over a size (receive.maxInputSize; GitHub's is 2 GiB): the pack is the whole push's, and a ref may go alone. */
+const TOO_LARGE = 'the push is larger than the remote takes at once';
 const CATEGORIES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?:^|[\n\r])fatal: unable to read [0-9a-f]{40}(?:[0-9a-f]{24})?\s*(?:\n|$)/, LOCAL_OBJECT],
   [LOCAL_LOCK, 'a lock file is in the way in this checkout (a git process holds it, or one that crashed left it: when none is running, remove the file git names)'],
   [/No space left on device|Disk quota exceeded|disk full/i, "the remote's disk is full"],
+  [/pack exceeds maximum allowed size/, TOO_LARGE],
   [/fsck error|object [0-9a-f]{7,}: \w+:|hasDotgit|bad (tree|commit|object)|missing necessary objects/i, OBJECT_CHECK],
   [/pre-receive hook declined/, "the remote's pre-receive hook declined it"],
   [/Permission denied \((?:publickey|password|keyboard-interactive|hostbased)[^)]*\)/, 'ssh refused the login (batch mode: no password or passphrase is asked for)'],
