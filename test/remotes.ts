@@ -275,7 +275,7 @@ export interface TlsServer extends RepositoryServer {
  * 127.0.0.1: with Basic auth when `auth` is given (every request, reads included), over TLS with
  * a self-signed certificate for 127.0.0.1 when `tls` is set.
  */
-export async function startLighttpd(options: { auth?: { user: string; password: string }; tls?: boolean } = {}): Promise<TlsServer> {
+export async function startLighttpd(options: { auth?: { user: string; password: string }; tls?: boolean; maxRequestKiB?: number } = {}): Promise<TlsServer> {
   const base = tempDir('chant-lighttpd-');
   const repos = join(base, 'repos');
   mkdirSync(repos);
@@ -310,7 +310,7 @@ export async function startLighttpd(options: { auth?: { user: string; password: 
     `server.port = ${port}`,
     'server.bind = "127.0.0.1"',
     `server.errorlog = "${join(base, 'error.log')}"`,
-    'server.max-request-size = 1048576',
+    `server.max-request-size = ${options.maxRequestKiB ?? 1048576}`,
     `alias.url = ( "/" => "${join(EXEC_PATH, 'git-http-backend')}/" )`,
     'cgi.assign = ( "" => "" )',
     `setenv.add-environment = ( "GIT_PROJECT_ROOT" => "${repos}", "GIT_HTTP_EXPORT_ALL" => "1", "GIT_CONFIG_NOSYSTEM" => "1", "HOME" => "${FIXTURE_ENV.HOME}" )`,

@@ -93,6 +93,22 @@ test('a remote that takes no pack over a size (receive.maxInputSize) refuses onl
   t.diagnostic(reason);
 });
 
+test('a web server that takes no request over a size (HTTP 413) refuses only the ref that needs a big pack, and says so', async (t) => {
+  const missing = missingProgram('lighttpd');
+  if (missing !== null) return t.skip(missing);
+  const server = await startLighttpd({ maxRequestKiB: 64 });
+  const dir = makeRepo();
+  git(dir, ['remote', 'add', 'origin', server.repository('limited.git')]);
+  git(dir, ['update-ref', WORK, 'HEAD']);
+  git(dir, ['update-ref', WIP, git(dir, ['commit-tree', noiseTree(dir, 256 * 1024), '-p', 'HEAD', '-m', 'big']).trim()]);
+  const pushed = await new Replicator({ cwd: dir, policy: POLICY }).push();
+  const reason = assertActionable(pushed.replication, WIP, /larger than the remote takes/);
+  assert.match(reason, /HTTP 413/);
+  assert.deepEqual(pushed.replication.pushed.map((ref) => ref.ref), [WORK], 'the work branch went without the snapshot');
+  assert.equal(git(join(server.base, 'limited.git'), ['rev-parse', WORK]).trim(), git(dir, ['rev-parse', WORK]).trim());
+  t.diagnostic(reason);
+});
+
 test('a remote that cannot be written (permission denied) says so', async (t) => {
   if (process.getuid?.() !== 0 || missingProgram('setpriv') !== null) return t.skip('needs root and setpriv to run the remote side as nobody');
   const remote = bareRemote();

@@ -451,7 +451,7 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
       { cwd, env: networkEnvironment(options.sshCommand), timeoutMs: options.timeoutMs ?? NETWORK_TIMEOUT_MS, minBytes: NETWORK_MIN_BYTES, okExitCodes: [1], ...collectStderr(options, stderr) },
     ));
   } catch (error) {
-    return { statuses: new Map(), refusedTogether: new Set(), failure: failureReason(error, secrets, stderr) };
+    return failedWhole(refs, failureReason(error, secrets, stderr));
   }
   const reported = parsePorcelain(stdout);
   const lines = stderr.join('');
@@ -469,10 +469,18 @@ async function pushOnce(git: GitRunner, cwd: string, remote: string, refs: reado
       if (/pre-receive hook declined/.test(entry.reason) || (/unpacker error/.test(entry.reason) && [OBJECT_CHECK, LOCAL_OBJECT, TOO_LARGE].includes(categoryOf(lines) ?? ''))) refusedTogether.add(ref);
     } else statuses.set(ref, { status: 'rejected', reason: redact(entry.reason, secrets) });
   }
-  if (!answered && reported.size === 0 && refs.length > 0) {
-    return { statuses: new Map(), refusedTogether: new Set(), failure: redact(explain(null, lines), secrets) };
-  }
+  if (!answered && reported.size === 0 && refs.length > 0) return failedWhole(refs, redact(explain(null, lines), secrets));
   return { statuses, refusedTogether, failure: null };
+}
+
+/**
+ * A push git reported no ref of: the remote is out of reach, unless a web server refused the
+ * push's one pack as over the size it takes (HTTP 413: nginx's client_max_body_size is 1 MiB
+ * unless set), which is the whole push's: then a ref may go alone.
+ */
+function failedWhole(refs: readonly string[], failure: string): PushOnce {
+  if (categoryOf(failure) !== TOO_LARGE) return { statuses: new Map(), refusedTogether: new Set(), failure };
+  return { statuses: new Map(refs.map((ref) => [ref, { status: 'rejected', reason: failure }])), refusedTogether: new Set(refs), failure: null };
 }
 
 /**
@@ -710,13 +718,16 @@ const LOCAL_LOCK = /^(?:error|fatal): .*Unable to create '[^']+\.lock': File exi
 const OBJECT_CHECK = "the remote's object check refused it";
 /** git could not read an object of what it packs, here: the push of every ref beside it fails, though the fault is one ref's. */
 const LOCAL_OBJECT = 'an object it needs is missing or damaged in this repository, not on the remote, so none of it was sent (git fsck names what is damaged)';
-/** The remote takes no pack over a size (receive.maxInputSize; GitHub's is 2 GiB): the pack is the whole push's, and a ref may go alone. */
+/**
+ * The remote takes no pack over a size (receive.maxInputSize, GitHub's 2 GiB, or a web server's
+ * limit on a request: HTTP 413): the pack is the whole push's, and a ref may go alone.
+ */
 const TOO_LARGE = 'the push is larger than the remote takes at once';
 const CATEGORIES: ReadonlyArray<readonly [RegExp, string]> = [
   [/(?:^|[\n\r])fatal: unable to read [0-9a-f]{40}(?:[0-9a-f]{24})?\s*(?:\n|$)/, LOCAL_OBJECT],
   [LOCAL_LOCK, 'a lock file is in the way in this checkout (a git process holds it, or one that crashed left it: when none is running, remove the file git names)'],
   [/No space left on device|Disk quota exceeded|disk full/i, "the remote's disk is full"],
-  [/pack exceeds maximum allowed size/, TOO_LARGE],
+  [/pack exceeds maximum allowed size|\bHTTP 413\b/, TOO_LARGE],
   [/fsck error|object [0-9a-f]{7,}: \w+:|hasDotgit|bad (tree|commit|object)|missing necessary objects/i, OBJECT_CHECK],
   [/pre-receive hook declined/, "the remote's pre-receive hook declined it"],
   [/Permission denied \((?:publickey|password|keyboard-interactive|hostbased)[^)]*\)/, 'ssh refused the login (batch mode: no password or passphrase is asked for)'],
