@@ -50,23 +50,39 @@ export function unwritablePath(path: string, mode: string, raw = false): string 
 // for good, every later snapshot with it.
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 /** git's is_hfs_dot_generic: `.<needle>` in any ASCII case once the code points HFS+ ignores are gone. */
-function hfsDotName(name: string, needle: string): boolean {
-  return new RegExp(`^\\.${needle}$`, 'i').test(name.replace(HFS_IGNORED, ''));
+function hfsDotName(needle: string): RegExp {
+  return new RegExp(`^\\.${needle}$`, 'i');
 }
 /** git's is_ntfs_dot_generic: `.<needle>`, the short name `<six>~1` to `~4`, or a fallback short name, then only dots and spaces up to the end or a colon. */
-function ntfsDotName(name: string, needle: string, shortPrefix: string): boolean {
+function ntfsDotName(needle: string, shortPrefix: string): RegExp {
   const fallback = Array.from({ length: 7 }, (_, kept) => `${shortPrefix.slice(0, kept)}~[1-9]\\d{${6 - kept}}`).join('|');
-  return new RegExp(`^(?:\\.${needle}|${needle.slice(0, 6)}~[1-4]|${fallback})[. ]*(?::|$)`, 'i').test(name);
+  return new RegExp(`^(?:\\.${needle}|${needle.slice(0, 6)}~[1-4]|${fallback})[. ]*(?::|$)`, 'i');
 }
+const HFS_DOTGIT = hfsDotName('git');
+const NTFS_DOTGIT = /^(?:\.git|git~1)[. ]*(?:[:\\]|$)/i;
+const HFS_DOTGITMODULES = hfsDotName('gitmodules');
+const NTFS_DOTGITMODULES = ntfsDotName('gitmodules', 'gi7eba');
+const HFS_DOTGITATTRIBUTES = hfsDotName('gitattributes');
+const NTFS_DOTGITATTRIBUTES = ntfsDotName('gitattributes', 'gi7d29');
+// Every name any of them reads starts so (or holds a backslash): the rest are passed at a glance.
+const MAY_BE_READ = /^[.gG~\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]|\\/;
 /** The name, then what follows each backslash in it: fsck reads each as a name of its own on NTFS. */
 function afterBackslashes(name: string): string[] {
   const found = [name];
   for (let at = name.indexOf('\\'); at >= 0; at = name.indexOf('\\', at + 1)) found.push(name.slice(at + 1));
   return found;
 }
-const isDotgit = (name: string): boolean => hfsDotName(name, 'git') || afterBackslashes(name).some((piece) => /^(?:\.git|git~1)[. ]*(?:[:\\]|$)/i.test(piece));
-const isDotgitmodules = (name: string): boolean => hfsDotName(name, 'gitmodules') || afterBackslashes(name).some((piece) => ntfsDotName(piece, 'gitmodules', 'gi7eba'));
-const isDotgitattributes = (name: string): boolean => hfsDotName(name, 'gitattributes') || ntfsDotName(name, 'gitattributes', 'gi7d29');
+/** What fsck reads a name as: `.git`, `.gitmodules`, `.gitattributes`, or nothing of these. */
+function readAs(name: string): { dotgit: boolean; dotgitmodules: boolean; dotgitattributes: boolean } {
+  if (!MAY_BE_READ.test(name)) return { dotgit: false, dotgitmodules: false, dotgitattributes: false };
+  const hfs = name.replace(HFS_IGNORED, '');
+  const pieces = afterBackslashes(name);
+  return {
+    dotgit: HFS_DOTGIT.test(hfs) || pieces.some((piece) => NTFS_DOTGIT.test(piece)),
+    dotgitmodules: HFS_DOTGITMODULES.test(hfs) || pieces.some((piece) => NTFS_DOTGITMODULES.test(piece)),
+    dotgitattributes: HFS_DOTGITATTRIBUTES.test(hfs) || NTFS_DOTGITATTRIBUTES.test(name),
+  };
+}
 
 /**
  * Whether a remote that checks what it receives (receive.fsckObjects) would refuse a tree
@@ -79,9 +95,10 @@ export function refusedByObjectChecks(path: string, mode: string): boolean {
   const parts = path.split('/');
   return parts.some((part, index) => {
     const last = index === parts.length - 1;
-    return isDotgit(part)
-      || ((!last || mode === '160000') && (isDotgitmodules(part) || isDotgitattributes(part)))
-      || (last && mode === '120000' && isDotgitmodules(part));
+    const read = readAs(part);
+    return read.dotgit
+      || ((!last || mode === '160000') && (read.dotgitmodules || read.dotgitattributes))
+      || (last && mode === '120000' && read.dotgitmodules);
   });
 }
 
