@@ -69,6 +69,22 @@ describe('the snapshot commit written without a process', () => {
     });
   }
 
+  it('dates a snapshot taken under a clock set before 1970 at 1970, so git takes it and fsck passes, memo or not', async () => {
+    const dir = makeRepo();
+    const early = () => new Date(-59_000);
+    // No memo yet: git commit-tree refuses the date. Then with the memo: no process to refuse it.
+    writeFiles(dir, { 'first.txt': 'first\n' });
+    const first = await new WipStore({ cwd: dir, policy: null, clock: early }).save({ label: 'first' });
+    writeFiles(dir, { 'second.txt': 'second\n' });
+    const second = await new WipStore({ cwd: dir, policy: null, clock: early }).save({ label: 'second' });
+    assert.ok(existsSync(join(dir, '.git', IDENTITY_MEMO_FILE)));
+    for (const saved of [first, second]) {
+      assert.equal(saved.snapshot.at, '1970-01-01T00:00:00.000Z');
+      assert.match(git(dir, ['cat-file', 'commit', saved.snapshot.commit]), /^author .* 0 \+0000$/m);
+    }
+    git(dir, ['fsck', '--strict', '--no-dangling']);
+  });
+
   it('writes the commit git would write in a sha256 repository', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n' }, { initArgs: ['--object-format=sha256'] });
     const { calls, commit } = await secondSave(dir);

@@ -64,7 +64,9 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
       tip = await readTip(plumbing, checkout.ref);
       continue;
     }
-    const seconds = Math.floor(clock().getTime() / 1000);
+    // git takes no date before 1970 (commit-tree refuses one, and a commit written with one fails
+    // fsck, a strict remote's too): a clock set before then dates the snapshot at 1970.
+    const seconds = Math.max(0, Math.floor(clock().getTime() / 1000));
     if (staged !== null && stagedCommit === null) {
       stagedCommit = await writer.write(staged, [checkout.head], `chant wip: the index of ${checkout.branch}\n`, seconds);
     }
