@@ -81,6 +81,10 @@ describe('what changed', () => {
       assert.deepEqual(turn.paths.map((change) => [change.path, change.added]), [['a.txt', 1], ['"f\\376"', 1], ['"f\\377"', 3]], 'in the order of their bytes, as show lists them');
       assert.equal(turn.added, 5);
     }
+    // A name that is UTF-8 but quoted itself is quoted again, as show prints it: printed as it is,
+    // it would read as the name inside the quotes.
+    writeFiles(dir, { '"a.txt"': 'quoted\n' });
+    assert.deepEqual((await store.diff({ from: saved.commit })).paths.map((change) => change.path), ['"\\"a.txt\\""']);
   });
 
   it('diffs a snapshot against the working tree while a save of the same worktree runs, never taking every file for removed', async () => {
