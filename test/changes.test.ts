@@ -116,6 +116,20 @@ describe('what changed', () => {
     assert.deepEqual(working.paths.map((change) => [change.path, change.change]), [['a.txt', 'modified']]);
   });
 
+  it('counts lines whatever core.bigFileThreshold the user set, as git does at its default', async () => {
+    const dir = makeRepo({ 'a.txt': '1\n2\n3\n' });
+    git(dir, ['config', 'core.bigFileThreshold', '1']);
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': '1\n3\n4\n', 'b.txt': 'new\n' });
+    const saved = (await store.save({})).snapshot;
+    const counts = { files: 2, added: 2, removed: 1 };
+    assert.deepEqual(numstat(dir, saved.head, saved.commit), { files: 2, added: 0, removed: 0 }, 'git itself reads both files as binary under the setting');
+    assert.deepEqual((await store.list({ changes: true })).branches[0]?.snapshots[0]?.changes, { against: saved.head, ...counts });
+    assert.deepEqual((await store.show({ snapshot: saved.commit })).changes, { against: saved.head, ...counts });
+    const turn = await store.diff({ from: 'HEAD', to: saved.commit });
+    assert.deepEqual(turn.paths.map((change) => [change.path, change.added, change.removed]), [['a.txt', 1, 1], ['b.txt', 1, 0]]);
+  });
+
   it('shows one snapshot with its files and what it changed against the one before it', async () => {
     const dir = makeRepo({ 'a.txt': '1\n' });
     const store = new WipStore({ cwd: dir, policy: null });

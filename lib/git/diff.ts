@@ -1,6 +1,7 @@
 // What changed between trees, as git counts it: one command each, its arguments and its parser
 // side by side. Line counts are git's --numstat with the diff settings fixed (myers, no
-// textconv, no external diff), so a user's configuration never changes a count the memo keeps,
+// textconv, no external diff, files up to 512 MiB read as text where they are), so a user's
+// configuration never changes a count the memo keeps,
 // and git reads no index for them (lib/git/no-index.ts): attributes come from the working tree,
 // as for `git diff <a> <b>`.
 import { rawPathText } from './formats/path-text.js';
@@ -9,6 +10,15 @@ import type { Plumbing } from './plumbing.js';
 
 /** The diff options every count is made with. */
 const COUNTING = ['--no-renames', '--no-textconv', '--no-ext-diff', '--diff-algorithm=myers'] as const;
+
+/**
+ * The environment of a count: no index, and `core.bigFileThreshold` at git's default (512 MiB),
+ * above which git counts a file as binary: a user's lower setting would turn a text file's
+ * counts into none.
+ */
+function countingEnv(): Record<string, string> {
+  return { ...withoutIndex(), GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.bigFileThreshold', GIT_CONFIG_VALUE_0: '512m' };
+}
 
 /** One path that differs between two trees, with its line counts (null for a binary file). */
 export interface CountedChange {
@@ -39,7 +49,7 @@ export interface Totals {
  */
 export async function diffWithCounts(plumbing: Plumbing, from: string, to: string, signal?: AbortSignal): Promise<CountedChange[]> {
   const chunks: Buffer[] = [];
-  const stdout = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], { env: withoutIndex(), onStdout: (chunk) => chunks.push(chunk), ...(signal === undefined ? {} : { signal }) });
+  const stdout = await plumbing.run(['diff-tree', '-r', '-z', '--raw', '--numstat', ...COUNTING, '--no-commit-id', '--end-of-options', from, to], { env: countingEnv(), onStdout: (chunk) => chunks.push(chunk), ...(signal === undefined ? {} : { signal }) });
   // Paths are read as bytes, as listTree reads them: decoded as UTF-8, two names that are not
   // UTF-8 would print alike (U+FFFD) and take each other's counts. A runner that does not
   // stream hands over text only: names that are not UTF-8 are lost there.
@@ -78,7 +88,7 @@ export async function countChanges(plumbing: Plumbing, pairs: ReadonlyArray<read
   if (pairs.length === 0) return totals;
   const out = await plumbing.run(['diff-tree', '--stdin', '--always', '-r', '-z', '--numstat', ...COUNTING], {
     input: pairs.map(([commit, against]) => `${commit} ${against}\n`).join(''),
-    env: withoutIndex(),
+    env: countingEnv(),
     ...(signal === undefined ? {} : { signal }),
   });
   let current: Totals | null = null;
