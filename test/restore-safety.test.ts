@@ -2,7 +2,7 @@
 // and its undo is exact (issue 14). Each case was written to fail before the change it proves.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
@@ -458,6 +458,26 @@ describe('restore: the undo is exact', () => {
     await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
     assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), before);
     assert.equal(readFileSync(join(dir, 'odd dir', 'say "hi"\tnow.txt'), 'utf8'), 'odd\n');
+  });
+
+  it('gives a file of mode 0600 the restore removed its mode back on the undo, where it came back readable by all (0644): git records only the executable bit', async (t) => {
+    if (process.platform === 'win32') {
+      t.skip('POSIX permission bits');
+      return;
+    }
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'secret.env': 'TOKEN=x\n', 'run.sh': 'echo\n', 'plain.txt': 'plain\n' });
+    chmodSync(join(dir, 'secret.env'), 0o600);
+    chmodSync(join(dir, 'run.sh'), 0o700);
+    const restored = await store.restore({ snapshot: first });
+    assert.equal(existsSync(join(dir, 'secret.env')), false);
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    const mode = (name: string) => (statSync(join(dir, name)).mode & 0o7777).toString(8);
+    assert.deepEqual([mode('secret.env'), mode('run.sh'), mode('plain.txt')], ['600', '700', (0o666 & ~process.umask()).toString(8)]);
+    assert.equal(readFileSync(join(dir, 'secret.env'), 'utf8'), 'TOKEN=x\n');
   });
 
   it('leaves ignored files in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {

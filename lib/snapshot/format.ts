@@ -323,6 +323,34 @@ export function intentTrailers(message: string): string[] {
 }
 
 /**
+ * The trailer of a checkpoint that records the permission bits of a file the restore removes,
+ * where they are not those git gives a file it writes (the umask's): `<octal> <quoted path>`.
+ * git records only the executable bit, and the undo, which writes the file anew, sets them back.
+ */
+export const MODE_TRAILER = 'Chant-Wip-Mode';
+
+/** A file's permission bits, by its path (a byte string, one character a byte). */
+export interface FileMode {
+  raw: string;
+  mode: number;
+}
+
+/** The trailer lines that record `modes`, each path quoted. */
+export function modeLines(modes: readonly FileMode[]): string {
+  return modes.map(({ raw, mode }) => {
+    const text = rawPathText(raw);
+    return `${MODE_TRAILER}: ${mode.toString(8).padStart(4, '0')} ${text.startsWith('"') ? text : `"${text}"`}\n`;
+  }).join('');
+}
+
+/** The permission bits a snapshot's message records, in its order. */
+export function modeTrailers(message: string): FileMode[] {
+  const trimmed = message.replace(/\s+$/, '');
+  const last = trimmed.slice(trimmed.lastIndexOf('\n\n') + 1);
+  return [...last.matchAll(/^chant-wip-mode: ?([0-7]{3,4}) (".*")$/gim)].map((match) => ({ raw: pathBytes(match[2] as string).toString('latin1'), mode: parseInt(match[1] as string, 8) }));
+}
+
+/**
  * The snapshot below a snapshot on its chain, from its commit's parents and message: its first
  * parent when it has more parents than its own (the commit of the index a checkpoint recorded,
  * when its message names one, then its head), else null (a chain's first snapshot).

@@ -9,8 +9,8 @@ import type { LooseTarget } from '../git/loose-target.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
 import { identityInputs, readIdentityMemo, saveIdentityMemo } from '../managers/identity-memo.js';
 import type { Idents } from '../managers/identity-memo.js';
-import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, intentLines, intentTrailers, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
-import type { SnapshotNotes } from '../snapshot/format.js';
+import { ASIDE_REF_PREFIX, indexTrailer, INDEX_TRAILER, intentLines, intentTrailers, modeLines, modeTrailers, readSnapshot, refsInTheWay, sameFields, snapshotFields, snapshotMessage } from '../snapshot/format.js';
+import type { FileMode, SnapshotNotes } from '../snapshot/format.js';
 import type { BranchCheckout } from './checkout.js';
 import { readTip, tipFromFiles } from './checkout.js';
 
@@ -39,7 +39,7 @@ export class PinnedTipMoved extends Error {
  * goes only onto a tip of that tree or of its own, else {@link PinnedTipMoved}. A tip taken as
  * the snapshot is read again first: one moved since is not given back.
  */
-export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null, pinned: string | null = null, intents: readonly string[] = []): Promise<{ created: boolean; snapshot: Snapshot }> {
+export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, checkout: BranchCheckout, tree: string, base: { kind: SnapshotKind; unsaved: Unsaved | undefined }, notes: SnapshotNotes, reuse: 'exact' | 'tree-and-head', staged: string | null = null, pinned: string | null = null, intents: readonly string[] = [], modes: readonly FileMode[] = []): Promise<{ created: boolean; snapshot: Snapshot }> {
   let tip = checkout.tip;
   const kind = base.kind;
   const fields = snapshotFields({ branch: checkout.branch, head: checkout.head, kind, ...(base.unsaved === undefined ? {} : { unsaved: base.unsaved }) }, notes);
@@ -47,7 +47,8 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
   // tree on HEAD as a middle parent, which keeps it reachable and replicated, and a trailer
   // naming the tree, which tells the restore of the checkpoint to put the index back.
   // Its intent-to-add entries (`intents`), which the index's tree leaves out, each a trailer.
-  const message = `${snapshotMessage(fields)}${intentLines(intents)}${staged === null ? '' : `${INDEX_TRAILER}: ${staged}\n`}`;
+  // And the permission bits of files it removes that git would not give them back (`modes`).
+  const message = `${snapshotMessage(fields)}${intentLines(intents)}${modeLines(modes)}${staged === null ? '' : `${INDEX_TRAILER}: ${staged}\n`}`;
   let stagedCommit: string | null = null;
   const writer = commitWriter(plumbing, checkout.layout);
   for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt += 1) {
@@ -55,6 +56,7 @@ export async function recordSnapshot(plumbing: Plumbing, clock: () => Date, chec
     const current = tip === null ? null : readSnapshot(tip);
     if (current !== null && current.tree === tree && current.head === checkout.head && indexTrailer((tip as RefRecord).message) === staged
       && intentTrailers((tip as RefRecord).message).join('\0') === intents.join('\0')
+      && modeLines(modeTrailers((tip as RefRecord).message)) === modeLines(modes)
       && (reuse === 'tree-and-head' || sameFields(current, fields))) {
       // The tip read earlier must still be the ref's: a snapshot given back that another hand
       // deleted since (and a prune took) would hold the working tree nowhere.

@@ -3,7 +3,7 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmSync } from 'node:fs';
 import { isUtf8 } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +19,8 @@ import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
-import { indexTrailer, intentTrailers } from '../snapshot/format.js';
+import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
+import type { FileMode } from '../snapshot/format.js';
 import { checkText } from '../text.js';
 import { branchOf, checkoutOf, openCheckout, restoreTarget } from './checkout.js';
 import type { BranchCheckout } from './checkout.js';
@@ -209,7 +210,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       try {
         checkNotAborted(signal);
         report(onProgress, 'checkpoint', 0, 1);
-        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged, prepared.pinned, prepared.intents).catch((error: unknown) => {
+        checkpoint = await recordSnapshot(plumbing, context.clock, checkout, current, { kind: 'pre-restore', unsaved: unsavedOf(leftOut) }, { label: `before ${target.commit.slice(0, 12)}`, by }, 'tree-and-head', staged, prepared.pinned, prepared.intents, removedModes(layout.top, changes)).catch((error: unknown) => {
           // The tip moved off the commit that kept objects of the working tree's tree on disk
           // since it was read: that tree may name objects gone since, and nothing was written.
           if (error instanceof PinnedTipMoved) throw new WipError('wip-race', `${checkout.ref} moved while the restore of ${target.commit.slice(0, 12)} was being prepared, so nothing was changed: restore it again`, { cause: error });
@@ -226,6 +227,8 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         if (moved.length > 0) throw changedWhilePrepared(target, checkpoint.snapshot, moved);
         report(onProgress, 'writing', 0, changes.length);
         if (changes.length > 0) await moveTree(plumbing, layout, indexFile, current, target, changes, checkpoint.snapshot, staging);
+        // The permission bits the snapshot (a checkpoint) recorded of files it writes anew.
+        setModes(layout.top, changes, modeTrailers(targetRecord.message));
         report(onProgress, 'writing', changes.length, changes.length);
       } finally {
         // A staging folder the system cannot remove (a path too long from the git directory)
@@ -775,6 +778,50 @@ function healed(layout: RepositoryLayout, change: TreeChange): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/**
+ * The permission bits of each regular file the restore removes, or replaces with something
+ * else, where they are not what git gives a file it writes (its mode's, less the umask): git
+ * records only the executable bit, and the undo, which writes the file anew, would leave a file
+ * of mode 0600 readable by all.
+ */
+function removedModes(top: string, changes: readonly TreeChange[]): FileMode[] {
+  const umask = process.umask();
+  const modes: FileMode[] = [];
+  for (const change of changes) {
+    if ((change.oldMode !== '100644' && change.oldMode !== '100755') || change.newMode === '100644' || change.newMode === '100755') continue;
+    const stats = lstatSync(rawPathOnDisk(top, change.raw), { throwIfNoEntry: false });
+    if (stats === undefined || !stats.isFile()) continue;
+    const mode = stats.mode & 0o7777;
+    if (mode !== ((change.oldMode === '100755' ? 0o777 : 0o666) & ~umask)) modes.push({ raw: change.raw, mode });
+  }
+  return modes;
+}
+
+/**
+ * Gives each regular file the restore wrote the permission bits `modes` records for it, never
+ * through a symlink; one that cannot be set is left as written (the file is there all the same).
+ */
+function setModes(top: string, changes: readonly TreeChange[], modes: readonly FileMode[]): void {
+  if (modes.length === 0) return;
+  const written = new Set(changes.filter((change) => change.newMode === '100644' || change.newMode === '100755').map((change) => change.raw));
+  for (const { raw, mode } of modes) {
+    if (!written.has(raw)) continue;
+    let fd: number;
+    try {
+      fd = openSync(rawPathOnDisk(top, raw), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch {
+      continue;
+    }
+    try {
+      if (fstatSync(fd).isFile()) fchmodSync(fd, mode);
+    } catch {
+      // Left as written.
+    } finally {
+      closeSync(fd);
+    }
   }
 }
 
