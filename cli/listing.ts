@@ -67,6 +67,7 @@ export function formatListing(result: ListResult, options: ListingOptions = { li
     const count = entry.snapshots.length;
     const limit = options.limit ?? count;
     lines.push('', `${shown(entry.branch)}: ${plural(count, 'snapshot')} on ${shown(entry.ref)}`);
+    if (entry.setBackFrom !== undefined) lines.push(`  Its newest snapshot, ${entry.setBackFrom.slice(0, 12)}, was left unreadable by a crash or a power loss: the chain goes on from the newest one whole.`);
     for (const snapshot of entry.snapshots.slice(0, limit)) {
       const when = snapshot.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
       const extra = [snapshot.label === null ? null : shown(snapshot.label), snapshot.by === null ? null : `by ${shown(snapshot.by)}`].filter((part) => part !== null).join('  ');

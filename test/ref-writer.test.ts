@@ -276,9 +276,12 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     const listed = await store.list();
     assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip, branch.snapshots.map((one) => one.commit)]), [['main', second, [second, first]]]);
     assert.equal(git(dir, ['reflog', '-1', '--format=%H %gs', 'refs/chant/wip/main']).trim(), `${second} chant wip: set back from a broken tip ${tip}`);
+    assert.equal(listed.branches[0]?.setBackFrom, tip, 'the list names the snapshot it could not read');
+    assert.equal((await store.list()).branches[0]?.setBackFrom, tip, 'and goes on naming it');
     writeFiles(dir, { 'f2.txt': 'kept\n' });
     const next = await store.save({ label: 'after' });
     assert.equal(git(dir, ['rev-parse', `${next.snapshot.commit}^`]).trim(), second, 'the save builds on the newest whole snapshot');
+    assert.equal((await store.list()).branches[0]?.setBackFrom, undefined, 'until the ref moves again');
     chmodSync(objectFile(next.snapshot.commit), 0o644);
     writeFileSync(objectFile(next.snapshot.commit), '');
     chmodSync(objectFile(second), 0o644);

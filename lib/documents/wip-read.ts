@@ -40,6 +40,10 @@ export const BranchSnapshots = Type.Object({
   aside: Type.Optional(Type.Literal(true, {
     description: 'Present, and true, for a chain moved aside to refs/chant/wip-aside/<tip> because its name was in the way of another branch\'s (refs/chant/wip/a and refs/chant/wip/a/b cannot both exist): the snapshots of a branch deleted since, kept whole. branch is the branch its snapshots name.',
   })),
+  setBackFrom: Type.Optional(Type.String({
+    ...ObjectId,
+    description: 'Present while the ref was last moved by chant setting it back from this commit, its tip before, which a crash or a power loss left unreadable (its object emptied or cut short): the chain goes on from the newest snapshot its reflog holds whole, and the broken one could not be listed. Gone once the ref moves again.',
+  })),
 });
 /**
  * One branch's snapshots: its wip ref, the ref's tip, and the snapshots newest first.
@@ -68,6 +72,13 @@ export interface BranchSnapshots {
    * snapshots of a branch deleted since, kept whole. branch is the branch its snapshots name.
    */
   aside?: true;
+  /**
+   * Present while the ref was last moved by chant setting it back from this commit, its tip before,
+   * which a crash or a power loss left unreadable (its object emptied or cut short): the chain goes
+   * on from the newest snapshot its reflog holds whole, and the broken one could not be listed.
+   * Gone once the ref moves again.
+   */
+  setBackFrom?: string;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Wip refs a crash or a power loss left broken (their loose file emptied or cut short, or the
 // loose commit they name emptied or cut short), put back at the newest commit their reflog moved
 // them to that the repository holds whole (see ref-writer.ts).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXACT_OBJECT_ID, objectHash } from './formats/object-format.js';
 import { readCheckedLoose } from './loose-objects.js';
@@ -101,4 +101,39 @@ export function anyBrokenRef(commonDir: string, prefixes: readonly string[]): bo
     const layout = { commonDir, objectsDir: join(commonDir, 'objects') };
     return brokenTip({ ...layout, objectFormat: 'sha1' }, ref, 40) !== null || brokenTip({ ...layout, objectFormat: 'sha256' }, ref, 64) !== null;
   }));
+}
+
+/** The bytes of a reflog's end read for its newest line. */
+const REFLOG_TAIL = 4096;
+
+/**
+ * The commit `ref` was set back from (see {@link repairBrokenRefs}) while the newest line of its
+ * reflog is that move and names `tip`; null otherwise, or where the reflog cannot be read.
+ * @internal
+ */
+export function setBackFrom(commonDir: string, ref: string, tip: string): string | null {
+  let text: string;
+  try {
+    const fd = openSync(join(commonDir, 'logs', ref), 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const length = Math.min(size, REFLOG_TAIL);
+      const buffer = Buffer.alloc(length);
+      readSync(fd, buffer, 0, length, size - length);
+      text = buffer.toString('latin1');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+  const lines = text.split('\n');
+  const last = lines.at(-1) === '' ? lines.at(-2) : lines.at(-1);
+  if (last === undefined) return null;
+  const tab = last.indexOf('\t');
+  const message = tab < 0 ? '' : last.slice(tab + 1);
+  const prefix = `${SET_BACK_REASON} `;
+  if (last.slice(tip.length + 1, 2 * tip.length + 1) !== tip || !message.startsWith(prefix)) return null;
+  const broken = message.slice(prefix.length);
+  return broken.length === tip.length && EXACT_OBJECT_ID.test(broken) ? broken : null;
 }

@@ -18,7 +18,7 @@ import type { ChainLink } from '../snapshot/chain.js';
 import { ASIDE_REF_PREFIX, readSnapshot, WIP_REF_PREFIX, wipRef } from '../snapshot/format.js';
 import { loadPolicy, replicatorOf } from './context.js';
 import { openCheckout } from './checkout.js';
-import { repairBrokenRefs } from '../git/ref-repair.js';
+import { repairBrokenRefs, setBackFrom } from '../git/ref-repair.js';
 import { interruptedRestore } from '../managers/restore-marker.js';
 import type { StoreContext } from './context.js';
 
@@ -158,8 +158,9 @@ async function readChains(
       const aside = asideBranch.get(tip.ref);
       const { snapshots, older } = pages[index] as Page;
       const paged = limit === null && before === null ? { snapshots } : { snapshots, older };
+      const broken = aside === undefined ? setBackFrom(layout.commonDir, tip.ref, tip.commit) : null;
       return aside === undefined
-        ? { branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, ...paged }
+        ? { branch: tip.ref.slice(WIP_REF_PREFIX.length), ref: tip.ref, tip: tip.commit, ...paged, ...(broken === null ? {} : { setBackFrom: broken }) }
         : { branch: aside, ref: tip.ref, tip: tip.commit, ...paged, aside: true as const };
     });
     const order = branches.map((_, index) => index).sort((a, b) => {
