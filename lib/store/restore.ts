@@ -389,12 +389,14 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat) : null;
     const all = local ?? await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const selected = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
-    // A path longer from the root than the system takes is left as it is, written or removed: no
-    // restore could write it back (the checkpoint's undo neither), and a snapshot that holds one
-    // (a staged file, which a save takes from the index) restores every other path.
+    // A path longer from the root than the system takes, though not from the top (git opens it
+    // from there), is left as it is, written or removed: no restore could write it back (the
+    // checkpoint's undo neither), and a snapshot that holds one (a staged file, which a save
+    // takes from the index) restores every other path. One too long from the top too is no
+    // path a save took: the checks refuse the snapshot.
     const topBytes = Buffer.byteLength(layout.top);
     const changes = (await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped))
-      .filter((change) => topBytes + 1 + change.raw.length < PATH_MAX);
+      .filter((change) => change.raw.length >= PATH_MAX || topBytes + 1 + change.raw.length < PATH_MAX);
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
