@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { describe, it } from 'node:test';
 import { git, makeRepo, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
@@ -160,5 +161,18 @@ describe('events', () => {
     } finally {
       watch.close();
     }
+  });
+
+  it('lets go of a signal that outlives it once closed, so that watches opened and closed on one app-wide signal are not kept', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir, policy: null });
+    const app = new AbortController();
+    for (let i = 0; i < 12; i++) (await store.watchRefs(() => undefined, { signal: app.signal })).close();
+    assert.equal(getEventListeners(app.signal, 'abort').length, 0);
+    const open = await store.watchRefs(() => undefined, { signal: app.signal });
+    assert.equal(getEventListeners(app.signal, 'abort').length, 1);
+    app.abort();
+    assert.equal(getEventListeners(app.signal, 'abort').length, 0);
+    open.close();
   });
 });

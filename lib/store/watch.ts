@@ -83,6 +83,8 @@ export function watchWipRefs(plumbing: Plumbing, layout: RepositoryLayout, initi
   };
   const close = (): void => {
     closed = true;
+    // A signal that outlives the watch (one for the whole app) would otherwise keep every watch closed on it.
+    options.signal?.removeEventListener('abort', close);
     if (timer !== null) clearTimeout(timer);
     for (const { watcher } of watchers.values()) watcher.close();
     watchers.clear();
