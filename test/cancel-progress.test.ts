@@ -133,6 +133,27 @@ describe('progress and events', () => {
     }
   });
 
+  it('a replicator\'s progress sink, or a runner\'s onStderr, that is an async function and rejects fails nothing: the push and the fetch end whole', async () => {
+    const dir = makeRepo();
+    const remote = bareRemote();
+    git(dir, ['remote', 'add', 'origin', remote]);
+    writeFiles(dir, { 'a.txt': '1\n' });
+    const saved = await new WipStore({ cwd: dir, policy: null }).save({ label: 'one' });
+    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const rejecting = async (): Promise<void> => {
+      throw new Error('the panel was closed');
+    };
+    const { replication } = await new Replicator({ cwd: dir, policy, progress: rejecting }).push();
+    assert.deepEqual(replication.pushed.map((ref) => ref.commit), [saved.snapshot.commit]);
+    const fresh = makeRepo();
+    git(fresh, ['remote', 'add', 'origin', remote]);
+    const fetched = await new Replicator({ cwd: fresh, policy, progress: rejecting }).fetch();
+    assert.deepEqual(fetched.refs.map((ref) => ref.result), ['created']);
+    await new SimpleGitRunner(fresh).run(['fetch', '--progress', 'origin', 'refs/chant/wip/main'], { onStderr: rejecting });
+    // The sinks' rejections surface on later turns of the event loop: the process is still here after them.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+
   it('hands a push and a fetch git\'s progress as {phase, done, total}, and emits push and fetch', async () => {
     const dir = makeRepo();
     const remote = bareRemote();

@@ -189,7 +189,11 @@ function emitLines(text: string, sink: (line: string) => void): string {
 
 function deliver(line: string, sink: (line: string) => void): void {
   try {
-    sink(line);
+    const returned: unknown = sink(line);
+    // An async sink's rejection, left unhandled, ended the whole process mid-push.
+    if (typeof returned === 'object' && returned !== null && typeof (returned as { then?: unknown }).then === 'function') {
+      Promise.resolve(returned as PromiseLike<unknown>).then(undefined, () => undefined);
+    }
   } catch {
     // Progress is for people watching; a sink that fails must never fail the git call.
   }

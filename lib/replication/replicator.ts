@@ -3,7 +3,7 @@ import type {
   FetchOutcome, FetchRef, FetchRefFailure, FetchResult, HeldBack, PolicyDocument, PushOutcome, PushResult, RefClass, RefPush, RefState, ReplicationState, Trigger,
 } from '../documents/replication.js';
 import { asWipError, callOptions, cancelledError, checkNotAborted, checkStoreOptions, WipError } from '../errors.js';
-import { Events, parseGitProgress, report as reportProgress } from '../events.js';
+import { Events, parseGitProgress, report as reportProgress, settled } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import { withSignal } from '../git/signal.js';
 import { compareBytes } from '../order.js';
@@ -214,7 +214,16 @@ export class Replicator {
     this.#cwd = options.cwd;
     this.#git = options.git ?? new SimpleGitRunner(options.cwd);
     this.#policy = options.policy === null ? null : policyOf(options.policy);
-    this.#progress = options.progress;
+    const progress = options.progress;
+    // The caller's sink, its failures its own: one that throws, or an async one that rejects
+    // (which, unhandled, ended the process mid-push), never stops the push or the fetch.
+    this.#progress = progress === undefined ? undefined : (line) => {
+      try {
+        settled(progress(line));
+      } catch {
+        // Progress is for people watching.
+      }
+    };
     this.#timeoutMs = checkNetworkTimeout(options.timeoutMs);
     this.#secretScan = options.secretScan ?? process.env.CHANT_WIP_SECRET_SCAN !== 'off';
   }
