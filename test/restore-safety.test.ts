@@ -868,6 +868,55 @@ describe('restore: a path that cannot be changed partway through the move', () =
   });
 });
 
+describe('restore: a file system that turns read-only partway', () => {
+  /** A repository on a tmpfs of its own, so that it can be remounted read-only; null with the reason when it cannot. */
+  const mountedRepo = (t: { skip: (why: string) => void }): { mount: string; dir: string } | null => {
+    if (process.getuid?.() !== 0) {
+      t.skip('mounting a tmpfs needs root');
+      return null;
+    }
+    const mount = tempDir('chant-ro-mount-');
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=16m', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) {
+      t.skip(`cannot mount a tmpfs here: ${(mounted.stderr || '').trim()}`);
+      return null;
+    }
+    const dir = join(mount, 'repo');
+    mkdirSync(dir);
+    git(dir, ['init', '-q', '-b', 'main']);
+    writeFiles(dir, { 'base.txt': 'base\n' });
+    git(dir, ['add', '-A']);
+    git(dir, ['commit', '-qm', 'initial']);
+    return { mount, dir };
+  };
+
+  it('says which path refused and which checkpoint holds the tree, where the lock it could not remove took the place of both', async (t) => {
+    const repo = mountedRepo(t);
+    if (repo === null) return;
+    const { mount, dir } = repo;
+    try {
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { 'base.txt': 'saved\n' });
+      const saved = (await store.save({})).snapshot.commit;
+      writeFiles(dir, { 'base.txt': 'mine\n', 'mine.txt': 'untracked\n' });
+      const tree = treeOf(dir);
+      // Past the checkpoint, as the files are about to move, the whole file system (the working
+      // tree and its git directory) turns read-only.
+      const message = await assertRefusal(() => store.restore({
+        snapshot: saved,
+        onProgress: (progress) => {
+          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
+        },
+      }), 'git-failed', /EROFS/);
+      assert.match(message, /mine\.txt|base\.txt/, 'the path that refused is named');
+      assert.match(message, /checkpoint [0-9a-f]{40}/);
+      assert.deepEqual(treeOf(dir), tree);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+});
+
 describe('restore: a worktree on another file system than its git directory', () => {
   it('never leaves a file cut short when the copy across file systems can write only part of it (a file size limit, a disk that fills), but fails the move', (t) => {
     const other = '/dev/shm';

@@ -273,7 +273,15 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
   } finally {
     stopHeartbeat();
     // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
-    if (readOwn(path) === token) rmSync(path, { force: true });
+    // One that cannot be removed (its file system turned read-only) must not stand in for what the work did or
+    // why it failed: it is left, as a killed holder leaves one, to be taken over.
+    if (readOwn(path) === token) {
+      try {
+        rmSync(path, { force: true });
+      } catch {
+        // Left behind.
+      }
+    }
   }
 }
 
