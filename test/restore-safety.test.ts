@@ -915,6 +915,34 @@ describe('restore: a file system that turns read-only partway', () => {
       spawnSync('umount', [mount]);
     }
   });
+
+  it('leaves no lock that holds up the same process once the file system is writable again', async (t) => {
+    const repo = mountedRepo(t);
+    if (repo === null) return;
+    const { mount, dir } = repo;
+    try {
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { 'base.txt': 'saved\n' });
+      const saved = (await store.save({})).snapshot.commit;
+      writeFiles(dir, { 'base.txt': 'mine\n' });
+      await assertRefusal(() => store.restore({
+        snapshot: saved,
+        onProgress: (progress) => {
+          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
+        },
+      }), 'git-failed', /EROFS/);
+      assert.equal(spawnSync('mount', ['-o', 'remount,rw', mount]).status, 0);
+      // The lock this process could not remove names it, alive: a host running on (an agent's
+      // runner) waited for itself, then was refused as wip-race, on every later call.
+      const restored = await store.restore({ snapshot: saved });
+      assert.deepEqual(restored.written, ['base.txt']);
+      assert.equal(readFileSync(join(dir, 'base.txt'), 'utf8'), 'saved\n');
+      writeFiles(dir, { 'base.txt': 'later\n' });
+      assert.equal((await store.save({})).created, true);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
 });
 
 describe('restore: a worktree on another file system than its git directory', () => {
