@@ -868,6 +868,28 @@ describe('restore: a path that cannot be changed partway through the move', () =
   });
 });
 
+describe('restore: a low open files limit', () => {
+  it('restores into more folders than the limit lets it hold open at once (ulimit -n 64), where every such restore was put back as EMFILE', async (t) => {
+    const bin = join(ROOT, 'dist', 'bin', 'chant.cjs');
+    if (!existsSync(bin)) return t.skip('dist/ is not built (npm run build)');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 120; i += 1) files[`d${i}/f.txt`] = `${i}\n`;
+    const dir = makeRepo(files);
+    const store = new WipStore({ cwd: dir, policy: null });
+    const edited: Record<string, string> = {};
+    for (let i = 0; i < 120; i += 1) Object.assign(edited, { [`d${i}/f.txt`]: `saved ${i}\n`, [`d${i}/new.txt`]: 'new\n' });
+    writeFiles(dir, edited);
+    const saved = (await store.save({})).snapshot.commit;
+    const tree = treeOf(dir);
+    const now: Record<string, string | null> = {};
+    for (let i = 0; i < 120; i += 1) Object.assign(now, { [`d${i}/f.txt`]: `now ${i}\n`, [`d${i}/new.txt`]: null, [`d${i}/mine.txt`]: 'mine\n' });
+    writeFiles(dir, now);
+    const run = spawnSync('sh', ['-c', 'ulimit -n 64 && exec "$0" "$@"', process.execPath, bin, 'workspace', 'wip', 'restore', saved], { cwd: dir, encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stdout + run.stderr);
+    assert.deepEqual(treeOf(dir), tree);
+  });
+});
+
 describe('restore: a file system that turns read-only partway', () => {
   /** A repository on a tmpfs of its own, so that it can be remounted read-only; null with the reason when it cannot. */
   const mountedRepo = (t: { skip: (why: string) => void }): { mount: string; dir: string } | null => {

@@ -1,8 +1,9 @@
 // Moves files git wrote into a private staging folder into the working tree, and removes files
-// from it, without ever following a symlink on the way: every folder is opened once, relative
-// to its parent's descriptor, with O_NOFOLLOW, and every rename, unlink, mkdir and rmdir goes
-// through `/proc/self/fd/<folder>/<name>`, which names the entry in the folder that descriptor
-// holds, wherever that folder has moved since. A process racing the restore that swaps a folder
+// from it, without ever following a symlink on the way: every folder is opened relative to its
+// parent's descriptor, with O_NOFOLLOW, and every rename, unlink, mkdir and rmdir goes through
+// `/proc/self/fd/<folder>/<name>`, which names the entry in the folder that descriptor holds,
+// wherever that folder has moved since. At most HELD_FOLDERS are held open at once; one closed
+// and opened again must be the same folder (device and inode), else the move stops as a race. A process racing the restore that swaps a folder
 // for a symlink to somewhere outside either makes the open fail (the restore stops and puts back
 // what it did) or has moved the real folder, which the restore keeps writing into: never through
 // the symlink. Linux only (where /proc/self/fd is), which `available()` answers.
@@ -11,6 +12,9 @@ import { writeAll } from '../git/loose-target.js';
 import { rawPathOnDisk, rawPathText } from '../git/formats/path-text.js';
 
 const FOLDER_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+
+/** How many folder descriptors a move holds open at most, well under a low open files limit (ulimit -n 64). */
+const HELD_FOLDERS = 32;
 
 /**
  * A folder of the working tree is not where or what the restore found it to be: another process
@@ -97,6 +101,10 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
     }
   };
   const folders = new Map<string, number>();
+  // Folders whose descriptor was closed to stay under the open files limit (a restore into
+  // thousands of folders): each is known by its device and inode, checked when it is opened again
+  // and at the end, as a held one is.
+  const closed = new Map<string, { dev: number; ino: number }>();
   const topFd = openSync(top, constants.O_RDONLY | constants.O_DIRECTORY);
   folders.set('', topFd);
   try {
@@ -108,6 +116,15 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
       const parent = open(slash < 0 ? '' : raw.slice(0, slash), create);
       if (parent === null) return null;
       const path = entry(parent, raw.slice(slash + 1));
+      if (folders.size >= HELD_FOLDERS) {
+        for (const [held, heldFd] of folders) {
+          if (held === '' || raw.startsWith(`${held}/`)) continue;
+          const { dev, ino } = fstatSync(heldFd);
+          closed.set(held, { dev, ino });
+          closeSync(heldFd);
+          folders.delete(held);
+        }
+      }
       let fd: number;
       try {
         fd = openSync(path, FOLDER_FLAGS);
@@ -124,6 +141,15 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
         if (code === 'ENOENT') return null;
         if (code === 'ELOOP' || code === 'ENOTDIR') raceOn(raw, 'it is a symlink or a file where a folder should be');
         throw error;
+      }
+      const before = closed.get(raw);
+      if (before !== undefined) {
+        const now = fstatSync(fd);
+        if (now.dev !== before.dev || now.ino !== before.ino) {
+          closeSync(fd);
+          raceOn(raw, 'another process moved or replaced it while the restore wrote in it');
+        }
+        closed.delete(raw);
       }
       folders.set(raw, fd);
       return fd;
@@ -169,6 +195,7 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
         const fd = folders.get(folder);
         if (fd !== undefined) closeSync(fd);
         folders.delete(folder);
+        closed.delete(folder);
       }
     }
     for (const op of writes) attempt(op.raw, 'write', () => {
@@ -193,6 +220,9 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
             closeSync(fd);
             folders.delete(raw);
           }
+        }
+        for (const raw of closed.keys()) {
+          if (raw === op.raw || raw.startsWith(`${op.raw}/`)) closed.delete(raw);
         }
         removeEmptyTree(path);
       };
@@ -219,10 +249,11 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
     });
     // Every folder written in is still the one at its path: else another process moved it, and
     // what was written there is not where the working tree has it.
-    for (const [raw, fd] of folders) {
+    const checked = [...[...folders].map(([raw, fd]) => [raw, () => fstatSync(fd)] as const), ...[...closed].map(([raw, known]) => [raw, () => known] as const)];
+    for (const [raw, was] of checked) {
       if (raw === '') continue;
       attempt(raw, 'check', () => {
-        const held = fstatSync(fd);
+        const held = was();
         const now = (() => {
           try {
             return lstatSync(rawPathOnDisk(top, raw));
