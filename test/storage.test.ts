@@ -275,6 +275,39 @@ describe('prune', () => {
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main^']).trim(), tip);
   });
 
+  it('says a full disk as the ref moves is git failing, in git\'s words, not a chain that moved (wip-race, run it again)', async (t) => {
+    if (process.getuid?.() !== 0) return t.skip('mounting a small tmpfs needs root');
+    const mount = tempDir('chant-prune-full-');
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'tmpfs', mount], { encoding: 'utf8' });
+    if (mounted.status !== 0) return t.skip(`cannot mount a tmpfs here: ${(mounted.stderr || '').trim()}`);
+    try {
+      const dir = join(mount, 'repo');
+      mkdirSync(dir);
+      git(dir, ['init', '-q', '-b', 'main']);
+      writeFileSync(join(dir, 'README.md'), 'hello\n');
+      git(dir, ['add', '-A']);
+      git(dir, ['commit', '-qm', 'initial']);
+      buildChain(dir, 6);
+      const full = new WipStore({
+        cwd: dir,
+        policy: null,
+        git: {
+          async run(args, options) {
+            const { SimpleGitRunner } = await import('../lib/index.js');
+            // Just before the ref moves, the disk fills (another process's build output).
+            if (args[0] === 'update-ref' && args.includes('--stdin')) spawnSync('sh', ['-c', 'cat /dev/zero > "$0" 2>/dev/null', join(mount, 'filler')]);
+            return new SimpleGitRunner(dir).run(args, options);
+          },
+        },
+      });
+      const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+      await assertRefusal(() => full.prune({ keepLast: 3 }), 'git-failed', /couldn't write|No space/);
+      assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'nothing was dropped');
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+
   it('keeps the index a kept checkpoint recorded: after the prune and a gc, restoring it gives back the staged file too', async () => {
     const dir = makeRepo({ f: 'base\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -111,6 +111,9 @@ function givesRule(options: PruneOptions): boolean {
   return (options.keepLast ?? null) !== null || (options.keepWithin ?? null) !== null || options.keepLabelled === true;
 }
 
+/** What git's update-ref says of a ref another writer moved, made, removed or holds locked. */
+const RACED = /but expected|reference already exists|reference is missing|unable to resolve reference|File exists/;
+
 /**
  * Rewrites chains down to the snapshots the rules keep (any rule keeping one keeps it; the
  * newest always stays): the kept snapshots are written again with the same trees, messages and
@@ -227,6 +230,10 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     try {
       await moveRefs(context.git, context.cwd, rewrites, 'chant wip: prune');
     } catch (error) {
+      // Only a ref found elsewhere than read, or held by another writer, is a race: a full disk or
+      // a read-only git directory is git's own failure, said in its words.
+      const said = error instanceof Error ? error.message : String(error);
+      if (!RACED.test(said)) throw new WipError('git-failed', `${said}; nothing was dropped`, { cause: error });
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
     renameMarkedCheckpoints(markDirs, renamed);
