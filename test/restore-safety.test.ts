@@ -890,6 +890,46 @@ describe('restore: a low open files limit', () => {
   });
 });
 
+describe('restore: folders closed to stay under the open files limit', () => {
+  it('stops as a race when a folder it closed is another one when it opens it again, never writing into the other', async () => {
+    const fs = (await import('node:fs')).default;
+    const { syncBuiltinESMExports } = await import('node:module');
+    const { applyOps, FolderRaceError } = await import('../lib/store/folder-writer.js');
+    const top = tempDir();
+    const staging = tempDir();
+    const ops: Array<{ raw: string; kind: 'write' }> = [];
+    for (let i = 0; i < 40; i += 1) {
+      mkdirSync(join(top, `d${i}`));
+      mkdirSync(join(staging, `d${i}`));
+      writeFileSync(join(staging, `d${i}`, 'a'), 'a\n');
+      ops.push({ raw: `d${i}/a`, kind: 'write' });
+    }
+    writeFileSync(join(staging, 'd0', 'b'), 'b\n');
+    // d0 again, after the 39 others made the writer close it.
+    ops.push({ raw: 'd0/b', kind: 'write' });
+    const realOpen = fs.openSync;
+    let opened = 0;
+    // As d0 is opened the second time, another process has moved it away and made a new d0.
+    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+      if (String(path).endsWith('/d0') && (opened += 1) === 2) {
+        fs.renameSync(join(top, 'd0'), join(top, 'moved'));
+        mkdirSync(join(top, 'd0'));
+      }
+      return (realOpen as (...args: unknown[]) => number)(path, ...rest);
+    }) as typeof fs.openSync;
+    syncBuiltinESMExports();
+    try {
+      assert.throws(() => applyOps(top, staging, ops), (error) => error instanceof FolderRaceError && error.raw === 'd0');
+    } finally {
+      fs.openSync = realOpen;
+      syncBuiltinESMExports();
+    }
+    assert.equal(opened, 2);
+    assert.deepEqual(readdirSync(join(top, 'd0')), [], 'nothing written into the other d0');
+    assert.deepEqual(readdirSync(join(top, 'moved')), ['a']);
+  });
+});
+
 describe('restore: a file system that turns read-only partway', () => {
   /** A repository on a tmpfs of its own, so that it can be remounted read-only; null with the reason when it cannot. */
   const mountedRepo = (t: { skip: (why: string) => void }): { mount: string; dir: string } | null => {
