@@ -480,6 +480,21 @@ describe('restore: the undo is exact', () => {
     assert.equal(readFileSync(join(dir, 'secret.env'), 'utf8'), 'TOKEN=x\n');
   });
 
+  it('gives back intent-to-add files whose names hold a backslash, a line break or a blank line, and keeps the checkpoint a snapshot of its chain', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    const store = new WipStore({ cwd: dir });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    const names = ['back\\slash.txt', 'line\nbreak.txt', 'blank\n\nChant-Wip-Kind: save.txt'];
+    writeFiles(dir, Object.fromEntries(names.map((name) => [name, 'new\n'])));
+    git(dir, ['add', '-N', '--', ...names]);
+    const before = git(dir, ['status', '--porcelain=v1', '-z']);
+    const restored = await store.restore({ snapshot: first });
+    const checkpoint = restored.checkpoint.snapshot.commit;
+    assert.ok((await store.list()).branches[0]?.snapshots.some((snapshot) => snapshot.commit === checkpoint && snapshot.kind === 'pre-restore'));
+    await store.restore({ snapshot: checkpoint });
+    assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), before);
+  });
+
   it('leaves ignored files in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -2,7 +2,7 @@ import { OBJECT_ID } from '../git/formats/object-format.js';
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Snapshot, SnapshotKind, Unsaved } from '../documents/snapshot.js';
 import { readUnsaved, unsavedValue, writeUnsaved } from './left-out.js';
-import { pathBytes, rawPathText } from '../git/formats/path-text.js';
+import { pathBytes, quotePath } from '../git/formats/path-text.js';
 
 /** The ref namespace snapshots live under. */
 export const WIP_REF_PREFIX = 'refs/chant/wip/';
@@ -302,17 +302,18 @@ export const INDEX_TRAILER = 'Chant-Wip-Index';
 
 /**
  * The trailer of a checkpoint that records an intent-to-add entry of the checkout's index
- * (`git add -N`), one a path, as documents print a path (see rawPathText): the index's tree
- * leaves such entries out, and the restore of the checkpoint adds them again.
+ * (`git add -N`), one a path, always quoted (see quotePath): the index's tree leaves such
+ * entries out, and the restore of the checkpoint adds them again.
  */
 export const INTENT_TRAILER = 'Chant-Wip-Intent-To-Add';
 
-/** The trailer lines that record `paths` (byte strings) as intent-to-add, each path quoted. */
+/**
+ * The trailer lines that record `paths` (byte strings) as intent-to-add, each path in git's
+ * C-style quoting, always: a line break, a backslash or a quote in a name is escaped (one between
+ * quotes as it stood split the trailer, and the checkpoint, read back, was no snapshot).
+ */
 export function intentLines(paths: readonly string[]): string {
-  return paths.map((path) => {
-    const text = rawPathText(path);
-    return `${INTENT_TRAILER}: ${text.startsWith('"') ? text : `"${text}"`}\n`;
-  }).join('');
+  return paths.map((path) => `${INTENT_TRAILER}: ${quotePath(Buffer.from(path, 'latin1'))}\n`).join('');
 }
 
 /** The paths a snapshot's message records as intent-to-add, as byte strings (one character a byte), in its order. */
