@@ -1,7 +1,10 @@
-import { git, makeRepo } from './helpers.js';
+import { git, makeRepo, ROOT } from './helpers.js';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { pathToFileURL } from 'node:url';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import type { PolicyDocument } from '../lib/documents/replication.js';
 import { readDocument, writeDocument, writeFailureDocument } from '../lib/documents/document.js';
@@ -287,6 +290,40 @@ test('two fetches run at once in one process each hear every ref of the remote, 
     assert.deepEqual([one, two].map((result) => result.refs.map((ref) => ref.result)).sort(), [['created', 'created', 'created', 'created'], ['up-to-date', 'up-to-date', 'up-to-date', 'up-to-date']]);
     assert.equal((await replicator.state())?.replicated, true, 'what the remote holds is recorded as held');
   }
+});
+
+test('a fetch waits for a fetch of the repository another process runs, whose staging refs it would otherwise plan from', async () => {
+  const fixture = await pushedAndCloned();
+  const flags = makeRepo();
+  // Another process fetching holds the repository's fetch lock until told to end.
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', `
+    import { existsSync, writeFileSync } from 'node:fs';
+    import { withFetchLock } from ${JSON.stringify(pathToFileURL(join(ROOT, 'lib', 'managers', 'lock.ts')).href)};
+    await withFetchLock(${JSON.stringify(join(fixture.clone, '.git'))}, async () => {
+      console.log('held');
+      while (!existsSync(${JSON.stringify(join(flags, 'release'))})) await new Promise((resolve) => setTimeout(resolve, 20));
+      writeFileSync(${JSON.stringify(join(flags, 'other-ended'))}, '');
+    });
+  `], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const ended = once(child, 'exit');
+  const held = await new Promise<boolean>((resolve) => {
+    child.stdout.once('data', () => resolve(true));
+    child.once('exit', () => resolve(false));
+  });
+  assert.ok(held, 'the other process holds the fetch lock');
+  const inner = new SimpleGitRunner(fixture.clone);
+  const gitWhileOtherRan: string[][] = [];
+  const run: GitRunner['run'] = (args, options) => {
+    if (!existsSync(join(flags, 'other-ended'))) gitWhileOtherRan.push([...args]);
+    return inner.run(args, options);
+  };
+  const fetching = new Replicator({ cwd: fixture.clone, policy: POLICY, git: { run } }).fetch();
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  writeFileSync(join(flags, 'release'), '');
+  const result = await fetching;
+  await ended;
+  assert.deepEqual(gitWhileOtherRan, [], 'no git ran while the other fetch did');
+  assert.deepEqual(result.refs.map((ref) => [ref.ref, ref.result]), [[KEPT, 'created'], [WIP, 'created'], [LEDGER, 'created'], [WORK, 'created']]);
 });
 
 test('fetch fast-forwards a ref that is behind and leaves one that is ahead or diverged alone', async (t) => {

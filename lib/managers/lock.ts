@@ -247,7 +247,28 @@ async function breakStale(path: string): Promise<void> {
  * `wip-race`.
  */
 export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>, options: LockOptions = {}): Promise<T> {
-  const path = join(gitDir, LOCK_NAME);
+  return withLockFile(join(gitDir, LOCK_NAME), 'another chant wip save or restore of this worktree', work, options);
+}
+
+/**
+ * The file, in the common git directory, of the lock fetches of the repository take.
+ * @internal
+ */
+export const FETCH_LOCK_NAME = 'chant-fetch.lock';
+
+/**
+ * Runs `fetch` holding the repository's fetch lock (`<common-dir>/chant-fetch.lock`), so that
+ * fetches of one repository, in any process, run one after the other: they share the staging
+ * refs, and one planned from a namespace another had just emptied told of no ref the remote
+ * holds and deleted every replica. Taken, waited for and refused as {@link withWorktreeLock}.
+ * @internal
+ */
+export async function withFetchLock<T>(commonDir: string, fetch: () => Promise<T>, options: LockOptions = {}): Promise<T> {
+  return withLockFile(join(commonDir, FETCH_LOCK_NAME), 'another chant wip fetch of this repository', fetch, options);
+}
+
+/** Runs `work` holding the lock file `path`; `holders` names who else takes it, for the refusal. */
+async function withLockFile<T>(path: string, holders: string, work: () => Promise<T>, options: LockOptions): Promise<T> {
   const deadline = Date.now() + (options.waitMs ?? 30_000);
   const token = lockContent(randomBytes(8).toString('hex'));
   for (;;) {
@@ -268,7 +289,7 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
     options.stopWaiting?.();
     if (Date.now() > deadline) {
       if (holder.gc !== null) throw new WipError('wip-race', `git gc (process ${holder.gc}) is running in this repository, and ${path} was left by a chant process that ended while it ran (a wip prune with gc, killed); nothing is saved or restored until that gc ends, since it may delete objects a snapshot is being written with: try again when it ends`);
-      throw new WipError('wip-race', `another chant wip save or restore of this worktree holds ${path}${holder.pid === null ? '' : ` (process ${holder.pid})`}; try again when it ends`);
+      throw new WipError('wip-race', `${holders} holds ${path}${holder.pid === null ? '' : ` (process ${holder.pid})`}; try again when it ends`);
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

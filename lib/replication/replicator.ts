@@ -23,7 +23,7 @@ import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
-import { whileFetching } from '../managers/lock.js';
+import { whileFetching, withFetchLock } from '../managers/lock.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -409,15 +409,18 @@ export class Replicator {
    * why and `refs` is worked out, the same way, from what earlier fetches recorded, leaving out
    * the refs equal to that record. A replica or staging ref that cannot be written (a stale
    * lock) is left as it is and named in `failed`; the local refs come all the same. Fetches of
-   * one repository from one remote made in this process run one after the other.
+   * one repository run one after the other, in this process and across processes.
    * @returns the policy, each remote ref sorted by refname with what was done, and `failed`
    * @throws {@link WipError} `wip-policy-none`, `wip-remote-unknown`, `wip-race`, `wip-cancelled` or `git-failed`
    */
   async fetch(options: ReplicatorCallOptions = {}): Promise<FetchResult> {
     options = callOptions(options, 'Replicator.fetch');
     const policy = this.#required();
-    const key = `${commonDirFromFiles(this.#cwd) ?? resolve(this.#cwd)}\0${policy.remote}`;
-    const result = await oneFetchAtATime(key, options.signal, () => this.#call(options, (scoped) => scoped.#fetch(policy, options)));
+    const commonDir = commonDirFromFiles(this.#cwd);
+    const key = `${commonDir ?? resolve(this.#cwd)}\0${policy.remote}`;
+    // And one after the other across processes: they share the staging refs as well.
+    const fetch = () => this.#call(options, (scoped) => scoped.#fetch(policy, options));
+    const result = await oneFetchAtATime(key, options.signal, () => (commonDir === null ? fetch() : withFetchLock(commonDir, fetch, { waitMs: FETCH_LOCK_WAIT_MS, stopWaiting: () => checkNotAborted(options.signal) })));
     this.#events.emit('fetch', result);
     return result;
   }
@@ -1011,6 +1014,9 @@ function recordedLease(view: LocalView, ref: string): string | null {
 function unknownRemote(policy: Policy): WipError {
   return new WipError('wip-remote-unknown', `the replicate policy of ${policy.box} names the git remote ${policy.remote}, which this checkout does not have: add it with git remote add ${policy.remote} <url>`);
 }
+
+/** How long a fetch waits for another process's fetch of the repository before it is refused as `wip-race`. */
+const FETCH_LOCK_WAIT_MS = 10 * 60 * 1000;
 
 /** The fetch running or queued last in this process, by repository and remote. */
 const FETCHES = new Map<string, Promise<void>>();
