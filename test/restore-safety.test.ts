@@ -495,6 +495,25 @@ describe('restore: the undo is exact', () => {
     assert.equal(git(dir, ['status', '--porcelain=v1', '-z']), before);
   });
 
+  it('marks no untracked or ignored file intent-to-add on the undo where a split index holds an intent-to-add entry under a name it strips', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', '.gitignore': '*.log\n' });
+    git(dir, ['config', 'core.splitIndex', 'true']);
+    const store = new WipStore({ cwd: dir, policy: null });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'new.txt': 'new\n', 'other.txt': 'other\n', 'debug.log': 'log\n' });
+    git(dir, ['add', '-N', 'new.txt']);
+    // The entry goes to the shared index; a flag changed after is written in the split index
+    // under an empty name, the shared entry's.
+    git(dir, ['update-index', '--split-index']);
+    git(dir, ['update-index', '--skip-worktree', 'new.txt']);
+    git(dir, ['update-index', '--no-skip-worktree', 'new.txt']);
+    const restored = await store.restore({ snapshot: first });
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    const status = git(dir, ['status', '--porcelain=v1', '--ignored']);
+    assert.match(status, /^\?\? other\.txt$/m);
+    assert.match(status, /^!! debug\.log$/m);
+  });
+
   it('leaves ignored files in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -248,10 +248,10 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // nothing staged), since it would leave the index as it is.
       if (resetTo !== null) await resetIndexOrBack(plumbing, layout, current, target, changes, checkpoint.snapshot, resetTo, signal);
       // The intent-to-add entries the snapshot names go back with the index it records (on the
-      // same HEAD), each of a file there: a mark only, whose file is written, so a failure to
-      // add one leaves the restore done.
+      // same HEAD), each of a file there (never the top, which git add reads as every file): a
+      // mark only, whose file is written, so a failure to add one leaves the restore done.
       if (only === null && target.head === checkout.head) {
-        const intents = intentTrailers(targetRecord.message).filter((raw) => lstatSync(rawPathOnDisk(layout.top, raw), { throwIfNoEntry: false }) !== undefined);
+        const intents = intentTrailers(targetRecord.message).filter((raw) => raw !== '' && lstatSync(rawPathOnDisk(layout.top, raw), { throwIfNoEntry: false }) !== undefined);
         await plumbing.addIntentToAdd(layout.top, intents).catch(() => undefined);
       }
       report(onProgress, 'index', 1, 1);

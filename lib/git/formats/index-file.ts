@@ -218,7 +218,8 @@ export async function indexMayHaveFlags(indexFile: string, objectFormat: string)
  * would bring such a file back untracked.
  * @param indexFile - the index file
  * @param objectFormat - `sha1` or `sha256`
- * @returns the paths; empty when there are none, or when the file is missing or not an index
+ * @returns the paths; empty when there are none, or when the file is missing or not an index;
+ *   those of a split index's shared index are left out
  * @internal
  */
 export async function readIntentToAddPaths(indexFile: string, objectFormat: string): Promise<string[]> {
@@ -230,7 +231,10 @@ export async function readIntentToAddPaths(indexFile: string, objectFormat: stri
   const paths: string[] = [];
   walkEntries(data, hashBytes, true, (cursor) => {
     if ((cursor.flags & 0x4000) !== 0 && ((data[cursor.start + 40 + hashBytes + 2] as number) & 0x20) !== 0) {
-      paths.push(cursor.path === null ? data.toString('latin1', cursor.nameStart, cursor.nameEnd) : cursor.path.toString('latin1'));
+      const path = cursor.path === null ? data.toString('latin1', cursor.nameStart, cursor.nameEnd) : cursor.path.toString('latin1');
+      // A split index writes an entry that replaces one of its shared index under an empty name
+      // (the shared entry's): no path of its own, which git add would read as every file.
+      if (path !== '') paths.push(path);
     }
     return true;
   });
