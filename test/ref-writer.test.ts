@@ -295,6 +295,26 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.equal(readFileSync(join(dir, 'f2.txt'), 'utf8'), 'edited\n');
   });
 
+  it('is left at a tip whose loose commit is cut short where a pack holds the commit whole, which git reads', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
+    }
+    const [first, tip] = saved as [string, string];
+    // A repack that kept the loose objects (git repack -a, no -d): the pack holds the tip whole.
+    git(dir, ['repack', '-a', '-q']);
+    const objectFile = join(dir, '.git', 'objects', tip.slice(0, 2), tip.slice(2));
+    chmodSync(objectFile, 0o644);
+    writeFileSync(objectFile, readFileSync(objectFile).subarray(0, 60));
+    assert.equal(git(dir, ['rev-parse', `${tip}^`]).trim(), first, 'git reads the tip from the pack');
+    const listed = await store.list();
+    assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip, branch.snapshots.map((one) => one.commit)]), [['main', tip, [tip, first]]]);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+  });
+
   it('is put back by a push and a fetch too, where the push left its chain out saying nothing and the fetch failed whole on it as a bad object', async () => {
     const remote = bareRemote();
     const dir = makeRepo({ 'README.md': 'x\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: ['save'] } } }] })}\n` });

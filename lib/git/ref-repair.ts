@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { EXACT_OBJECT_ID, objectHash } from './formats/object-format.js';
 import { readCheckedLoose } from './loose-objects.js';
 import type { Plumbing, RepositoryLayout } from './plumbing.js';
+import { GitCommandError } from './runner.js';
 import { brokenRefFile, reflogValues, replaceBrokenRef } from './ref-writer.js';
 
 /** The reflog message of a ref set back from a tip whose commit a crash or a power loss broke; the broken id follows it. */
@@ -16,13 +17,13 @@ export const SET_BACK_REASON = 'chant wip: set back from a broken tip';
  * it) whose loose file a crash or a power loss emptied or cut short, at the newest commit its
  * reflog moved it to that the repository holds whole. git takes such a ref as absent and refuses
  * to move it: the chain read as gone, and every save failed on it. A ref whose file is whole but
- * names a loose commit emptied or cut short (git fails every read of the chain on it) is set back
- * the same way, by `update-ref` while it still names that commit, its reflog line naming the
- * broken commit after {@link SET_BACK_REASON}.
+ * names a loose commit emptied or cut short that no pack holds whole (git fails every read of the
+ * chain on it) is set back the same way, by `update-ref` while it still names that commit, its
+ * reflog line naming the broken commit after {@link SET_BACK_REASON}.
  * @returns the refs put back
  * @internal
  */
-export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | 'updateRefCas'>, layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[]): Promise<string[]> {
+export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | 'updateRefCas' | 'run'>, layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | 'objectFormat'>, refs: readonly string[]): Promise<string[]> {
   const length = objectHash(layout.objectFormat).bytes * 2;
   const named = refs.flatMap((ref) => (ref.endsWith('/') ? looseRefsUnder(layout.commonDir, ref.slice(0, -1)) : [ref]));
   const repaired: string[] = [];
@@ -30,6 +31,9 @@ export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | '
     const broken = brokenRefFile(layout.commonDir, ref, length);
     const tip = broken ? null : brokenTip(layout, ref, length);
     if (!broken && tip === null) continue;
+    // git reads an object from a pack before its loose file: a pack that holds the tip whole
+    // (a repack that kept the loose objects) leaves nothing broken for git, nor a ref to set back.
+    if (tip !== null && await readsWhole(plumbing, tip)) continue;
     const values = reflogValues(layout.commonDir, ref, length).filter((value) => value !== tip);
     if (values.length === 0) continue;
     const next = await newestWhole(plumbing, layout, values);
@@ -54,6 +58,21 @@ function brokenTip(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | '
   if (value.length !== length || !EXACT_OBJECT_ID.test(value)) return null;
   if (!existsSync(join(layout.objectsDir, value.slice(0, 2), value.slice(2)))) return null;
   return readCheckedLoose(layout.objectsDir, value, 'commit', layout.objectFormat) === null ? value : null;
+}
+
+/**
+ * Whether git reads the commit `oid` whole (from a pack, where its loose file is broken). A git
+ * that never ran to an exit (stopped, cancelled) is no answer: its error is thrown.
+ */
+async function readsWhole(plumbing: Pick<Plumbing, 'run'>, oid: string): Promise<boolean> {
+  try {
+    await plumbing.run(['cat-file', 'commit', oid]);
+    return true;
+  } catch (error) {
+    const cause = error instanceof Error ? error.cause : undefined;
+    if (!(cause instanceof GitCommandError) || cause.exitCode === null) throw error;
+    return false;
+  }
 }
 
 /**
