@@ -480,6 +480,31 @@ describe('restore: the undo is exact', () => {
     assert.equal(readFileSync(join(dir, 'secret.env'), 'utf8'), 'TOKEN=x\n');
   });
 
+  it('gives files whose names hold a line break, a backslash or a quote their mode back on the undo, the checkpoint still a snapshot of its chain', async (t) => {
+    if (process.platform === 'win32') {
+      t.skip('POSIX permission bits');
+      return;
+    }
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    const names = ['two\nlines.env', 'back\\slash.env', 'say "hi".env', 'plain.env'];
+    for (const name of names) {
+      writeFileSync(join(dir, name), `${name}\n`);
+      chmodSync(join(dir, name), 0o600);
+    }
+    const restored = await store.restore({ snapshot: first });
+    const checkpoint = restored.checkpoint.snapshot.commit;
+    // Read back, the checkpoint is a snapshot of the chain: the list names it, and it restores.
+    assert.ok((await store.list()).branches[0]?.snapshots.some((snapshot) => snapshot.commit === checkpoint));
+    await store.restore({ snapshot: checkpoint });
+    for (const name of names) {
+      assert.equal(readFileSync(join(dir, name), 'utf8'), `${name}\n`);
+      assert.equal((statSync(join(dir, name)).mode & 0o7777).toString(8), '600', name);
+    }
+  });
+
   it('gives back intent-to-add files whose names hold a backslash, a line break or a blank line, and keeps the checkpoint a snapshot of its chain', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n' });
     const store = new WipStore({ cwd: dir });

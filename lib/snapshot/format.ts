@@ -336,12 +336,9 @@ export interface FileMode {
   mode: number;
 }
 
-/** The trailer lines that record `modes`, each path quoted. */
+/** The trailer lines that record `modes`, each path in git's C-style quoting, always (see {@link intentLines}). */
 export function modeLines(modes: readonly FileMode[]): string {
-  return modes.map(({ raw, mode }) => {
-    const text = rawPathText(raw);
-    return `${MODE_TRAILER}: ${mode.toString(8).padStart(4, '0')} ${text.startsWith('"') ? text : `"${text}"`}\n`;
-  }).join('');
+  return modes.map(({ raw, mode }) => `${MODE_TRAILER}: ${mode.toString(8).padStart(4, '0')} ${quotePath(Buffer.from(raw, 'latin1'))}\n`).join('');
 }
 
 /** The permission bits a snapshot's message records, in its order. */
