@@ -2,7 +2,7 @@
 // process: what it reads is checked against each id, whatever folder it guessed, and git is asked
 // for the rest (packed objects, a guess that does not hold).
 import assert from 'node:assert/strict';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
@@ -11,7 +11,7 @@ import { looseObjectsDir, readLooseBlobs, readLooseInfo } from '../lib/git/loose
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { readBlobs } from '../lib/git/storage.js';
-import { looseTarget, syncsLooseObjects } from '../lib/git/loose-target.js';
+import { healBrokenLooseBlob, looseTarget, syncsLooseObjects } from '../lib/git/loose-target.js';
 import { WipStore } from '../lib/store/wip-store.js';
 import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
 
@@ -136,4 +136,28 @@ test('loose objects are synced to disk where git\'s configuration may ask git to
   assert.notEqual(looseTarget(layout, ambient), null, 'not shared: chant writes');
   git(dir, ['config', 'core.sharedRepository', 'group']);
   assert.equal(looseTarget(layout, ambient), null, 'shared: git writes, with the permissions it gives');
+});
+
+test('a loose blob is put whole again from its file only where it is broken, the file read then alone (a restore hashes every file it replaces, some past what one read can hold)', () => {
+  const dir = makeRepo();
+  writeFiles(dir, { 'a.txt': 'some bytes\n' });
+  const oid = git(dir, ['hash-object', '-w', 'a.txt']).trim();
+  const objects = join(dir, '.git', 'objects');
+  let reads = 0;
+  const content = (): Buffer => {
+    reads += 1;
+    return readFileSync(join(dir, 'a.txt'));
+  };
+  assert.equal(healBrokenLooseBlob(objects, oid, content, 'sha1'), false, 'whole');
+  assert.equal(reads, 0, 'a whole loose blob is not read from the file');
+  truncateSync(join(objects, oid.slice(0, 2), oid.slice(2)), 5);
+  assert.equal(healBrokenLooseBlob(objects, oid, content, 'sha1'), true, 'cut short');
+  assert.equal(reads, 1);
+  assert.equal(git(dir, ['cat-file', 'blob', oid]), 'some bytes\n');
+  git(dir, ['add', 'a.txt']);
+  git(dir, ['commit', '-qm', 'a']);
+  git(dir, ['repack', '-adq']);
+  git(dir, ['prune-packed']);
+  assert.equal(healBrokenLooseBlob(objects, oid, content, 'sha1'), false, 'packed');
+  assert.equal(reads, 1, 'a packed blob is not read from the file');
 });

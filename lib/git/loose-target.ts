@@ -141,8 +141,8 @@ const HEALED_BYTES = 32 * 1024 * 1024;
 
 /**
  * Puts whole again the loose blob `oid` whose file a crash or a power loss emptied or cut short
- * (it does not read back as `oid`), from `content`, bytes known to hash to it (a file of the
- * working tree git writes back as it is): git takes an object there loose as held, writes it
+ * (it does not read back as `oid`), from what `content` reads, bytes known to hash to it (a file
+ * of the working tree git writes back as it is), read only once the loose file is found broken: git takes an object there loose as held, writes it
  * never again, and the snapshots that name it (every later save of an unchanged file too) could
  * give nothing back. The new file is written beside it and renamed over it.
  * @returns false where the object is not there loose, reads back whole already, or `content`
@@ -150,12 +150,12 @@ const HEALED_BYTES = 32 * 1024 * 1024;
  * @throws the file system's error when it cannot be written
  * @internal
  */
-export function healBrokenLooseBlob(objectsDir: string, oid: string, content: Buffer, objectFormat: string): boolean {
+export function healBrokenLooseBlob(objectsDir: string, oid: string, content: () => Buffer, objectFormat: string): boolean {
   const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
   const stats = statSync(path, { throwIfNoEntry: false });
   // A large one is not read whole into memory for this look.
   if (stats === undefined || stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat) !== null) return false;
-  const object = looseObject('blob', content, objectFormat);
+  const object = looseObject('blob', content(), objectFormat);
   if (object.oid !== oid) return false;
   const temporary = join(objectsDir, oid.slice(0, 2), `tmp_obj_${randomBytes(6).toString('hex')}`);
   const fd = openSync(temporary, 'wx', 0o444);

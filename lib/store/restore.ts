@@ -776,7 +776,7 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
  */
 function healed(layout: RepositoryLayout, change: TreeChange): boolean {
   try {
-    healBrokenLooseBlob(layout.objectsDir, change.oldOid, readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat);
+    healBrokenLooseBlob(layout.objectsDir, change.oldOid, () => readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat);
     return true;
   } catch {
     return false;
