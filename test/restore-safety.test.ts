@@ -480,6 +480,27 @@ describe('restore: the undo is exact', () => {
     assert.equal(readFileSync(join(dir, 'secret.env'), 'utf8'), 'TOKEN=x\n');
   });
 
+  it('takes only bits git gives from a mode trailer, so a crafted snapshot cannot make a file it writes set-user-ID or writable by all', async (t) => {
+    if (process.platform === 'win32') {
+      t.skip('POSIX permission bits');
+      return;
+    }
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'run.sh': 'echo\n', 'notes.txt': 'n\n', 'secret.env': 'TOKEN=x\n' });
+    chmodSync(join(dir, 'run.sh'), 0o755);
+    const second = (await store.save({ label: 'second' })).snapshot.commit;
+    const message = `${git(dir, ['log', '-1', '--format=%B', second]).trimEnd()}\nChant-Wip-Mode: 6777 "run.sh"\nChant-Wip-Mode: 0666 "notes.txt"\nChant-Wip-Mode: 0600 "secret.env"\n`;
+    const crafted = git(dir, ['commit-tree', `${second}^{tree}`, '-p', first, '-F', '-'], { input: message }).trim();
+    await store.restore({ snapshot: first });
+    await store.restore({ snapshot: crafted });
+    const umask = process.umask();
+    const mode = (name: string) => (statSync(join(dir, name)).mode & 0o7777).toString(8);
+    assert.deepEqual([mode('run.sh'), mode('notes.txt'), mode('secret.env')], [(0o777 & ~umask).toString(8), (0o666 & ~umask).toString(8), '600']);
+  });
+
   it('gives files whose names hold a line break, a backslash or a quote their mode back on the undo, the checkpoint still a snapshot of its chain', async (t) => {
     if (process.platform === 'win32') {
       t.skip('POSIX permission bits');

@@ -805,12 +805,17 @@ function removedModes(top: string, changes: readonly TreeChange[]): FileMode[] {
 /**
  * Gives each regular file the restore wrote the permission bits `modes` records for it, never
  * through a symlink; one that cannot be set is left as written (the file is there all the same).
+ * Only bits git gives such a file are taken (its mode's, less the umask): a trailer takes bits
+ * away, never adds one (a set-user-ID bit, or a write bit for all, from a crafted snapshot).
  */
 function setModes(top: string, changes: readonly TreeChange[], modes: readonly FileMode[]): void {
   if (modes.length === 0) return;
-  const written = new Set(changes.filter((change) => change.newMode === '100644' || change.newMode === '100755').map((change) => change.raw));
-  for (const { raw, mode } of modes) {
-    if (!written.has(raw)) continue;
+  const umask = process.umask();
+  const written = new Map(changes.filter((change) => change.newMode === '100644' || change.newMode === '100755').map((change) => [change.raw, (change.newMode === '100755' ? 0o777 : 0o666) & ~umask]));
+  for (const { raw, mode: recorded } of modes) {
+    const allowed = written.get(raw);
+    if (allowed === undefined) continue;
+    const mode = recorded & allowed;
     let fd: number;
     try {
       fd = openSync(rawPathOnDisk(top, raw), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
