@@ -34,7 +34,7 @@ export {
 export type { WriteResults, WriteDocuments, VerbFailure } from './documents/document.js';
 // The documents' shapes, as types only: their TypeBox values, the schemas and the validator are
 // chant-wip/documents, so that a caller that saves a snapshot loads neither TypeBox nor Ajv.
-export type { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason } from './documents/snapshot.js';
+export type { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason, LeftAsIs } from './documents/snapshot.js';
 export { DEFAULT_MAX_FILE_SIZE, parseSize } from './snapshot/left-out.js';
 export { DEFAULT_SAVE_TIMEOUT_MS, parseDuration } from './deadline.js';
 export { UNSAVED_REASONS, FLAGGED_REASONS } from './documents/ids.js';

@@ -156,7 +156,7 @@ describe('a save takes what it can and lists what it could not', () => {
       }
     });
 
-    it(`restores every other path of a snapshot holding a staged file longer from the root than the system takes, and never removes that file, where the restore removed it and its undo refused the checkpoint (${staging} staging)`, () => {
+    it(`restores every other path of a snapshot holding a staged file longer from the root than the system takes, and never removes that file, where the restore removed it and its undo refused the checkpoint, and names it left as it is (${staging} staging)`, async () => {
       const dir = join(tempDir(), 'r'.repeat(200));
       renameSync(makeRepo({ 'README.md': 'hello\n' }), dir);
       writeFiles(dir, { 'work.txt': 'first\n' });
@@ -172,10 +172,17 @@ describe('a save takes what it can and lists what it could not', () => {
         writeFiles(dir, { 'work.txt': 'second\n' });
         const saved = bin(dir, ['workspace', 'wip', 'save'], { CHANT_WIP_STAGING: staging });
         assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+        // The plan names the file it would leave as it is, and so does the restore.
+        const plan = bin(dir, ['workspace', 'wip', 'restore', first.doc.snapshot.commit, '--dry-run']);
+        await assertValidDocument(plan.doc, { oursOnly: true });
+        assert.deepEqual((plan.doc.leftAsIs as Array<{ path: string }> | undefined)?.map((entry) => entry.path), [path], 'the plan names it too');
         const back = bin(dir, ['workspace', 'wip', 'restore', first.doc.snapshot.commit]);
         assert.equal(back.code, 0, back.stdout);
         assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'first\n');
         assert.equal(deep(), 'deep\n', 'the file no restore could write back is left as it was');
+        // The document says so, where it read as a whole restore.
+        await assertValidDocument(back.doc);
+        assert.deepEqual((back.doc.leftAsIs as Array<{ path: string }> | undefined)?.map((entry) => entry.path), [path]);
         writeFiles(dir, { 'work.txt': 'edited\n' });
         const again = bin(dir, ['workspace', 'wip', 'restore', saved.doc.snapshot.commit]);
         assert.equal(again.code, 0, again.stdout);

@@ -4,7 +4,7 @@ import { CHANGES_ERROR_CODES } from '../error-codes.js';
 import { header, LiteralUnion, Nullable, ObjectId, successDocuments, WIP_CHANGES_ID } from './common.js';
 import type { VerbEntry } from './common.js';
 import { CHANGES_ACTIONS } from './ids.js';
-import { ChangeCounts, Snapshot } from './snapshot.js';
+import { ChangeCounts, LeftAsIs, Snapshot } from './snapshot.js';
 
 /**
  * How one path differs between two trees.
@@ -224,6 +224,7 @@ export const RestorePlan = Type.Object({
   write: Type.Array(Type.String(), { description: "Every path the restore would write (added, changed, or of another type), sorted by their bytes, written as in a restore's paths." }),
   remove: Type.Array(Type.String(), { description: 'Every path the restore would remove, likewise.' }),
   refused: Type.Array(RefusedPath, { description: 'What is in the way: paths on disk the restore would have to delete or overwrite though no snapshot holds them, or cannot write, sorted. Empty when nothing is.' }),
+  leftAsIs: Type.Optional(Type.Array(LeftAsIs, { description: 'Paths the snapshot holds otherwise that the restore would leave as they are, as in the restore document. Present only when there are any.' })),
   refusal: Nullable(
     Type.Object({
       code: LiteralUnion(CHANGES_ERROR_CODES, { description: 'Why the restore would be refused: one of a closed list, each described in docs/sdk.md.' }),
@@ -275,6 +276,11 @@ export interface RestorePlan {
    * snapshot holds them, or cannot write, sorted. Empty when nothing is.
    */
   refused: RefusedPath[];
+  /**
+   * Paths the snapshot holds otherwise that the restore would leave as they are, as in the restore
+   * document. Present only when there are any.
+   */
+  leftAsIs?: LeftAsIs[];
   /**
    * What the restore would be refused with now, before writing anything (wip-restore-blocked when
    * refused lists anything; wip-snapshot-unknown, git-failed for no room or a locked index), or

@@ -4,7 +4,7 @@
  * first validation; the SDK (`chant-wip`) loads neither and exports the same names as types.
  * @packageDocumentation
  */
-export { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason } from './snapshot.js';
+export { Snapshot, SnapshotKind, ChangeCounts, Unsaved, UnsavedEntry, UnsavedReason, LeftAsIs } from './snapshot.js';
 export {
   ChangeKind, PathChange, DiffSide, DiffResult, SnapshotFile, ShowResult, RefusedPath, RestorePlan, ShowDocument, DiffDocument, PlanDocument, ChangesFailure, WipChangesDocument, ChangesAction, CHANGES_VERBS, CHANGES_DOCUMENTS,
 } from './changes.js';

@@ -49,6 +49,31 @@ export const SnapshotKind = Type.Union([Type.Literal('save'), Type.Literal('pre-
 export type SnapshotKind = Static<typeof SnapshotKind>;
 
 /**
+ * A path a restore leaves as it is though the snapshot holds it otherwise.
+ * @public
+ */
+export const LeftAsIs = Type.Object(
+  {
+    path: Type.String({ description: "From the repository root, written as in a restore's paths." }),
+    reason: Type.String({ description: 'Why it is left as it is, for people: its path from the root of the file system is longer than the system takes, so no restore can write or remove it.' }),
+  },
+  { description: 'A path a restore leaves as it is though the snapshot holds it otherwise: the rest of the tree is restored, this path is not.' },
+);
+/**
+ * A path a restore leaves as it is: `{path, reason}`.
+ * @public
+ */
+export interface LeftAsIs {
+  /** From the repository root, written as in a restore's paths. */
+  path: string;
+  /**
+   * Why it is left as it is, for people: its path from the root of the file system is longer than
+   * the system takes, so no restore can write or remove it.
+   */
+  reason: string;
+}
+
+/**
  * Why a path is not in a snapshot, as this version of chant-wip writes it.
  * @public
  */

@@ -9,7 +9,7 @@ import { FetchResult, PushOutcome, PushResult, SecretFinding } from './replicati
 // The push's and the fetch's results live beside the other replication documents (a second
 // remote changes them there); the rows below take them from here.
 export { FetchResult, PushOutcome };
-import { Snapshot, UnsavedReason } from './snapshot.js';
+import { LeftAsIs, Snapshot, UnsavedReason } from './snapshot.js';
 import { BranchPrune } from './storage.js';
 import { InterruptedRestore } from './wip-read.js';
 
@@ -215,6 +215,7 @@ export const RestoreResult = Type.Object({
     path: Type.String({ description: 'The path, written as in paths.' }),
     reason: Type.String({ description: 'Why the checkpoint does not hold its bytes, for people.' }),
   }), { description: "Files the restore overwrote or removed whose bytes on disk the checkpoint does not hold exactly, because git's attributes (end-of-line conversion such as * text=auto, a clean filter) store other bytes than the file had: restoring the checkpoint writes what git's checkout makes of what it stored. Present only when there are any." })),
+  leftAsIs: Type.Optional(Type.Array(LeftAsIs, { description: 'Paths the snapshot holds otherwise that the restore left as they are (written as in paths, sorted the same way): a path longer from the root of the file system than the system takes, which a save can record from the index but no restore can write or remove. Everything else was restored. Present only when there are any.' })),
 });
 /**
  * What `WipStore.restore` (chant-wip) returns, as a TypeScript type.
@@ -281,6 +282,13 @@ export interface RestoreResult {
     /** Why the checkpoint does not hold its bytes, for people. */
     reason: string;
   }[];
+  /**
+   * Paths the snapshot holds otherwise that the restore left as they are (written as in paths,
+   * sorted the same way): a path longer from the root of the file system than the system takes,
+   * which a save can record from the index but no restore can write or remove. Everything else was
+   * restored. Present only when there are any.
+   */
+  leftAsIs?: LeftAsIs[];
 }
 
 /**

@@ -114,6 +114,8 @@ interface Prepared {
   current: string;
   /** The changes the restore makes: all, or those under the paths it is limited to. */
   changes: TreeChange[];
+  /** The changes it leaves undone: paths longer from the root than the system takes. */
+  tooLong: TreeChange[];
   targetIndex: string | null;
   indexHoldsHead: boolean;
   /** The index's tree when it is neither HEAD's nor absent: the checkpoint records it. */
@@ -271,6 +273,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         removed: remove,
         ...(only === null ? {} : { only: only.map(rawPathText) }),
         ...(inexact.length > 0 ? { inexact: inexact.map((entry) => ({ path: rawPathText(entry.raw), reason: entry.why.startsWith(LINK_AS_FILE) ? LINK_AS_FILE : INEXACT })) } : {}),
+        ...leftAsIs(prepared.tooLong),
       };
     } finally {
       rmSync(indexFile, { force: true });
@@ -342,6 +345,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
         only: only === null ? null : only.map(rawPathText),
         ...writtenAndRemoved(changes),
         refused,
+        ...leftAsIs(prepared.tooLong),
         refusal: first === null ? null : { code: first.code as NonNullable<RestorePlan['refusal']>['code'], message: first.message },
         fingerprint: prepared.fingerprint,
       };
@@ -395,8 +399,10 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     // takes from the index) restores every other path. One too long from the top too is no
     // path a save took: the checks refuse the snapshot.
     const topBytes = Buffer.byteLength(layout.top);
-    const changes = (await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped))
-      .filter((change) => change.raw.length >= PATH_MAX || topBytes + 1 + change.raw.length < PATH_MAX);
+    const kept = await leaveIgnored(plumbing, layout, current, [opened.headTree, indexTrailer(targetRecord.message)], selected).catch(stopped);
+    const reachable = (change: TreeChange): boolean => change.raw.length >= PATH_MAX || topBytes + 1 + change.raw.length < PATH_MAX;
+    const changes = kept.filter(reachable);
+    const tooLong = kept.filter((change) => !reachable(change));
     const indexHoldsHead = await holding;
     const indexed = await indexing.catch(stopped);
     const staged = indexed === null || indexed === opened.headTree ? null : indexed;
@@ -410,7 +416,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, current, changes, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
+    return { indexFile, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });
@@ -710,6 +716,14 @@ async function indexTree(plumbing: Plumbing, layout: RepositoryLayout): Promise<
   } finally {
     rmSync(scratch, { force: true });
   }
+}
+
+/** Why a path is in `leftAsIs`. */
+const TOO_LONG = 'its path from the root of the file system is longer than the system takes, so no restore can write or remove it: it is left as it is';
+
+/** The `leftAsIs` field of a restore or a plan: present only when a path is left so. */
+function leftAsIs(tooLong: readonly TreeChange[]): { leftAsIs?: Array<{ path: string; reason: string }> } {
+  return tooLong.length === 0 ? {} : { leftAsIs: [...tooLong].sort(compareRaw).map((change) => ({ path: rawPathText(change.raw), reason: TOO_LONG })) };
 }
 
 /** Why a file is in `inexact`, or refused for it. */
