@@ -581,6 +581,24 @@ describe('restore: the undo is exact', () => {
     assert.equal(stagedEntries(dir), index);
   });
 
+  it('leaves ignored files named with a newline, bytes that are not UTF-8, a tab, quotes, spaces, # or ! in place through a restore to a .gitignore that does not ignore them and the undo back', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'k.txt': 'one\n' });
+    const saved = await store.save({});
+    writeFiles(dir, { '.gitignore': '*.log\ntrail.log\\ \n', 'k.txt': 'two\n', 'a\nb.log': 'newline\n', 'tab\there.log': 'tab\n', 'back\\slash.log': 'backslash\n', 'say "hi".log': 'quotes\n', ' lead.log': 'lead\n', 'trail.log ': 'trail\n', '#hash.log': 'hash\n', '!bang.log': 'bang\n', 'sub/a\nb.log': 'deeper\n' });
+    writeFileSync(bytePath(dir, Buffer.from([0xff, 0x2e, 0x6c, 0x6f, 0x67])), 'not utf-8\n');
+    const tree = byteTreeOf(Buffer.from(dir));
+    const restored = await store.restore({ snapshot: saved.snapshot.commit });
+    assert.deepEqual(restored.removed, ['.gitignore']);
+    const plan = await store.plan({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.deepEqual(plan.remove, [], 'the undo removes no file its .gitignore ignores');
+    const undo = await store.restore({ snapshot: restored.checkpoint.snapshot.commit, expect: plan.fingerprint });
+    assert.deepEqual(undo.written, ['.gitignore', 'k.txt']);
+    assert.deepEqual(undo.removed, []);
+    assert.deepEqual(byteTreeOf(Buffer.from(dir)), tree, 'every ignored file is as it was, whatever its name');
+  });
+
   it('leaves an untracked file in place through a restore to a .gitignore that ignores it, and the undo takes it back over the same bytes', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
     const store = new WipStore({ cwd: dir, policy: null });

@@ -4,7 +4,6 @@
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmSync } from 'node:fs';
-import { isUtf8 } from 'node:buffer';
 import { dirname, join } from 'node:path';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
@@ -29,7 +28,7 @@ import { report } from '../events.js';
 import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
-import { PATH_MAX } from './tree-paths.js';
+import { entriesInTree, PATH_MAX } from './tree-paths.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
 import { healBrokenLooseBlob } from '../git/loose-target.js';
 import type { FolderOp } from './folder-writer.js';
@@ -562,16 +561,13 @@ async function selectChanges(plumbing: Plumbing, all: readonly TreeChange[], onl
  * the restore changes a `.gitignore`: else the rules are those under which the working tree's
  * tree took the file, so none ignores it. A file is left only where neither the checkout's index,
  * HEAD's tree nor the index the target recorded (`trees`) holds it, no file is written in place
- * of a folder on its way, nothing is written under it as a folder, and its name is UTF-8 without a newline: any other is removed as before
- * (the checkpoint holds it).
+ * of a folder on its way, and nothing is written under it as a folder: any other is removed as
+ * before (the checkpoint holds it). Names are byte strings throughout, so a name that is not
+ * UTF-8 or holds a newline is read as any other.
  */
 async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, current: string, trees: ReadonlyArray<string | null>, changes: TreeChange[]): Promise<TreeChange[]> {
   const isIgnoreFile = (raw: string): boolean => raw === '.gitignore' || raw.endsWith('/.gitignore');
   if (!changes.some((change) => isIgnoreFile(change.raw))) return changes;
-  const utf8 = (raw: string): string | null => {
-    const bytes = Buffer.from(raw, 'latin1');
-    return isUtf8(bytes) && !raw.includes('\n') ? bytes.toString('utf8') : null;
-  };
   const written = new Set(changes.filter((change) => change.newMode !== ABSENT && change.newMode !== GITLINK).map((change) => change.raw));
   const folders = (raw: string): string[] => {
     const found = [''];
@@ -582,28 +578,35 @@ async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, curren
   const writtenInto = new Set(changes.filter((change) => change.newMode !== ABSENT).flatMap((change) => folders(change.raw)));
   const index = scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat);
   const unindexed = changes.filter((change) => change.newMode === ABSENT && ['100644', '100755', '120000'].includes(change.oldMode) && !isIgnoreFile(change.raw)
-    && utf8(change.raw) !== null && !folders(change.raw).some((folder) => written.has(folder)) && !writtenInto.has(change.raw));
-  const indexed = new Set(index.split ? unindexed.map((change) => utf8(change.raw) as string) : index.select(unindexed.map((change) => utf8(change.raw) as string)).map((entry) => entry.path));
-  let candidates = unindexed.filter((change) => !indexed.has(utf8(change.raw) as string));
+    && !folders(change.raw).some((folder) => written.has(folder)) && !writtenInto.has(change.raw));
+  // The entries' paths are decoded as UTF-8: a name that is not UTF-8 is told by its decoding,
+  // which may take a name it is not (that file is then removed as before, never left wrongly).
+  const decoded = (raw: string): string => Buffer.from(raw, 'latin1').toString('utf8');
+  const indexed = index.split ? null : new Set(index.select(unindexed.map((change) => change.raw), true).map((entry) => entry.path));
+  let candidates = indexed === null ? [] : unindexed.filter((change) => !indexed.has(decoded(change.raw)));
   if (candidates.length === 0) return changes;
-  const inTrees = trees.filter((tree): tree is string => tree !== null);
-  if (inTrees.length > 0) {
-    const names = candidates.flatMap((change) => inTrees.map((tree) => `${tree}:${utf8(change.raw) as string}`));
-    const objects = await plumbing.readObjects(names);
-    if (objects === null) return changes;
-    candidates = candidates.filter((_, at) => inTrees.every((__, which) => objects[at * inTrees.length + which] === null));
+  for (const tree of trees) {
+    if (tree === null) continue;
+    const found = await entriesInTree(plumbing, layout.objectFormat, tree, candidates.map((change) => change.raw));
+    if (found === null) return changes;
+    candidates = candidates.filter((_, at) => found[at] === null);
     if (candidates.length === 0) return changes;
   }
   // The .gitignore of each folder on the way as the restore leaves it: the target's where the
   // restore changes it, else the working tree's (the checkpoint's tree holds it).
   const byRaw = new Map(changes.map((change) => [change.raw, change]));
   const ignoreFiles = [...new Set(candidates.flatMap((change) => folders(change.raw)))].map((folder) => (folder === '' ? '.gitignore' : `${folder}/.gitignore`));
-  const sources = ignoreFiles.flatMap((raw): Array<{ raw: string; name: string }> => {
+  const kept = ignoreFiles.filter((raw) => !byRaw.has(raw));
+  const inCurrent = kept.length === 0 ? [] : await entriesInTree(plumbing, layout.objectFormat, current, kept);
+  if (inCurrent === null) return changes;
+  const keptOids = new Map(kept.map((raw, at) => [raw, inCurrent[at]?.oid ?? null]));
+  const sources = ignoreFiles.flatMap((raw): Array<{ raw: string; oid: string }> => {
     const change = byRaw.get(raw);
-    if (change !== undefined) return change.newMode === '100644' || change.newMode === '100755' ? [{ raw, name: change.newOid }] : [];
-    return [{ raw, name: `${current}:${utf8(raw) as string}` }];
+    if (change !== undefined) return change.newMode === '100644' || change.newMode === '100755' ? [{ raw, oid: change.newOid }] : [];
+    const oid = keptOids.get(raw) ?? null;
+    return oid === null ? [] : [{ raw, oid }];
   });
-  const blobs = sources.length === 0 ? [] : await plumbing.readObjects(sources.map((source) => source.name));
+  const blobs = sources.length === 0 ? [] : await plumbing.readObjects(sources.map((source) => source.oid));
   if (blobs === null) return changes;
   const scratch = stagingFolder(layout.gitDir);
   try {
@@ -611,9 +614,9 @@ async function leaveIgnored(plumbing: Plumbing, layout: RepositoryLayout, curren
     for (const [at, source] of sources.entries()) {
       const blob = blobs[at];
       if (blob === null || blob === undefined || blob.type !== 'blob') continue;
-      const path = join(scratch, utf8(source.raw) as string);
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, blob.content);
+      const slash = source.raw.lastIndexOf('/');
+      if (slash > 0) await mkdir(rawPathOnDisk(scratch, source.raw.slice(0, slash)), { recursive: true });
+      await writeFile(rawPathOnDisk(scratch, source.raw), blob.content);
     }
     const ignored = await plumbing.ignoredPaths(layout.gitDir, scratch, candidates.map((change) => change.raw));
     return ignored.size === 0 ? changes : changes.filter((change) => !ignored.has(change.raw) || !candidates.includes(change));

@@ -2,8 +2,9 @@
 // checkpoint is recorded, and some only halfway through writing the tree (a name too long for
 // the file system fails after earlier files were written). A snapshot chant took never holds any
 // of them, so one that does was made by hand, and is refused before anything is written.
-import type { TreeChange } from '../git/plumbing.js';
+import type { Plumbing, TreeChange } from '../git/plumbing.js';
 import { rawPathText } from '../git/formats/path-text.js';
+import { treeEntry } from '../git/formats/tree.js';
 
 /**
  * The longest file name Linux, macOS and Windows file systems take, in bytes.
@@ -139,4 +140,40 @@ function parentWritten(path: string, files: ReadonlySet<string>): string | null 
     slash = path.indexOf('/', slash + 1);
   }
   return null;
+}
+
+/**
+ * The entry of each of `raws` (byte strings, paths from the top) in `tree`, or null where it
+ * holds none: its tree objects read by id, a folder at a time, so that any name, one that is not
+ * UTF-8 or holds a newline with the rest, is found (`<tree>:<path>` cannot name those). Null as
+ * a whole when the objects cannot be read as bytes (see {@link Plumbing.readObjects}). `tree` is
+ * any name `cat-file` resolves to a tree (`<commit>^{tree}`).
+ * @internal
+ */
+export async function entriesInTree(plumbing: Plumbing, objectFormat: string, tree: string, raws: readonly string[]): Promise<Array<{ mode: string; oid: string } | null> | null> {
+  const found: Array<{ mode: string; oid: string } | null> = raws.map(() => null);
+  const contents = new Map<string, Buffer | null>();
+  let walks = raws.map((raw, at) => ({ at, oid: tree, names: raw.split('/') }));
+  while (walks.length > 0) {
+    const unread = [...new Set(walks.map((walk) => walk.oid))].filter((oid) => !contents.has(oid));
+    if (unread.length > 0) {
+      const objects = await plumbing.readObjects(unread);
+      if (objects === null) return null;
+      for (const [at, oid] of unread.entries()) {
+        const object = objects[at];
+        contents.set(oid, object !== null && object !== undefined && object.type === 'tree' ? object.content : null);
+      }
+    }
+    const next: typeof walks = [];
+    for (const walk of walks) {
+      const content = contents.get(walk.oid);
+      const [name, ...rest] = walk.names;
+      const entry = content === null || content === undefined || name === undefined ? null : treeEntry(content, name, objectFormat);
+      if (entry === null) continue;
+      if (rest.length === 0) found[walk.at] = entry;
+      else if (entry.mode === '40000') next.push({ at: walk.at, oid: entry.oid, names: rest });
+    }
+    walks = next;
+  }
+  return found;
 }

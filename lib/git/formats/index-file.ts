@@ -336,9 +336,12 @@ export interface IndexScan {
   readonly split: boolean;
   /**
    * The flagged entries (assume-unchanged, skip-worktree), the gitlinks and every entry of one
-   * of `paths`, in index order: what {@link selectIndexEntries} keeps for the same paths.
+   * of `paths`, in index order: what {@link selectIndexEntries} keeps for the same paths. With
+   * `raw`, the paths are byte strings (one character a byte), for names that are not UTF-8; the
+   * entries' paths are decoded as UTF-8 still, and where the index is not walked here a name
+   * that is not UTF-8 takes every entry whose path decodes as its own does.
    */
-  select(paths: Iterable<string>): IndexEntry[];
+  select(paths: Iterable<string>, raw?: boolean): IndexEntry[];
   /** Whether these bytes hold exactly `tree` and nothing more, as {@link indexHoldsTree} answers for the file. */
   holds(tree: string): boolean;
   /**
@@ -391,7 +394,7 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
   const count = data.length >= 12 ? data.readUInt32BE(8) : 0;
   const whole = (): IndexScan => ({
     split: isSplitIndex(data, objectFormat),
-    select: (paths) => { const wanted = new Set(paths); return parseEntries(data, hashBytes, (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path)); },
+    select: (paths, raw = false) => { const wanted = new Set(raw ? [...paths].map((path) => Buffer.from(path, 'latin1').toString('utf8')) : paths); return parseEntries(data, hashBytes, (entry) => entry.flag !== null || entry.mode === '160000' || wanted.has(entry.path)); },
     holds: (tree) => holdsTree(data, hashBytes, tree),
     plain: false,
   });
@@ -443,10 +446,10 @@ export function scanIndex(data: Buffer | null, objectFormat: string): IndexScan 
     split,
     plain: plain && !split,
     holds: (tree) => plain && extensionsHoldTree(data, hashBytes, end, tree),
-    select: (paths) => {
+    select: (paths, raw = false) => {
       const taken = new Set(marked);
       for (const path of paths) {
-        const name = Buffer.from(path, 'utf8');
+        const name = Buffer.from(path, raw ? 'latin1' : 'utf8');
         for (let at = firstOf(name); named(at, name); at += 1) taken.add(at);
       }
       return [...taken].sort((a, b) => a - b).map((at) => {
