@@ -368,6 +368,34 @@ describe('a save takes what it can and lists what it could not', () => {
     }
   });
 
+  it('keeps HEAD\'s entry, or none, for staged paths a remote that checks what it receives refuses, lists them as invalid-path, and the chain still goes to such a remote', async () => {
+    for (const staging of STAGINGS) {
+      const remote = join(tempDir(), 'remote.git');
+      git(tempDir(), ['init', '-q', '--bare', remote]);
+      git(remote, ['config', 'receive.fsckObjects', 'true']);
+      const dir = makeRepo({ 'README.md': 'hello\n' });
+      git(dir, ['remote', 'add', 'origin', remote]);
+      // git add on Linux takes each of these, staged by the user (or an agent) before the save.
+      writeFiles(dir, { '.g\u200cit/x': 'x\n', '.gitmodules/a': 'a\n', 'work.txt': 'work\n' });
+      git(dir, ['add', '--', '.g\u200cit/x', '.gitmodules/a', 'work.txt']);
+      const index = git(dir, ['ls-files', '--stage', '-z']);
+      const saved = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'staged' });
+      assert.deepEqual(reasons(saved.unsaved), [['.gitmodules/a', 'invalid-path'], ['.g\u200cit/x', 'invalid-path']], staging);
+      assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
+      assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, `the checkout's index is left as it was (${staging})`);
+      const pushed = await new Replicator({ cwd: dir, policy: { box: 'app', remote: 'origin', refs: ['wip'], on: [], every: null } }).push();
+      assert.deepEqual(pushed.replication.rejected, [], staging);
+      assert.equal(git(remote, ['rev-parse', saved.ref]).trim(), saved.snapshot.commit, staging);
+      // One HEAD holds already (committed before): the snapshot keeps HEAD's entry there.
+      git(dir, ['commit', '-q', '-m', 'refused', '--', '.gitmodules/a']);
+      writeFiles(dir, { '.gitmodules/a': 'changed\n' });
+      git(dir, ['add', '--', '.gitmodules/a']);
+      const again = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'held' });
+      assert.deepEqual(reasons(again.unsaved), [['.gitmodules/a', 'invalid-path'], ['.g\u200cit/x', 'invalid-path']], staging);
+      assert.equal(filesOf(dir, again.snapshot.commit).get('.gitmodules/a'), 'a\n', staging);
+    }
+  });
+
   it('lists a path holding a newline that git cannot take, and saves the rest, instead of failing whole', async () => {
     const NL = 'x\ny';
     for (const staging of STAGINGS) {

@@ -66,7 +66,7 @@ export function leftOutMessage(entry: LeftOut): string {
     case 'vanished': return `${entry.path} was deleted while the save read it: the snapshot holds what the index holds there, or nothing for an untracked file`;
     case 'not-a-file': return `${entry.path} is a FIFO, socket or device, not a file: the snapshot holds what the index holds there`;
     case 'too-large': return `${entry.path} is a new file of ${entry.size ?? 0} bytes, over the size limit (--max-file-size): it is not in the snapshot`;
-    case 'invalid-path': return `${entry.path} is a path git, or a remote that checks what it receives, refuses to hold (other systems read a name in it as .git, or it is a symlink named .gitmodules, or under a folder named .gitmodules or .gitattributes): the snapshot holds what the index holds there, or nothing`;
+    case 'invalid-path': return `${entry.path} is a path git, or a remote that checks what it receives, refuses to hold (other systems read a name in it as .git, or it is a symlink named .gitmodules, or under a folder named .gitmodules or .gitattributes): the snapshot holds what the index holds there (HEAD's entry, where a remote would refuse the index's), or nothing`;
   }
 }
 

@@ -22,7 +22,7 @@ import { temporaryIndexFile } from '../managers/temporaries.js';
 import { compareBytes } from '../order.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
 import type { BranchCheckout } from './checkout.js';
-import { refusedByObjectChecks, unwritablePath } from './tree-paths.js';
+import { entriesInTree, refusedByObjectChecks, unwritablePath } from './tree-paths.js';
 
 /**
  * How a save finds the working tree's tree; see {@link WipStoreOptions.staging}.
@@ -72,14 +72,14 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
   }
   try {
     try {
-      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.layout.indexFile, indexFile, maxFileSize, options)) };
+      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.head, checkout.layout.indexFile, indexFile, maxFileSize, options)) };
     } catch (error) {
       if (!corruptIndex(error)) throw error;
       // The checkout's index is corrupt, and git refuses every read of it: the work is staged
       // into an empty index instead (every file hashed, as git add does on a fresh clone), and
       // the checkout's index is neither read nor touched.
       await rm(indexFile, { force: true });
-      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, null, indexFile, maxFileSize, options)) };
+      return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.head, null, indexFile, maxFileSize, options)) };
     }
   } catch (error) {
     await rm(indexFile, { force: true });
@@ -103,9 +103,10 @@ const TRACKED_ATTEMPTS = 16;
 
 /**
  * Stages into `indexFile`; the flagged entries and gitlinks are those of `checkoutIndex`, read
- * from `indexFile`, its copy (none when null: the staging starts from an empty index).
+ * from `indexFile`, its copy (none when null: the staging starts from an empty index). `head` is
+ * the commit HEAD names (empty or null when none).
  */
-async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, checkoutIndex: string | null, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
+async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, head: string | null, checkoutIndex: string | null, indexFile: string, maxFileSize: number, options: GitRunOptions): Promise<Omit<IndexStaging, 'indexFile'>> {
   const { top, objectFormat } = layout;
   // A split index is made whole first, so that its entries are all of them.
   if (checkoutIndex !== null) await unsplit(plumbing, top, indexFile, objectFormat, options);
@@ -139,7 +140,7 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     if (!(error instanceof StagingStopped)) throw error;
     listed = await stageFromLists(plumbing, layout, indexFile, maxFileSize, { problems, tooLarge, orphaned, stop: error }, options);
   }
-  const after = await readIndexEntries(indexFile, objectFormat);
+  const after = await restoreRefusedEntries(plumbing, layout, head, indexFile, await readIndexEntries(indexFile, objectFormat), problems, options);
   const staged = new Map(after.map((entry) => [entry.path, entry]));
   // A listed file that update-index found gone is no entry and no error.
   for (const path of listed) if (!staged.has(path) && !problems.has(path)) problems.set(path, 'vanished');
@@ -153,6 +154,37 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, chec
     ...await gitlinksLeftOut(top, gitlinksOf(after)),
   ];
   return { leftOut: sortByPath(leftOut), flagged: sortByPath(flagged) };
+}
+
+/**
+ * The entries of `indexFile` (`after`) less the staged ones a remote's object check refuses (git
+ * add takes them, from the checkout's index or the working tree): each is set back to HEAD's
+ * entry, or removed where HEAD has none, and listed as invalid-path in `problems`, as an
+ * untracked one is; one that is HEAD's already is left. Gitlinks are left as they are.
+ */
+async function restoreRefusedEntries(plumbing: Plumbing, { top, objectFormat }: RepositoryLayout, head: string | null, indexFile: string, after: IndexEntry[], problems: Map<string, StagingProblem['reason']>, options: GitRunOptions): Promise<IndexEntry[]> {
+  const refused = after.filter((entry) => entry.mode !== '160000' && !problems.has(entry.path) && refusedByObjectChecks(entry.path, entry.mode));
+  if (refused.length === 0) return after;
+  const paths = [...new Set(refused.map((entry) => entry.path))];
+  const raws = paths.map((path) => Buffer.from(path, 'utf8').toString('latin1'));
+  const found = head === null || head === '' ? paths.map(() => null) : await entriesInTree(plumbing, objectFormat, `${head}^{tree}`, raws);
+  if (found === null) return after;
+  const headOf = new Map(paths.map((path, at) => [path, found[at] ?? null]));
+  const changed = paths.filter((path) => {
+    const entries = refused.filter((entry) => entry.path === path);
+    const kept = headOf.get(path) ?? null;
+    return kept === null || entries.length !== 1 || entries[0]?.stage !== 0 || entries[0]?.mode !== kept.mode || entries[0]?.oid !== kept.oid;
+  });
+  if (changed.length === 0) return after;
+  const zero = '0'.repeat((refused[0] as IndexEntry).oid.length);
+  // A mode of 0 removes every entry of the path; HEAD's entry then goes in at stage 0.
+  await plumbing.forgetStat(top, indexFile, changed.flatMap((path) => {
+    const kept = headOf.get(path) ?? null;
+    return [{ path, mode: '0', oid: zero }, ...(kept === null ? [] : [{ path, mode: kept.mode, oid: kept.oid }])];
+  }), options);
+  for (const path of changed) problems.set(path, 'invalid-path');
+  const gone = new Set(changed);
+  return after.filter((entry) => !gone.has(entry.path));
 }
 
 /** Whether a symlink is at `path`: one named .gitmodules is told from a file of that name. */
