@@ -202,6 +202,26 @@ describe('concurrent saves and restores', () => {
     assert.equal(entered, 100, 'one taker a round');
   });
 
+  it('never lets two copies of chant in one process hold a worktree\'s lock at once (an ESM and a CommonJS import, or two bundles)', async () => {
+    const dir = makeRepo();
+    const gitDir = join(dir, '.git');
+    // A second instance of the module, as a host that both imports and requires the package has.
+    const other = await import(new URL('../lib/managers/lock.ts?another-copy', import.meta.url).href) as typeof import('../lib/managers/lock.js');
+    assert.notEqual(other.withWorktreeLock, withWorktreeLock);
+    let inside = 0;
+    let most = 0;
+    const hold = async (): Promise<void> => {
+      inside += 1;
+      most = Math.max(most, inside);
+      await sleep(200);
+      inside -= 1;
+    };
+    // Each copy took the other's lock, which names this live process, for one it no longer held.
+    await Promise.all([withWorktreeLock(gitDir, hold, { waitMs: 5_000 }), other.withWorktreeLock(gitDir, hold, { waitMs: 5_000 })]);
+    assert.equal(most, 1, 'never two holders at once');
+    assert.equal(existsSync(join(gitDir, LOCK_NAME)), false, 'the lock is gone');
+  });
+
   it('takes over a stale lock even when a killed waiter left its breaker behind', async () => {
     const dir = makeRepo();
     const gitDir = join(dir, '.git');

@@ -102,8 +102,13 @@ function lockContent(token: string): string {
   return `${process.pid}\n${token}\n${boot === null ? '' : `boot ${boot}\n`}${pidns === null ? '' : `pidns ${pidns}\n`}${start === null ? '' : `start ${start}\n`}`;
 }
 
-/** The content of each lock and marker this process holds now. */
-const heldHere = new Set<string>();
+/**
+ * The content of each lock and marker this process could not remove (its file system was
+ * read-only then). Only those are known to be held no longer: a lock naming this process may be
+ * held by another copy of this module in it (a host that both imports and requires the package,
+ * a worker thread), which keeps its own set.
+ */
+const leftHere = new Set<string>();
 
 /** How often a holder touches its lock, so that a waiter in another PID namespace can tell it lives. */
 const HEARTBEAT_MS = 2_000;
@@ -130,9 +135,9 @@ export function holderGone(content: string, mtimeMs: number, now = Date.now()): 
   const pidns = fields.get('pidns');
   if (pidns !== undefined && own.pidns !== null && pidns !== own.pidns) return now - mtimeMs > HEARTBEAT_STALE_MS;
   if (!processAlive(pid)) return true;
-  // This very process, which knows the locks it holds: one it holds no longer is one it could not
-  // remove (its file system was read-only then), and would otherwise hold up its every later call.
-  if (pid === process.pid && own.start !== null && fields.get('start') === own.start && (lines[1] ?? '') !== '') return !heldHere.has(content);
+  // This very process, which knows the locks it could not remove (its file system was read-only
+  // then): one of them would otherwise hold up its every later call.
+  if (pid === process.pid && own.start !== null && fields.get('start') === own.start && leftHere.has(content)) return true;
   const running = startTime(pid);
   if (running === null) return false;
   const start = fields.get('start');
@@ -295,11 +300,9 @@ async function withLockFile<T>(path: string, holders: string, work: () => Promis
   }
   // The heartbeat: a waiter in another PID namespace cannot ask whether our pid lives.
   const stopHeartbeat = keepTouched(path);
-  heldHere.add(token);
   try {
     return await work();
   } finally {
-    heldHere.delete(token);
     stopHeartbeat();
     // Only our own lock: one that was taken over (it never should be while we live) stays its new holder's.
     // One that cannot be removed (its file system turned read-only) must not stand in for what the work did or
@@ -308,7 +311,8 @@ async function withLockFile<T>(path: string, holders: string, work: () => Promis
       try {
         rmSync(path, { force: true });
       } catch {
-        // Left behind.
+        // Left behind, and known here to be held no longer.
+        leftHere.add(token);
       }
     }
   }
@@ -421,15 +425,20 @@ export async function collectUnlessFetching(commonDir: string, gc: () => Promise
     if (!created()) return false;
   }
   const stop = keepTouched(path);
-  heldHere.add(token);
   try {
     if (fetchRunning(commonDir)) return false;
     await gc();
     return true;
   } finally {
-    heldHere.delete(token);
     stop();
-    if (readOwn(path) === token) rmSync(path, { force: true });
+    if (readOwn(path) === token) {
+      try {
+        rmSync(path, { force: true });
+      } catch (error) {
+        leftHere.add(token);
+        throw error;
+      }
+    }
   }
 }
 
