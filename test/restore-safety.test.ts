@@ -1026,6 +1026,48 @@ describe('restore: folders closed to stay under the open files limit', () => {
     assert.deepEqual(readdirSync(join(top, 'd0')), [], 'nothing written into the other d0');
     assert.deepEqual(readdirSync(join(top, 'moved')), ['a']);
   });
+
+  it('goes on putting back the others when a folder it closed, then opens again to remove an emptied folder in it, was replaced', async () => {
+    const fs = (await import('node:fs')).default;
+    const { syncBuiltinESMExports } = await import('node:module');
+    const { applyOps, FolderRaceError } = await import('../lib/store/folder-writer.js');
+    const top = tempDir();
+    const staging = tempDir();
+    // A put-back: files the move wrote anew go, leaving their folders empty, and a file it
+    // changed is written back.
+    const ops: Array<{ raw: string; kind: 'remove' | 'write' }> = [];
+    for (let i = 0; i < 40; i += 1) {
+      mkdirSync(join(top, `d${i}`, 'sub'), { recursive: true });
+      writeFileSync(join(top, `d${i}`, 'sub', 'a'), 'new\n');
+      ops.push({ raw: `d${i}/sub/a`, kind: 'remove' });
+    }
+    writeFileSync(join(top, 'work.txt'), 'what the move wrote\n');
+    writeFileSync(join(staging, 'work.txt'), 'what was there\n');
+    ops.push({ raw: 'work.txt', kind: 'write' });
+    const realOpen = fs.openSync;
+    let opened = 0;
+    // As d0 is opened again, to remove its emptied sub, another process has replaced it.
+    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+      if (String(path).endsWith('/d0') && (opened += 1) === 2) {
+        fs.renameSync(join(top, 'd0'), join(top, 'moved'));
+        mkdirSync(join(top, 'd0'));
+      }
+      return (realOpen as (...args: unknown[]) => number)(path, ...rest);
+    }) as typeof fs.openSync;
+    syncBuiltinESMExports();
+    const failures: Array<{ raw: string; error: unknown }> = [];
+    try {
+      applyOps(top, staging, ops, { failures });
+    } finally {
+      fs.openSync = realOpen;
+      syncBuiltinESMExports();
+    }
+    assert.equal(opened, 2);
+    assert.ok(failures.some((failure) => failure.error instanceof FolderRaceError && failure.error.raw === 'd0'), String(failures.map((failure) => failure.raw)));
+    // The put-back went on: it stopped there, the file it had not reached left as the move made it.
+    assert.equal(readFileSync(join(top, 'work.txt'), 'utf8'), 'what was there\n');
+    assert.equal(existsSync(join(top, 'd1')), false);
+  });
 });
 
 describe('restore: a file system that turns read-only partway', () => {

@@ -189,14 +189,17 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
     for (const folder of [...emptied].sort((a, b) => b.length - a.length)) {
       if (receiving.has(folder)) continue;
       const slash = folder.lastIndexOf('/');
-      const parent = open(slash < 0 ? '' : folder.slice(0, slash), false);
-      if (parent === null) continue;
-      if (rmdirQuietly(entry(parent, folder.slice(slash + 1)))) {
-        const fd = folders.get(folder);
-        if (fd !== undefined) closeSync(fd);
-        folders.delete(folder);
-        closed.delete(folder);
-      }
+      // Its parent may be opened again here, and found replaced: a put-back goes on with the others.
+      attempt(folder, 'remove', () => {
+        const parent = open(slash < 0 ? '' : folder.slice(0, slash), false);
+        if (parent === null) return;
+        if (rmdirQuietly(entry(parent, folder.slice(slash + 1)))) {
+          const fd = folders.get(folder);
+          if (fd !== undefined) closeSync(fd);
+          folders.delete(folder);
+          closed.delete(folder);
+        }
+      });
     }
     for (const op of writes) attempt(op.raw, 'write', () => {
       const slash = op.raw.lastIndexOf('/');
