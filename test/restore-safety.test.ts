@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, startBin, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
 
 /** The index as `git ls-files --stage` lists it: modes, ids and stages, not stat data. */
@@ -1141,6 +1141,34 @@ describe('restore: a file system that turns read-only partway', () => {
       assert.equal(readFileSync(join(dir, 'base.txt'), 'utf8'), 'saved\n');
       writeFiles(dir, { 'base.txt': 'later\n' });
       assert.equal((await store.save({})).created, true);
+    } finally {
+      spawnSync('umount', [mount]);
+    }
+  });
+
+  it('lets another process save once the file system is writable again, where it waited for this live one and was refused as wip-race', async (t) => {
+    if (!existsSync(join(ROOT, 'dist', 'bin', 'chant.cjs'))) return t.skip('dist/ is not built (npm run build)');
+    const repo = mountedRepo(t);
+    if (repo === null) return;
+    const { mount, dir } = repo;
+    try {
+      const store = new WipStore({ cwd: dir, policy: null });
+      writeFiles(dir, { 'base.txt': 'saved\n' });
+      const saved = (await store.save({})).snapshot.commit;
+      writeFiles(dir, { 'base.txt': 'mine\n' });
+      await assertRefusal(() => store.restore({
+        snapshot: saved,
+        onProgress: (progress) => {
+          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
+        },
+      }), 'git-failed', /EROFS/);
+      assert.equal(spawnSync('mount', ['-o', 'remount,rw', mount]).status, 0);
+      // The lock this host could not remove names it, alive, and it makes no further call: the
+      // user's command line waits for it.
+      writeFiles(dir, { 'base.txt': 'later\n' });
+      const run = await startBin(dir, ['workspace', 'wip', 'save']);
+      assert.equal(run.code, 0, run.stdout + run.stderr);
+      assert.equal(existsSync(join(dir, '.git', 'chant-wip.lock')), false);
     } finally {
       spawnSync('umount', [mount]);
     }

@@ -311,11 +311,26 @@ async function withLockFile<T>(path: string, holders: string, work: () => Promis
       try {
         rmSync(path, { force: true });
       } catch {
-        // Left behind, and known here to be held no longer.
+        // Left behind, and known here to be held no longer; another process waits for this live
+        // one, so it goes as soon as its file system lets it.
         leftHere.add(token);
+        removeWhenAble(path, token);
       }
     }
   }
+}
+
+/** Tries again every few seconds to remove a lock this process left behind, while it is still that lock. */
+function removeWhenAble(path: string, token: string): void {
+  const retry = setInterval(() => {
+    try {
+      if (readOwn(path) === token) rmSync(path, { force: true });
+      clearInterval(retry);
+    } catch {
+      // Still refused: tried again.
+    }
+  }, HEARTBEAT_MS);
+  retry.unref();
 }
 
 /** The lock file's content as its holder reads it back on release, or null when it is gone. */
