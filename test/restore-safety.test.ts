@@ -1092,24 +1092,34 @@ describe('restore: a file system that turns read-only partway', () => {
     return { mount, dir };
   };
 
+  /**
+   * Saves, changes base.txt (and writes `more`), then restores the save, the file system turning
+   * read-only as the files are about to move; returns the store, the save, the refusal and the
+   * tree as it was before the restore.
+   */
+  const refusedReadOnly = async (mount: string, dir: string, more: Record<string, string> = {}): Promise<{ store: WipStore; saved: string; message: string; tree: ReturnType<typeof treeOf> }> => {
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'base.txt': 'saved\n' });
+    const saved = (await store.save({})).snapshot.commit;
+    writeFiles(dir, { 'base.txt': 'mine\n', ...more });
+    const tree = treeOf(dir);
+    const message = await assertRefusal(() => store.restore({
+      snapshot: saved,
+      onProgress: (progress) => {
+        if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
+      },
+    }), 'git-failed', /EROFS/);
+    return { store, saved, message, tree };
+  };
+
   it('says which path refused and which checkpoint holds the tree, where the lock it could not remove took the place of both', async (t) => {
     const repo = mountedRepo(t);
     if (repo === null) return;
     const { mount, dir } = repo;
     try {
-      const store = new WipStore({ cwd: dir, policy: null });
-      writeFiles(dir, { 'base.txt': 'saved\n' });
-      const saved = (await store.save({})).snapshot.commit;
-      writeFiles(dir, { 'base.txt': 'mine\n', 'mine.txt': 'untracked\n' });
-      const tree = treeOf(dir);
       // Past the checkpoint, as the files are about to move, the whole file system (the working
       // tree and its git directory) turns read-only.
-      const message = await assertRefusal(() => store.restore({
-        snapshot: saved,
-        onProgress: (progress) => {
-          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
-        },
-      }), 'git-failed', /EROFS/);
+      const { message, tree } = await refusedReadOnly(mount, dir, { 'mine.txt': 'untracked\n' });
       assert.match(message, /mine\.txt|base\.txt/, 'the path that refused is named');
       assert.match(message, /checkpoint [0-9a-f]{40}/);
       assert.deepEqual(treeOf(dir), tree);
@@ -1123,16 +1133,7 @@ describe('restore: a file system that turns read-only partway', () => {
     if (repo === null) return;
     const { mount, dir } = repo;
     try {
-      const store = new WipStore({ cwd: dir, policy: null });
-      writeFiles(dir, { 'base.txt': 'saved\n' });
-      const saved = (await store.save({})).snapshot.commit;
-      writeFiles(dir, { 'base.txt': 'mine\n' });
-      await assertRefusal(() => store.restore({
-        snapshot: saved,
-        onProgress: (progress) => {
-          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
-        },
-      }), 'git-failed', /EROFS/);
+      const { store, saved } = await refusedReadOnly(mount, dir);
       assert.equal(spawnSync('mount', ['-o', 'remount,rw', mount]).status, 0);
       // The lock this process could not remove names it, alive: a host running on (an agent's
       // runner) waited for itself, then was refused as wip-race, on every later call.
@@ -1152,16 +1153,7 @@ describe('restore: a file system that turns read-only partway', () => {
     if (repo === null) return;
     const { mount, dir } = repo;
     try {
-      const store = new WipStore({ cwd: dir, policy: null });
-      writeFiles(dir, { 'base.txt': 'saved\n' });
-      const saved = (await store.save({})).snapshot.commit;
-      writeFiles(dir, { 'base.txt': 'mine\n' });
-      await assertRefusal(() => store.restore({
-        snapshot: saved,
-        onProgress: (progress) => {
-          if (progress.phase === 'writing' && progress.done === 0) spawnSync('mount', ['-o', 'remount,ro', mount]);
-        },
-      }), 'git-failed', /EROFS/);
+      await refusedReadOnly(mount, dir);
       assert.equal(spawnSync('mount', ['-o', 'remount,rw', mount]).status, 0);
       // The lock this host could not remove names it, alive, and it makes no further call: the
       // user's command line waits for it.
