@@ -233,7 +233,8 @@ describe('wip refs moved without a process', () => {
 });
 
 describe('a wip ref a crash or a power loss emptied or cut short', () => {
-  it('is put back from its reflog, so the list shows the chain and the next save and restore build on it, where the chain read as gone and every save failed', async () => {
+  /** A repository with three saves on main, oldest first. */
+  async function threeSaves(): Promise<{ dir: string; store: WipStore; saved: string[] }> {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
     const saved: string[] = [];
@@ -241,6 +242,11 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
       writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
       saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
     }
+    return { dir, store, saved };
+  }
+
+  it('is put back from its reflog, so the list shows the chain and the next save and restore build on it, where the chain read as gone and every save failed', async () => {
+    const { dir, store, saved } = await threeSaves();
     const refFile = join(dir, '.git', 'refs', 'chant', 'wip', 'main');
     const tip = saved[2] as string;
     for (const [how, content] of [['emptied', ''], ['cut short', tip.slice(0, 12)], ['zeroed', '\0'.repeat(41)]] as const) {
@@ -261,13 +267,7 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
   });
 
   it('is set back from a tip whose loose commit was emptied or cut short to the newest whole one of its reflog, so the list, a save and a restore go on, where git failed every one on it for good', async () => {
-    const dir = makeRepo();
-    const store = new WipStore({ cwd: dir });
-    const saved: string[] = [];
-    for (let i = 0; i < 3; i += 1) {
-      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
-      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
-    }
+    const { dir, store, saved } = await threeSaves();
     const objectFile = (oid: string) => join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
     const [first, second, tip] = saved as [string, string, string];
     // The tip cut short by a power loss: its id is kept, on the reflog line that sets the ref back.
