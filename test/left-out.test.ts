@@ -342,13 +342,26 @@ describe('a save takes what it can and lists what it could not', () => {
     }
   });
 
+  /** A checkout whose origin is a bare remote that checks what it receives (receive.fsckObjects), as GitHub does. */
+  const strictRemote = (): { remote: string; dir: string } => {
+    const remote = join(tempDir(), 'remote.git');
+    git(tempDir(), ['init', '-q', '--bare', remote]);
+    git(remote, ['config', 'receive.fsckObjects', 'true']);
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    git(dir, ['remote', 'add', 'origin', remote]);
+    return { remote, dir };
+  };
+
+  /** Pushes the wip chain to the strict remote, which takes it. */
+  const assertPushedTo = async (dir: string, remote: string, saved: { ref: string; snapshot: { commit: string } }, staging: string): Promise<void> => {
+    const pushed = await new Replicator({ cwd: dir, policy: { box: 'app', remote: 'origin', refs: ['wip'], on: [], every: null } }).push();
+    assert.deepEqual(pushed.replication.rejected, [], staging);
+    assert.equal(git(remote, ['rev-parse', saved.ref]).trim(), saved.snapshot.commit, staging);
+  };
+
   it('lists paths a remote that checks what it receives refuses as invalid-path, so the chain still goes to such a remote', async () => {
     for (const staging of STAGINGS) {
-      const remote = join(tempDir(), 'remote.git');
-      git(tempDir(), ['init', '-q', '--bare', remote]);
-      git(remote, ['config', 'receive.fsckObjects', 'true']);
-      const dir = makeRepo({ 'README.md': 'hello\n' });
-      git(dir, ['remote', 'add', 'origin', remote]);
+      const { remote, dir } = strictRemote();
       // git add on Linux takes each of these; fsck reads them as .git (HFS+ ignores U+200C, NTFS
       // what follows a colon) or as a .gitmodules or .gitattributes that is not a file.
       writeFiles(dir, { '.g\u200cit/x': 'x\n', '.git:y/z': 'z\n', '.gitmodules/a': 'a\n', 'vendor/.gitattributes/b': 'b\n', 'work.txt': 'work\n' });
@@ -357,9 +370,7 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.deepEqual(reasons(saved.unsaved), [['.git:y/z', 'invalid-path'], ['.gitmodules/a', 'invalid-path'], ['.gitmodules\u200c', 'invalid-path'], ['.g\u200cit/x', 'invalid-path'], ['vendor/.gitattributes/b', 'invalid-path']], staging);
       assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
       git(dir, ['fsck', '--strict', '--no-dangling']);
-      const pushed = await new Replicator({ cwd: dir, policy: { box: 'app', remote: 'origin', refs: ['wip'], on: [], every: null } }).push();
-      assert.deepEqual(pushed.replication.rejected, [], staging);
-      assert.equal(git(remote, ['rev-parse', saved.ref]).trim(), saved.snapshot.commit, staging);
+      await assertPushedTo(dir, remote, saved, staging);
       writeFiles(dir, { 'work.txt': 'more\n' });
       await new WipStore({ cwd: dir, staging, policy: null }).restore({ snapshot: saved.snapshot.commit });
       assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'work\n', staging);
@@ -370,11 +381,7 @@ describe('a save takes what it can and lists what it could not', () => {
 
   it('keeps HEAD\'s entry, or none, for staged paths a remote that checks what it receives refuses, lists them as invalid-path, and the chain still goes to such a remote', async () => {
     for (const staging of STAGINGS) {
-      const remote = join(tempDir(), 'remote.git');
-      git(tempDir(), ['init', '-q', '--bare', remote]);
-      git(remote, ['config', 'receive.fsckObjects', 'true']);
-      const dir = makeRepo({ 'README.md': 'hello\n' });
-      git(dir, ['remote', 'add', 'origin', remote]);
+      const { remote, dir } = strictRemote();
       // git add on Linux takes each of these, staged by the user (or an agent) before the save.
       writeFiles(dir, { '.g\u200cit/x': 'x\n', '.gitmodules/a': 'a\n', 'work.txt': 'work\n' });
       git(dir, ['add', '--', '.g\u200cit/x', '.gitmodules/a', 'work.txt']);
@@ -383,9 +390,7 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.deepEqual(reasons(saved.unsaved), [['.gitmodules/a', 'invalid-path'], ['.g\u200cit/x', 'invalid-path']], staging);
       assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
       assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, `the checkout's index is left as it was (${staging})`);
-      const pushed = await new Replicator({ cwd: dir, policy: { box: 'app', remote: 'origin', refs: ['wip'], on: [], every: null } }).push();
-      assert.deepEqual(pushed.replication.rejected, [], staging);
-      assert.equal(git(remote, ['rev-parse', saved.ref]).trim(), saved.snapshot.commit, staging);
+      await assertPushedTo(dir, remote, saved, staging);
       // One HEAD holds already (committed before): the snapshot keeps HEAD's entry there.
       git(dir, ['commit', '-q', '-m', 'refused', '--', '.gitmodules/a']);
       writeFiles(dir, { '.gitmodules/a': 'changed\n' });
