@@ -989,9 +989,33 @@ describe('restore: a low open files limit', () => {
 });
 
 describe('restore: folders closed to stay under the open files limit', () => {
-  it('stops as a race when a folder it closed is another one when it opens it again, never writing into the other', async () => {
+  /**
+   * Runs `body` with the file system's openSync patched so that, as `top`/d0 is opened the second
+   * time, d0 has been moved to `top`/moved and a new d0 made; returns how often d0 was opened.
+   */
+  const replacingD0OnSecondOpen = async (top: string, body: () => void): Promise<number> => {
     const fs = (await import('node:fs')).default;
     const { syncBuiltinESMExports } = await import('node:module');
+    const realOpen = fs.openSync;
+    let opened = 0;
+    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+      if (String(path).endsWith('/d0') && (opened += 1) === 2) {
+        fs.renameSync(join(top, 'd0'), join(top, 'moved'));
+        mkdirSync(join(top, 'd0'));
+      }
+      return (realOpen as (...args: unknown[]) => number)(path, ...rest);
+    }) as typeof fs.openSync;
+    syncBuiltinESMExports();
+    try {
+      body();
+    } finally {
+      fs.openSync = realOpen;
+      syncBuiltinESMExports();
+    }
+    return opened;
+  };
+
+  it('stops as a race when a folder it closed is another one when it opens it again, never writing into the other', async () => {
     const { applyOps, FolderRaceError } = await import('../lib/store/folder-writer.js');
     const top = tempDir();
     const staging = tempDir();
@@ -1005,31 +1029,16 @@ describe('restore: folders closed to stay under the open files limit', () => {
     writeFileSync(join(staging, 'd0', 'b'), 'b\n');
     // d0 again, after the 39 others made the writer close it.
     ops.push({ raw: 'd0/b', kind: 'write' });
-    const realOpen = fs.openSync;
-    let opened = 0;
     // As d0 is opened the second time, another process has moved it away and made a new d0.
-    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
-      if (String(path).endsWith('/d0') && (opened += 1) === 2) {
-        fs.renameSync(join(top, 'd0'), join(top, 'moved'));
-        mkdirSync(join(top, 'd0'));
-      }
-      return (realOpen as (...args: unknown[]) => number)(path, ...rest);
-    }) as typeof fs.openSync;
-    syncBuiltinESMExports();
-    try {
+    const opened = await replacingD0OnSecondOpen(top, () => {
       assert.throws(() => applyOps(top, staging, ops), (error) => error instanceof FolderRaceError && error.raw === 'd0');
-    } finally {
-      fs.openSync = realOpen;
-      syncBuiltinESMExports();
-    }
+    });
     assert.equal(opened, 2);
     assert.deepEqual(readdirSync(join(top, 'd0')), [], 'nothing written into the other d0');
     assert.deepEqual(readdirSync(join(top, 'moved')), ['a']);
   });
 
   it('goes on putting back the others when a folder it closed, then opens again to remove an emptied folder in it, was replaced', async () => {
-    const fs = (await import('node:fs')).default;
-    const { syncBuiltinESMExports } = await import('node:module');
     const { applyOps, FolderRaceError } = await import('../lib/store/folder-writer.js');
     const top = tempDir();
     const staging = tempDir();
@@ -1044,24 +1053,9 @@ describe('restore: folders closed to stay under the open files limit', () => {
     writeFileSync(join(top, 'work.txt'), 'what the move wrote\n');
     writeFileSync(join(staging, 'work.txt'), 'what was there\n');
     ops.push({ raw: 'work.txt', kind: 'write' });
-    const realOpen = fs.openSync;
-    let opened = 0;
     // As d0 is opened again, to remove its emptied sub, another process has replaced it.
-    fs.openSync = ((path: fs.PathLike, ...rest: unknown[]) => {
-      if (String(path).endsWith('/d0') && (opened += 1) === 2) {
-        fs.renameSync(join(top, 'd0'), join(top, 'moved'));
-        mkdirSync(join(top, 'd0'));
-      }
-      return (realOpen as (...args: unknown[]) => number)(path, ...rest);
-    }) as typeof fs.openSync;
-    syncBuiltinESMExports();
     const failures: Array<{ raw: string; error: unknown }> = [];
-    try {
-      applyOps(top, staging, ops, { failures });
-    } finally {
-      fs.openSync = realOpen;
-      syncBuiltinESMExports();
-    }
+    const opened = await replacingD0OnSecondOpen(top, () => applyOps(top, staging, ops, { failures }));
     assert.equal(opened, 2);
     assert.ok(failures.some((failure) => failure.error instanceof FolderRaceError && failure.error.raw === 'd0'), String(failures.map((failure) => failure.raw)));
     // The put-back went on: it stopped there, the file it had not reached left as the move made it.
