@@ -391,13 +391,29 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.deepEqual([...filesOf(dir, saved.snapshot.commit).keys()].sort(), ['README.md', 'work.txt'], staging);
       assert.equal(git(dir, ['ls-files', '--stage', '-z']), index, `the checkout's index is left as it was (${staging})`);
       await assertPushedTo(dir, remote, saved, staging);
-      // One HEAD holds already (committed before): the snapshot keeps HEAD's entry there.
+      // One HEAD holds already (committed before): HEAD's tree names it either way, so the
+      // user's change to it is saved, staged or not, and not listed.
       git(dir, ['commit', '-q', '-m', 'refused', '--', '.gitmodules/a']);
       writeFiles(dir, { '.gitmodules/a': 'changed\n' });
       git(dir, ['add', '--', '.gitmodules/a']);
       const again = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'held' });
-      assert.deepEqual(reasons(again.unsaved), [['.gitmodules/a', 'invalid-path'], ['.g\u200cit/x', 'invalid-path']], staging);
-      assert.equal(filesOf(dir, again.snapshot.commit).get('.gitmodules/a'), 'a\n', staging);
+      assert.deepEqual(reasons(again.unsaved), [['.g\u200cit/x', 'invalid-path']], staging);
+      assert.equal(filesOf(dir, again.snapshot.commit).get('.gitmodules/a'), 'changed\n', staging);
+      writeFiles(dir, { '.gitmodules/a': 'unstaged\n' });
+      const third = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'unstaged' });
+      assert.deepEqual(reasons(third.unsaved), [['.g\u200cit/x', 'invalid-path']], staging);
+      assert.equal(filesOf(dir, third.snapshot.commit).get('.gitmodules/a'), 'unstaged\n', staging);
+      // One HEAD holds under a name no remote refuses, staged as a symlink named .gitmodules:
+      // the snapshot keeps HEAD's file there.
+      writeFiles(dir, { 'sub/.gitmodules': '' });
+      git(dir, ['add', '--', 'sub/.gitmodules']);
+      git(dir, ['commit', '-q', '-m', 'modules', '--', 'sub/.gitmodules']);
+      rmSync(join(dir, 'sub/.gitmodules'));
+      symlinkSync('../README.md', join(dir, 'sub/.gitmodules'));
+      git(dir, ['add', '--', 'sub/.gitmodules']);
+      const fourth = await new WipStore({ cwd: dir, staging, policy: null }).save({ label: 'symlink' });
+      assert.deepEqual(reasons(fourth.unsaved), [['.g\u200cit/x', 'invalid-path'], ['sub/.gitmodules', 'invalid-path']], staging);
+      assert.match(git(dir, ['ls-tree', fourth.snapshot.commit, '--', 'sub/.gitmodules']), /^100644 /, staging);
     }
   });
 

@@ -136,7 +136,8 @@ export interface SaveResult {
      * (.GIT, git~1, .git:x) or it is a symlink named .gitmodules or is under a folder named
      * .gitmodules or .gitattributes. For unreadable, vanished, not-a-file and invalid-path the
      * snapshot holds what the index held at that path, or nothing for an untracked file; for a path
-     * a remote refuses that the index holds, what HEAD holds there, or nothing.
+     * a remote refuses that the index holds, what HEAD holds there, or nothing (where HEAD holds it
+     * under a name refused already, it is saved).
      */
     reason: UnsavedReason;
     /** For too-large: the file's size in bytes. */

@@ -160,7 +160,8 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, head
  * The entries of `indexFile` (`after`) less the staged ones a remote's object check refuses (git
  * add takes them, from the checkout's index or the working tree): each is set back to HEAD's
  * entry, or removed where HEAD has none, and listed as invalid-path in `problems`, as an
- * untracked one is; one that is HEAD's already is left. Gitlinks are left as they are.
+ * untracked one is; one that is HEAD's already, or where HEAD's own entry is refused too, is
+ * left. Gitlinks are left as they are.
  */
 async function restoreRefusedEntries(plumbing: Plumbing, { top, objectFormat }: RepositoryLayout, head: string | null, indexFile: string, after: IndexEntry[], problems: Map<string, StagingProblem['reason']>, options: GitRunOptions): Promise<IndexEntry[]> {
   const refused = after.filter((entry) => entry.mode !== '160000' && !problems.has(entry.path) && refusedByObjectChecks(entry.path, entry.mode));
@@ -173,6 +174,9 @@ async function restoreRefusedEntries(plumbing: Plumbing, { top, objectFormat }: 
   const changed = paths.filter((path) => {
     const entries = refused.filter((entry) => entry.path === path);
     const kept = headOf.get(path) ?? null;
+    // HEAD's own entry is refused there too (a file in a committed .gitmodules folder): HEAD's
+    // tree names it either way, and setting it back would drop the user's change for nothing.
+    if (kept !== null && refusedByObjectChecks(path, kept.mode)) return false;
     return kept === null || entries.length !== 1 || entries[0]?.stage !== 0 || entries[0]?.mode !== kept.mode || entries[0]?.oid !== kept.oid;
   });
   if (changed.length === 0) return after;

@@ -197,14 +197,10 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     plan.states.set(path, entry === undefined || entry.intentToAdd ? { kind: 'absent' } : { kind: 'object', mode: entry.mode, oid: entry.oid });
     leftOut.push({ path, reason });
   };
-  // A path staged with a name a remote's object check refuses (git add takes it): the tree keeps
-  // HEAD's entry there, or nothing, as for an untracked one, or the chain would never leave the
-  // box. Its deletion is kept: the tree then holds that name no more.
-  for (const [path, state] of plan.states) {
-    if (state.kind === 'absent' || !refusedByObjectChecks(path, state.mode)) continue;
-    plan.states.delete(path);
-    leftOut.push({ path, reason: 'invalid-path' });
-  }
+  // A path staged or changed with a name a remote's object check refuses (git add takes it):
+  // the staging through a temporary index decides, by whether HEAD holds it. Its deletion is
+  // kept: the tree then holds that name no more.
+  if ([...plan.states].some(([path, state]) => state.kind !== 'absent' && refusedByObjectChecks(path, state.mode))) return null;
   // Every file hash-object will read is looked at first: a FIFO would hold it forever.
   // The stat data taken here is also the hash cache's key for the file (taken before git reads it):
   // each file is looked at once.
