@@ -300,6 +300,12 @@ export function readSnapshot(commit: CommitRecord): Snapshot | null {
  */
 export const INDEX_TRAILER = 'Chant-Wip-Index';
 
+/** A commit message's last paragraph, where its trailers are, trailing blank space left off. */
+function trailerBlock(message: string): string {
+  const trimmed = message.replace(/\s+$/, '');
+  return trimmed.slice(trimmed.lastIndexOf('\n\n') + 1);
+}
+
 /**
  * The trailer of a checkpoint that records an intent-to-add entry of the checkout's index
  * (`git add -N`), one a path, always quoted (see quotePath): the index's tree leaves such
@@ -318,9 +324,7 @@ export function intentLines(paths: readonly string[]): string {
 
 /** The paths a snapshot's message records as intent-to-add, as byte strings (one character a byte), in its order. */
 export function intentTrailers(message: string): string[] {
-  const trimmed = message.replace(/\s+$/, '');
-  const last = trimmed.slice(trimmed.lastIndexOf('\n\n') + 1);
-  return [...last.matchAll(/^chant-wip-intent-to-add: ?(.+)$/gim)].map((match) => pathBytes(match[1] as string).toString('latin1'));
+  return [...trailerBlock(message).matchAll(/^chant-wip-intent-to-add: ?(.+)$/gim)].map((match) => pathBytes(match[1] as string).toString('latin1'));
 }
 
 /**
@@ -343,9 +347,7 @@ export function modeLines(modes: readonly FileMode[]): string {
 
 /** The permission bits a snapshot's message records, in its order. */
 export function modeTrailers(message: string): FileMode[] {
-  const trimmed = message.replace(/\s+$/, '');
-  const last = trimmed.slice(trimmed.lastIndexOf('\n\n') + 1);
-  return [...last.matchAll(/^chant-wip-mode: ?([0-7]{3,4}) (".*")$/gim)].map((match) => ({ raw: pathBytes(match[2] as string).toString('latin1'), mode: parseInt(match[1] as string, 8) }));
+  return [...trailerBlock(message).matchAll(/^chant-wip-mode: ?([0-7]{3,4}) (".*")$/gim)].map((match) => ({ raw: pathBytes(match[2] as string).toString('latin1'), mode: parseInt(match[1] as string, 8) }));
 }
 
 /**
@@ -360,7 +362,6 @@ export function parentBelow(parents: readonly string[], message: string): string
 
 /** The index tree a snapshot's message records in its trailers, or null. */
 export function indexTrailer(message: string): string | null {
-  const trimmed = message.replace(/\s+$/, '');
-  const match = /^chant-wip-index: ?([0-9a-f]{40,64})[ \t]*$/im.exec(trimmed.slice(trimmed.lastIndexOf('\n\n') + 1));
+  const match = /^chant-wip-index: ?([0-9a-f]{40,64})[ \t]*$/im.exec(trailerBlock(message));
   return match === null ? null : (match[1] as string).toLowerCase();
 }
