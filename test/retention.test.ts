@@ -280,6 +280,35 @@ describe('the retain block of the declaration', () => {
     assert.match(result.replication?.rejected[0]?.reason ?? '', /stale info/);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip, 'the remote keeps b\'s snapshot');
   });
+  it('keeps the checkpoint of the last restore through a save that prunes to one snapshot, so the restore can still be undone', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const first = await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    assert.equal(done.checkpoint.created, true);
+    writeFiles(dir, { 'a.txt': 'after the restore\n' });
+    const later = await store.save({ label: 'later' });
+    assert.deepEqual(later.pruned?.dropped, [first.snapshot.commit], 'the restored snapshot goes by the rule; the checkpoint stays');
+    let chain = (await store.list()).branches[0]?.snapshots ?? [];
+    assert.deepEqual(chain.map((snapshot) => [snapshot.kind, snapshot.label]), [['save', 'later'], ['pre-restore', `before ${first.snapshot.commit.slice(0, 12)}`]]);
+    assert.equal(chain[1]?.tree, done.checkpoint.snapshot.tree);
+    // The undo of the restore gives back what it overwrote. Its own checkpoint is the tip, a save
+    // that holds the working tree as it is: no new snapshot, and nothing on the chain says so.
+    const undo = await store.restore({ snapshot: (chain[1] as { commit: string }).commit });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+    assert.equal(undo.checkpoint.created, false);
+    assert.equal(undo.checkpoint.snapshot.commit, chain[0]?.commit);
+    // The next save keeps that checkpoint, a save, and drops the older one by the rule.
+    writeFiles(dir, { 'a.txt': 'again\n' });
+    const again = await store.save({ label: 'again' });
+    assert.equal(again.pruned?.dropped.length, 1);
+    chain = (await store.list()).branches[0]?.snapshots ?? [];
+    assert.deepEqual(chain.map((snapshot) => snapshot.label), ['again', 'later']);
+    await store.restore({ snapshot: (chain[1] as { commit: string }).commit });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'after the restore\n', 'the undo of the last restore still gives back what it overwrote');
+  });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
     const store = new WipStore({ cwd: dir });

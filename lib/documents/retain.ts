@@ -29,7 +29,7 @@ export const RetainDeclaration = Type.Object(
       { type: 'object', required: ['keepWithin'], properties: { keepWithin: {} } },
       { type: 'object', required: ['keepLabelled'], properties: { keepLabelled: { const: true } } },
     ],
-    description: 'Which snapshots a prune keeps: a snapshot stays when any rule keeps it, and the newest always stays. At least one of keepLast, keepWithin and keepLabelled: true. Keys beginning x- are left to other tools; any other key is refused.',
+    description: 'Which snapshots a prune keeps: a snapshot stays when any rule keeps it; the newest, and the checkpoint of the last restore (so it can be undone), always stay. At least one of keepLast, keepWithin and keepLabelled: true. Keys beginning x- are left to other tools; any other key is refused.',
   },
 );
 /**

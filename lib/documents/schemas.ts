@@ -198,7 +198,7 @@ export function publishedSchemas(): PublishedSchema[] {
       schema: document(
         WIP_STORAGE_ID,
         `chant workspace wip ${STORAGE_ACTIONS.join('|')} output`,
-        "What `chant workspace wip storage` and `chant workspace wip prune` print, with or without --json. storage says what each chain of snapshots costs: how many, when the oldest and newest were taken, and the bytes their objects take beyond what branches, tags, remote-tracking refs and HEAD reach. prune rewrites chains down to the snapshots the retention rules keep (the newest always stays), or with --dry-run says what it would drop. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
+        "What `chant workspace wip storage` and `chant workspace wip prune` print, with or without --json. storage says what each chain of snapshots costs: how many, when the oldest and newest were taken, and the bytes their objects take beyond what branches, tags, remote-tracking refs and HEAD reach. prune rewrites chains down to the snapshots the retention rules keep (the newest, and the checkpoint of the last restore, always stay), or with --dry-run says what it would drop. Version 1: readers ignore fields they do not know, and within v1 fields are only ever added.",
         verbVariants(STORAGE_ACTIONS, STORAGE_DOCUMENTS, StorageFailure),
         { failure: 'WipStorageFailure', error: 'WipStorageError', code: 'WipStorageErrorCode' },
       ),

@@ -83,7 +83,7 @@ export const RetentionRules = Type.Object({
   keepLast: Nullable(Type.Integer({ minimum: 1 }), 'Keep the newest n snapshots.'),
   keepWithin: Nullable(Type.String({ pattern: KEEP_WITHIN_PATTERN }), 'Keep every snapshot taken within this age of now: a number and s, m, h, d or w (7d).'),
   keepLabelled: Type.Boolean({ description: 'Keep every snapshot with a label.' }),
-}, { description: 'The retention rules applied: a snapshot stays when any rule keeps it, and the newest always stays.' });
+}, { description: 'The retention rules applied: a snapshot stays when any rule keeps it; the newest, and the checkpoint of the last restore, always stay.' });
 /**
  * The retention rules, as a TypeScript type.
  * @public
@@ -150,8 +150,8 @@ export interface PruneResult {
   /** True when nothing was written: the branches say what a prune would do. */
   dryRun: boolean;
   /**
-   * The retention rules applied: a snapshot stays when any rule keeps it, and the newest always
-   * stays.
+   * The retention rules applied: a snapshot stays when any rule keeps it; the newest, and the
+   * checkpoint of the last restore, always stay.
    */
   rules: RetentionRules;
   /** Sorted by branch. */

@@ -12,6 +12,14 @@ import { holderGone, LOCK_NAME } from './lock.js';
 export const RESTORE_MARKER = 'chant-restoring';
 
 /**
+ * The record of the last restore in the worktree that went past its checkpoint, as a mark names
+ * it, kept once the restore ended: its checkpoint may be a snapshot of kind `save` (the tip,
+ * when it held the working tree as it was), which nothing on the chain tells from any other, and
+ * a prune keeps it so that restore can be undone.
+ */
+export const LAST_RESTORE = 'chant-last-restore';
+
+/**
  * A restore stopped partway (a kill, a crash, a power loss) before it could say so.
  * @internal
  */
@@ -29,9 +37,9 @@ export interface RestoreMark {
  * costs only the notice.
  * @internal
  */
-export function markRestoring(gitDir: string, mark: RestoreMark): void {
+export function markRestoring(gitDir: string, mark: RestoreMark, name: string = RESTORE_MARKER): void {
   try {
-    writeFileSync(join(gitDir, RESTORE_MARKER), `${JSON.stringify(mark)}\n`);
+    writeFileSync(join(gitDir, name), `${JSON.stringify(mark)}\n`);
   } catch {
     // The restore goes on: the mark is a notice, not a lock.
   }
@@ -67,11 +75,11 @@ export function interruptedRestore(gitDir: string): RestoreMark | null {
   return mark;
 }
 
-/** The mark in `gitDir`, whether or not a restore still holds it; null where there is none whole. */
-function readMark(gitDir: string): RestoreMark | null {
+/** The mark in `gitDir` (or the record `name`), whether or not a restore still holds it; null where there is none whole. */
+function readMark(gitDir: string, name: string = RESTORE_MARKER): RestoreMark | null {
   let text: string;
   try {
-    text = readFileSync(join(gitDir, RESTORE_MARKER), 'utf8');
+    text = readFileSync(join(gitDir, name), 'utf8');
   } catch {
     return null;
   }
@@ -86,22 +94,25 @@ function readMark(gitDir: string): RestoreMark | null {
 }
 
 /**
- * The checkpoints the marks of `gitDirs` name: a prune keeps each, the only snapshot that holds
- * what a restore stopped partway overwrote.
+ * The checkpoints the marks and the last-restore records of `gitDirs` name: a prune keeps each,
+ * the only snapshot that holds what a restore stopped partway, or the last restore, overwrote.
  * @internal
  */
 export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
-  return new Set(gitDirs.map(readMark).flatMap((mark) => (mark === null ? [] : [mark.checkpoint])));
+  return new Set(gitDirs.flatMap((gitDir) => [RESTORE_MARKER, LAST_RESTORE].map((name) => readMark(gitDir, name))).flatMap((mark) => (mark === null ? [] : [mark.checkpoint])));
 }
 
 /**
- * Has each mark of `gitDirs` name its checkpoint as a prune wrote it again (`renamed`: old id to new).
+ * Has each mark and last-restore record of `gitDirs` name its checkpoint as a prune wrote it
+ * again (`renamed`: old id to new).
  * @internal
  */
 export function renameMarkedCheckpoints(gitDirs: readonly string[], renamed: ReadonlyMap<string, string>): void {
   for (const gitDir of gitDirs) {
-    const mark = readMark(gitDir);
-    const next = mark === null ? undefined : renamed.get(mark.checkpoint);
-    if (mark !== null && next !== undefined && next !== mark.checkpoint) markRestoring(gitDir, { ...mark, checkpoint: next });
+    for (const name of [RESTORE_MARKER, LAST_RESTORE]) {
+      const mark = readMark(gitDir, name);
+      const next = mark === null ? undefined : renamed.get(mark.checkpoint);
+      if (mark !== null && next !== undefined && next !== mark.checkpoint) markRestoring(gitDir, { ...mark, checkpoint: next }, name);
+    }
   }
 }

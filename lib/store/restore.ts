@@ -17,7 +17,7 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
-import { markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
+import { LAST_RESTORE, markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
 import type { FileMode } from '../snapshot/format.js';
 import { checkText } from '../text.js';
@@ -221,7 +221,10 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         // From here on a kill leaves the working tree part written: the mark says so to the
         // next list or save, naming the checkpoint that gives it back.
         if (changes.length > 0 || resetTo !== null) {
-          markRestoring(layout.gitDir, { branch: checkout.branch, snapshot: target.commit, checkpoint: checkpoint.snapshot.commit });
+          const mark = { branch: checkout.branch, snapshot: target.commit, checkpoint: checkpoint.snapshot.commit };
+          markRestoring(layout.gitDir, mark);
+          // And kept once it ends: a prune keeps the checkpoint of the last restore, so it can be undone.
+          markRestoring(layout.gitDir, mark, LAST_RESTORE);
           marked = true;
         }
         const moved = changedSince(layout.top, found);

@@ -290,7 +290,7 @@ export class WipStore {
 
   /**
    * Rewrites chains down to the snapshots the rules keep (any rule keeping one keeps it; the
-   * newest always stays): the kept snapshots are written again with the same trees, messages and
+   * newest, and the checkpoint of the last restore, always stay): the kept snapshots are written again with the same trees, messages and
    * dates, the new oldest one marked with the tip it replaced, and each ref moves by
    * compare-and-swap. The reflog entries of the dropped snapshots are expired; their objects go
    * with git's gc, or at once with `gc: true`. A plain push never carries a pruned chain: see
