@@ -2,7 +2,7 @@ import { Command, Option } from 'clipanion';
 import type { BaseContext } from 'clipanion';
 import { asWipError, GitCommandError, isVerb, VERB_DOCUMENTS, WIP_READ_ID, WipError, writeDocument, writeFailureDocument } from '../lib/index.js';
 import type { Verb, WriteResults } from '../lib/index.js';
-import { documentText } from './print.js';
+import { documentChunks } from './print.js';
 
 /**
  * What every chant command runs with: clipanion's streams, plus the folder it runs in (empty
@@ -42,9 +42,16 @@ export function branchOption(value: string | undefined, refsHeads = false): stri
   return branch;
 }
 
-/** Prints a document, each record on one line (`documentText`): stdout carries it and nothing else. */
+/**
+ * Prints a document, each record on one line (`documentText`): stdout carries it and nothing
+ * else. Every chunk is printed before the first is written, and corked, so a pipe takes them in
+ * one write.
+ */
 export function printDocument(context: ChantContext, document: unknown): void {
-  context.stdout.write(documentText(document));
+  const chunks = documentChunks(document);
+  context.stdout.cork();
+  for (const chunk of chunks) context.stdout.write(chunk);
+  context.stdout.uncork();
 }
 
 /** The signals a terminal, a supervisor or a closed session ends a command with. */

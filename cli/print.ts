@@ -2,6 +2,8 @@
 const SHORT_ARRAY = 8;
 /** How deep objects may nest and still make one record: a snapshot with its `changes`. */
 const RECORD_DEPTH = 2;
+/** How many pieces {@link documentChunks} gathers before it encodes them (about 64 KiB of snapshots). */
+const CHUNK_PIECES = 512;
 
 /**
  * A document as the CLI prints it, in the form of the spec's example: the containers broken over
@@ -18,12 +20,42 @@ const RECORD_DEPTH = 2;
  * so its `$schema` opens a line of its own even when it is small (a refusal).
  */
 export function documentText(document: unknown): string {
-  const parts: string[] = [];
+  const output: Output = { parts: [], chunks: null };
+  print(document, output);
+  return output.parts.join('');
+}
+
+/**
+ * {@link documentText}'s text as UTF-8, in chunks of about 64 KiB, each encoded as soon as its
+ * pieces are printed. A read of 10,000 snapshots then never holds their 10,000 strings at once,
+ * which the garbage collector copied while the text was built, nor the whole text as a string
+ * beside its bytes: a fresh buffer's pages cost more than the encoding.
+ */
+export function documentChunks(document: unknown): Buffer[] {
+  const output: Output = { parts: [], chunks: [] };
+  print(document, output);
+  flush(output);
+  return output.chunks as Buffer[];
+}
+
+/** The pieces of the text not encoded yet, and with {@link documentChunks}, the chunks encoded. */
+interface Output {
+  parts: string[];
+  chunks: Buffer[] | null;
+}
+
+function print(document: unknown, output: Output): void {
   const value = resolved(document, '');
-  if (typeof value === 'object' && value !== null && !boxed(value)) broken(value, '', parts);
-  else parts.push(String(JSON.stringify(value)));
-  parts.push('\n');
-  return parts.join('');
+  if (typeof value === 'object' && value !== null && !boxed(value)) broken(value, '', output);
+  else output.parts.push(String(JSON.stringify(value)));
+  output.parts.push('\n');
+}
+
+/** Encodes the pieces gathered into a chunk, when the output is bytes. */
+function flush(output: Output): void {
+  if (output.chunks === null || output.parts.length === 0) return;
+  output.chunks.push(Buffer.from(output.parts.join(''), 'utf8'));
+  output.parts.length = 0;
 }
 
 /** What `JSON.stringify` prints for a value under `key`: its `toJSON`'s result when it has one. */
@@ -63,14 +95,15 @@ function record(value: object, objects: number): boolean {
 }
 
 /** Pushes a value (its `toJSON` already applied) at a line indented by `indent`. */
-function item(value: unknown, indent: string, parts: string[]): void {
-  if (typeof value === 'object' && value !== null && !record(value, RECORD_DEPTH)) broken(value, indent, parts);
+function item(value: unknown, indent: string, output: Output): void {
+  if (typeof value === 'object' && value !== null && !record(value, RECORD_DEPTH)) broken(value, indent, output);
   // An array's undefined or function element is null, as JSON.stringify prints it.
-  else parts.push(JSON.stringify(value) ?? 'null');
+  else output.parts.push(JSON.stringify(value) ?? 'null');
 }
 
 /** Pushes a container broken over lines, each element or member on a line of its own. */
-function broken(value: object, indent: string, parts: string[]): void {
+function broken(value: object, indent: string, output: Output): void {
+  const { parts } = output;
   const inner = `${indent}  `;
   if (Array.isArray(value)) {
     if (value.length === 0) {
@@ -79,7 +112,8 @@ function broken(value: object, indent: string, parts: string[]): void {
     }
     for (let index = 0; index < value.length; index += 1) {
       parts.push(index === 0 ? '[\n' : ',\n', inner);
-      item(resolved(value[index], String(index)), inner, parts);
+      item(resolved(value[index], String(index)), inner, output);
+      if (parts.length >= CHUNK_PIECES) flush(output);
     }
     parts.push('\n', indent, ']');
     return;
@@ -91,7 +125,7 @@ function broken(value: object, indent: string, parts: string[]): void {
     if (member === undefined || typeof member === 'function' || typeof member === 'symbol') continue;
     parts.push(first ? '{\n' : ',\n', inner, JSON.stringify(key), ': ');
     first = false;
-    item(member, inner, parts);
+    item(member, inner, output);
   }
   parts.push(first ? '{}' : `\n${indent}}`);
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { documentText } from '../cli/print.js';
+import { documentChunks, documentText } from '../cli/print.js';
 import { readDocument, WipStore, writeDocument } from '../lib/index.js';
-import { git, makeRepo, runCli, writeFiles } from './helpers.js';
+import { buildChain } from './chains.js';
+import { git, makeRepo, runBin, runCli, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
 /** What `JSON.stringify` of a value parses back to: what the printed text must parse to. */
@@ -123,6 +124,26 @@ describe('documentText', () => {
   });
 });
 
+/** What `documentChunks` gives, as text, and how many chunks. */
+function written(document: unknown): { text: string; writes: number } {
+  const chunks = documentChunks(document);
+  return { text: Buffer.concat(chunks).toString('utf8'), writes: chunks.length };
+}
+
+describe('documentChunks', () => {
+  it('gives the bytes of documentText, a chunk at a time, whatever JSON value it is given', () => {
+    fc.assert(fc.property(fc.dictionary(fc.string({ unit: 'binary' }), fc.jsonValue({ maxDepth: 5 })), (document) => {
+      assert.equal(written(document).text, documentText(document));
+    }), { seed: 20261205, numRuns: 300 });
+    // Many records, with characters of two, three and four bytes in UTF-8, over several chunks.
+    const records = Array.from({ length: 2000 }, (_, index) => ({ index, label: `tür "${index}" \\ ✓ 𝄞`, nested: { ok: index % 2 === 0 } }));
+    const document = { records, long: Array.from({ length: 700 }, (_, index) => `é${index}`) };
+    const { text, writes } = written(document);
+    assert.equal(text, documentText(document));
+    assert.ok(writes > 2, `${writes} writes`);
+  });
+});
+
 describe('the CLI prints its documents records one a line', () => {
   it('prints a read with --changes that parses to JSON.stringify of the SDK\'s read, a snapshot on each line', async () => {
     const dir = box();
@@ -151,6 +172,28 @@ describe('the CLI prints its documents records one a line', () => {
     const from = lines.indexOf('    "refs": [');
     assert.deepEqual(lines.slice(from + 1, from + 1 + refs.length), refs);
     assert.ok(lines.every((line) => /^( {2})*\S/.test(line)), 'indented by two spaces a level');
+  });
+
+  it('prints a read of a long chain with --changes byte for byte as documentText prints the SDK\'s read, in the CLI and from the bin', async () => {
+    const dir = box();
+    git(dir, ['checkout', '-q', 'main']);
+    buildChain(dir, 700, (i) => i % 3 === 0);
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    assert.equal((await runCli(dir, ['workspace', 'wip', 'save', '--label', 'tür "7" \\ ✓ 𝄞'])).code, 0);
+    writeFiles(dir, { 'a.txt': 'one\ntwo\n', 'b.txt': 'b\n' });
+    assert.equal((await runCli(dir, ['workspace', 'wip', 'save', '--label', '{"x":[1,2]},{'])).code, 0);
+    const first = await runCli(dir, ['workspace', 'wip', '--json', '--changes']);
+    assert.equal(first.code, 0, first.stdout);
+    // The memo now holds every count: the read below, the SDK's and the bin's agree on them.
+    const read = await runCli(dir, ['workspace', 'wip', '--json', '--changes']);
+    const expected = documentText(readDocument(await new WipStore({ cwd: dir }).list({ changes: true })));
+    assert.equal(read.stdout, expected);
+    assert.equal(first.stdout, expected);
+    assert.equal(runBin(dir, ['workspace', 'wip', '--json', '--changes']).stdout, expected);
+    const snapshots = read.doc.branches[0].snapshots;
+    assert.equal(snapshots.length, 702);
+    assert.equal(snapshots[1].label, 'tür "7" \\ ✓ 𝄞');
+    assert.ok(snapshots.every((snapshot: { changes?: unknown }) => snapshot.changes !== undefined), 'each snapshot carries its counts');
   });
 
   it('breaks a restore\'s long list of paths one a line, and its SDK document parses back as JSON.stringify\'s', async () => {
