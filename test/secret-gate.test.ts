@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -401,6 +402,49 @@ describe('the secret gate', () => {
     const { replication } = await replicator.push();
     assert.deepEqual(replication.heldBack?.[0]?.findings.map((finding) => finding.path), ['.env']);
     assert.equal(remoteTip(remote), null);
+  });
+
+  it('loads the scanner once the push has started its first git processes, and lints while git lists what the chain adds', async (t) => {
+    // The CommonJS SDK, copied where its requires still resolve: its scanner is a file of its own,
+    // put behind one that notes each lint, so the test sees when the scanner loads and lints.
+    const copy = mkdtempSync(join(ROOT, 'node_modules', '.chant-scanner-'));
+    t.after(() => rmSync(copy, { recursive: true, force: true }));
+    cpSync(join(ROOT, 'dist', 'cjs'), copy, { recursive: true });
+    const scanner = join(copy, 'secret-scanner.cjs');
+    renameSync(scanner, join(copy, 'scanner-itself.cjs'));
+    const events: string[] = [];
+    const hooks = globalThis as { chantTestEvents?: string[] };
+    hooks.chantTestEvents = events;
+    t.after(() => delete hooks.chantTestEvents);
+    writeFileSync(scanner, [
+      "const scanner = require('./scanner-itself.cjs');",
+      "globalThis.chantTestEvents.push('scanner loaded');",
+      "exports.lint = (path, content) => { globalThis.chantTestEvents.push('lint'); return scanner.lint(path, content); };",
+    ].join('\n'));
+    const sdk = createRequire(import.meta.url)(join(copy, 'index.cjs')) as typeof import('../lib/index.js');
+    const { dir, remote } = box();
+    const inner = new SimpleGitRunner(dir);
+    const verbOf = (args: readonly string[]): string => args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        events.push(`${verbOf(args)} started`);
+        const output = await inner.run(args, options);
+        // The listing of what the chain adds takes a while, as on a loaded machine.
+        if (verbOf(args) === 'log') await new Promise((resolve) => setTimeout(resolve, 200));
+        events.push(`${verbOf(args)} answered`);
+        return output;
+      },
+    };
+    const policy = sdk.Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    await new sdk.WipStore({ cwd: dir, policy }).save({ label: 'secret' });
+    events.length = 0;
+    const { replication } = await new sdk.Replicator({ cwd: dir, policy, git: runner }).push();
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map((finding) => finding.path), ['.env'], 'the gate ran as ever');
+    assert.equal(remoteTip(remote), null);
+    const at = (event: string): number => events.indexOf(event);
+    assert.ok(at('scanner loaded') > at('config started') && at('scanner loaded') > at('for-each-ref started'), `the refs and the remote's configuration are asked for first: ${events.join(', ')}`);
+    assert.ok(at('lint') > at('log started') && at('lint') < at('log answered'), `the scanner warms up while git lists the chain: ${events.join(', ')}`);
   });
 
   it("leaves nothing on the host process's performance timeline: the scanner's profiler is quiet in the SDK too", async () => {
