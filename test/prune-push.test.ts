@@ -2,7 +2,7 @@
 // lease on the replica chant recorded, and the lease refuses when another clone pushed meanwhile.
 // Real bare remotes, real clones.
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
@@ -419,5 +419,39 @@ describe('a pruned chain and the remote', () => {
       assert.equal(main?.aside, undefined);
       assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), bTip, 'nothing of b\'s chain is dropped');
     }
+  });
+
+  it('sets aside, never takes, a pruned chain that dropped the checkpoint of the last restore of the fetching box, so that restore can still be undone after git\'s gc', async () => {
+    const remote = bareRemote();
+    const a = makeRepo({ 'a.txt': 'one\n' });
+    git(a, ['remote', 'add', 'origin', remote]);
+    git(a, ['push', '-q', 'origin', 'main']);
+    const b = tempDir();
+    git(b, ['clone', '-q', remote, '.']);
+    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const storeB = new WipStore({ cwd: b, policy });
+    writeFileSync(join(b, 'a.txt'), 'first\n');
+    const first = await storeB.save({ label: 'first' });
+    writeFileSync(join(b, 'a.txt'), 'precious\n');
+    const done = await storeB.restore({ snapshot: first.snapshot.commit });
+    assert.equal(done.checkpoint.created, true);
+    writeFileSync(join(b, 'a.txt'), 'later\n');
+    await storeB.save({ label: 'later' });
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.push();
+    // a takes b's chain and prunes it to its newest: a cannot know b's checkpoint is one to keep.
+    await new Replicator({ cwd: a, policy }).fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+    const tipB = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await replicatorB.fetch();
+    assert.equal(fetched.refs[0]?.aside, `refs/chant/wip-aside/${tipB}`, 'b\'s chain goes aside whole, its checkpoint with it');
+    // What git's own gc would do in time: unreachable reflog entries expire, then their objects go.
+    git(b, ['reflog', 'expire', '--expire-unreachable=now', '--all']);
+    git(b, ['gc', '-q', '--prune=now']);
+    const record = JSON.parse(readFileSync(join(b, '.git', 'chant-last-restore'), 'utf8')) as { checkpoint: string };
+    const listed = (await storeB.list()).branches.flatMap((chain) => chain.snapshots.map((snapshot) => snapshot.commit));
+    assert.ok(listed.includes(record.checkpoint), 'the checkpoint of the last restore is still on a chain');
+    await storeB.restore({ snapshot: record.checkpoint });
+    assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });
 });
