@@ -4,8 +4,8 @@
 // checkpoint named). A mark with no live restore holding the worktree's lock is one a kill or
 // a crash stopped partway: the working tree may be part snapshot, part what it was, and the
 // checkpoint the mark names gives it back. The list and the save say so.
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { holderGone, LOCK_NAME } from './lock.js';
 
 /** The mark's file name, in the worktree's git directory. */
@@ -100,6 +100,21 @@ function readMark(gitDir: string, name: string = RESTORE_MARKER): RestoreMark | 
  */
 export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
   return new Set(gitDirs.flatMap((gitDir) => [RESTORE_MARKER, LAST_RESTORE].map((name) => readMark(gitDir, name))).flatMap((mark) => (mark === null ? [] : [mark.checkpoint])));
+}
+
+/**
+ * The git directories of every worktree of a repository: the main one (`commonDir`) and each
+ * linked one's (`<common>/worktrees/<name>`), where their marks and last-restore records are.
+ * @internal
+ */
+export function worktreeGitDirs(commonDir: string): string[] {
+  let linked: string[] = [];
+  try {
+    linked = readdirSync(join(commonDir, 'worktrees'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(commonDir, 'worktrees', entry.name));
+  } catch {
+    // No linked worktree.
+  }
+  return [commonDir, ...linked].map((dir) => resolve(dir));
 }
 
 /**

@@ -24,6 +24,7 @@ import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 import { whileFetching, withFetchLock } from '../managers/lock.js';
+import { markedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -840,6 +841,20 @@ export class Replicator {
     return false;
   }
 
+  /**
+   * Whether the chain ending at `tip` holds the checkpoint of the last restore (or of one stopped
+   * partway) of any worktree of this repository, as its record names it.
+   */
+  async #holdsRestoreCheckpoint(tip: string): Promise<boolean> {
+    const commonDir = commonDirFromFiles(this.#cwd);
+    if (commonDir === null) return false;
+    for (const checkpoint of markedCheckpoints(worktreeGitDirs(commonDir))) {
+      // A record naming a commit this repository no longer has holds nothing to keep.
+      if (await chainHolds(this.#git, this.#cwd, tip, checkpoint).catch(() => false)) return true;
+    }
+    return false;
+  }
+
   /** Empties the staging namespace after a refused fetch, so that it wrote nothing. */
   async #dropStaging(staging: readonly string[]): Promise<void> {
     if (staging.length === 0) return;
@@ -905,7 +920,12 @@ export class Replicator {
       // One log reads the markers of both sides: the remote's (another box pruned) and this box's own.
       const sides = outcome === 'diverged' && remote.class === 'wip' ? await replacedTipsEachSide(this.#git, this.#cwd, remote.commit, local as string) : null;
       const replaced = sides === null ? null : sides.left;
-      const pruned = replaced !== null && replaced.has(local as string);
+      // The chain another box pruned may have dropped the checkpoint of a restore here, which
+      // that box could not know to keep (a prune keeps the checkpoint of the last restore of its
+      // own worktrees only): taking it would leave that restore with no undo once git's gc ran.
+      // Such a chain goes aside whole instead, as a chain the marker does not name does.
+      const keepsCheckpoint = replaced !== null && replaced.has(local as string) && await this.#holdsRestoreCheckpoint(local as string);
+      const pruned = replaced !== null && replaced.has(local as string) && !keepsCheckpoint;
       // A marker that names no tip of this box's (it fell behind the chain the prune applied its
       // rules to, or saved above such a point) would leave the chain diverged for good, its pushes
       // refused: the local chain is moved aside whole (see ASIDE_REF_PREFIX), where the next
@@ -923,7 +943,7 @@ export class Replicator {
       const overtaken = replaced !== null && !pruned && !ownPrune && replaced.size === 0 && remote.ref.startsWith(WIP_REF_PREFIX)
         && await this.#pruneOvertaken(sides?.right ?? new Set(), remote.commit);
       if (ownPrune) outcome = 'ahead';
-      const asideName = replaced !== null && !pruned && !ownPrune && (replaced.size > 0 || overtaken) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
+      const asideName = replaced !== null && !pruned && !ownPrune && (replaced.size > 0 || overtaken || keepsCheckpoint) && remote.ref.startsWith(WIP_REF_PREFIX) ? `${ASIDE_REF_PREFIX}${local as string}` : null;
       const asideHere = asideName === null ? undefined : locals.get(asideName);
       const asideThere = asideName === null ? undefined : seen.get(asideName);
       const aside = asideName !== null && (asideHere ?? local) === local && (asideThere ?? local) === local && !excluded.has(asideName) ? asideName : null;
