@@ -309,6 +309,30 @@ describe('the retain block of the declaration', () => {
     await store.restore({ snapshot: (chain[1] as { commit: string }).commit });
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'after the restore\n', 'the undo of the last restore still gives back what it overwrote');
   });
+  it('keeps the checkpoint of the last restore through a later restore cancelled once its files were written, which changed nothing', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    const first = await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    writeFiles(dir, { 'a.txt': 'after the restore\n' });
+    await store.save({ label: 'second' });
+    // A restore cancelled as it writes puts the working tree back: it changed nothing, so the
+    // restore before it is still the last, and its checkpoint the one that undoes it.
+    const controller = new AbortController();
+    await assert.rejects(store.restore({ snapshot: first.snapshot.commit, signal: controller.signal, onProgress: (progress) => {
+      if (progress.phase === 'writing' && progress.done === 0) controller.abort();
+    } }), /cancel/);
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'after the restore\n');
+    writeFiles(dir, { 'a.txt': 'later\n' });
+    await store.save({ label: 'later' });
+    const chain = (await store.list()).branches[0]?.snapshots ?? [];
+    const undo = chain.find((snapshot) => snapshot.tree === done.checkpoint.snapshot.tree);
+    assert.ok(undo !== undefined, 'the checkpoint of the last restore that changed the working tree stays');
+    await store.restore({ snapshot: undo.commit });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+  });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
     const store = new WipStore({ cwd: dir });
