@@ -30,6 +30,12 @@ export interface RestoreMark {
   snapshot: string;
   /** Its pre-restore checkpoint, which holds the working tree and index as they were before it. */
   checkpoint: string;
+  /**
+   * In the last-restore record only, until the restore ends done: the checkpoints the record
+   * named before it. A restore that fails or is cancelled may have put everything back, and the
+   * one before it is then still the last to have changed anything; absent when none.
+   */
+  held?: string[];
 }
 
 /**
@@ -87,7 +93,8 @@ function readMark(gitDir: string, name: string = RESTORE_MARKER): RestoreMark | 
     const mark = JSON.parse(text) as Partial<RestoreMark>;
     const id = /^[0-9a-f]{40,64}$/;
     if (typeof mark.branch !== 'string' || typeof mark.snapshot !== 'string' || typeof mark.checkpoint !== 'string' || !id.test(mark.snapshot) || !id.test(mark.checkpoint)) return null;
-    return { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint };
+    const held = Array.isArray(mark.held) ? mark.held.filter((commit): commit is string => typeof commit === 'string' && id.test(commit)) : [];
+    return { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint, ...(held.length > 0 ? { held } : {}) };
   } catch {
     return null;
   }
@@ -99,7 +106,27 @@ function readMark(gitDir: string, name: string = RESTORE_MARKER): RestoreMark | 
  * @internal
  */
 export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
-  return new Set(gitDirs.flatMap((gitDir) => [RESTORE_MARKER, LAST_RESTORE].map((name) => readMark(gitDir, name))).flatMap((mark) => (mark === null ? [] : [mark.checkpoint])));
+  return new Set(gitDirs.flatMap((gitDir) => [RESTORE_MARKER, LAST_RESTORE].map((name) => readMark(gitDir, name))).flatMap((mark) => (mark === null ? [] : [mark.checkpoint, ...(mark.held ?? [])])));
+}
+
+/**
+ * Records a restore going past its checkpoint as the last, the checkpoints the record named
+ * before still held (see {@link RestoreMark.held}) until {@link restoreEnded} says it ended done.
+ * @internal
+ */
+export function recordRestore(gitDir: string, mark: RestoreMark): void {
+  const before = readMark(gitDir, LAST_RESTORE);
+  const held = before === null ? [] : [before.checkpoint, ...(before.held ?? [])].filter((commit, index, all) => commit !== mark.checkpoint && all.indexOf(commit) === index);
+  markRestoring(gitDir, { ...mark, ...(held.length > 0 ? { held } : {}) }, LAST_RESTORE);
+}
+
+/**
+ * Records a restore that ended done as the last, alone: the checkpoints of the restores before
+ * it go by the rules like any snapshot.
+ * @internal
+ */
+export function restoreEnded(gitDir: string, mark: RestoreMark): void {
+  markRestoring(gitDir, { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint }, LAST_RESTORE);
 }
 
 /**
@@ -126,8 +153,10 @@ export function renameMarkedCheckpoints(gitDirs: readonly string[], renamed: Rea
   for (const gitDir of gitDirs) {
     for (const name of [RESTORE_MARKER, LAST_RESTORE]) {
       const mark = readMark(gitDir, name);
-      const next = mark === null ? undefined : renamed.get(mark.checkpoint);
-      if (mark !== null && next !== undefined && next !== mark.checkpoint) markRestoring(gitDir, { ...mark, checkpoint: next }, name);
+      if (mark === null) continue;
+      const checkpoint = renamed.get(mark.checkpoint) ?? mark.checkpoint;
+      const held = mark.held?.map((commit) => renamed.get(commit) ?? commit);
+      if (checkpoint !== mark.checkpoint || held?.some((commit, index) => commit !== mark.held?.[index]) === true) markRestoring(gitDir, { ...mark, checkpoint, ...(held === undefined ? {} : { held }) }, name);
     }
   }
 }

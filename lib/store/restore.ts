@@ -17,7 +17,8 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
-import { LAST_RESTORE, markRestoring, unmarkRestoring } from '../managers/restore-marker.js';
+import { markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
+import type { RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
 import type { FileMode } from '../snapshot/format.js';
 import { checkText } from '../text.js';
@@ -166,7 +167,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     const prepared = await prepare(work.plumbing, opened, checkout, target, targetRecord, only, maxFileSize, byStatus, stopped).catch((error: unknown) => conflictFirst(layout, signal, error));
     const { current, changes, targetIndex, indexHoldsHead, staged, leftOut } = prepared;
     const indexFile = prepared.indexFile ?? temporaryIndexFile(layout.gitDir);
-    let marked = false;
+    let marked: RestoreMark | null = null;
     try {
       // Each path the move will write or remove, as it is now: another process that changes
       // one while the snapshot's files are staged and the checkpoint recorded stops the restore
@@ -223,9 +224,11 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         if (changes.length > 0 || resetTo !== null) {
           const mark = { branch: checkout.branch, snapshot: target.commit, checkpoint: checkpoint.snapshot.commit };
           markRestoring(layout.gitDir, mark);
-          // And kept once it ends: a prune keeps the checkpoint of the last restore, so it can be undone.
-          markRestoring(layout.gitDir, mark, LAST_RESTORE);
-          marked = true;
+          // And kept once it ends: a prune keeps the checkpoint of the last restore, so it can be
+          // undone. Until it ends done, the one before it stays too: a restore that fails or is
+          // cancelled may have put everything back, leaving that one the last to change anything.
+          recordRestore(layout.gitDir, mark);
+          marked = mark;
         }
         const moved = changedSince(layout.top, found);
         if (moved.length > 0) throw changedWhilePrepared(target, checkpoint.snapshot, moved);
@@ -263,6 +266,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // A whole restore that ended leaves the snapshot's tree, whatever an earlier one killed
       // partway left: its notice goes too, even where nothing was left to write or mark.
       if (only === null) unmarkRestoring(layout.gitDir);
+      if (marked !== null) restoreEnded(layout.gitDir, marked);
       return {
         branch: checkout.branch,
         ref: checkout.ref,
@@ -280,7 +284,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
     } finally {
       rmSync(indexFile, { force: true });
       // Ended in a way it reports: done, or refused saying what it left and which checkpoint holds the rest.
-      if (marked) unmarkRestoring(layout.gitDir);
+      if (marked !== null) unmarkRestoring(layout.gitDir);
     }
   }, () => checkNotAborted(signal));
 }
