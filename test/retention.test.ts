@@ -333,6 +333,35 @@ describe('the retain block of the declaration', () => {
     await store.restore({ snapshot: undo.commit });
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
   });
+  it('keeps the checkpoint of the last restore when a prune stopped right after it moved the chain, before it could rename the record', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir });
+    const first = await store.save({ label: 'one' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    for (const text of ['two', 'three']) {
+      writeFiles(dir, { 'a.txt': `${text}\n` });
+      await store.save({ label: text });
+    }
+    // The prune's move goes through, then it stops as a kill would stop it: nothing after the move runs.
+    const inner = new SimpleGitRunner(dir);
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        const output = await inner.run(args, options);
+        if (args.includes('update-ref') && args.includes('chant wip: prune')) throw new Error('killed');
+        return output;
+      },
+    };
+    await assert.rejects(new WipStore({ cwd: dir, policy: null, git: runner }).prune({ keepLast: 1 }));
+    writeFiles(dir, { 'a.txt': 'four\n' });
+    await store.save({ label: 'four' });
+    await store.prune({ keepLast: 1, gc: true });
+    const chain = (await store.list()).branches[0]?.snapshots ?? [];
+    const undo = chain.find((snapshot) => snapshot.tree === done.checkpoint.snapshot.tree);
+    assert.ok(undo !== undefined, 'the checkpoint of the last restore stays');
+    await store.restore({ snapshot: undo.commit });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+  });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
     const store = new WipStore({ cwd: dir });
