@@ -145,6 +145,24 @@ export function worktreeGitDirs(commonDir: string): string[] {
 }
 
 /**
+ * Has each mark and last-restore record of `gitDirs` hold its checkpoints as a prune will write
+ * them again (`renamed`: old id to new) besides as they are, before the prune moves any chain: a
+ * prune stopped between its move and {@link renameMarkedCheckpoints} leaves the new ones kept.
+ * @internal
+ */
+export function holdRenamedCheckpoints(gitDirs: readonly string[], renamed: ReadonlyMap<string, string>): void {
+  for (const gitDir of gitDirs) {
+    for (const name of [RESTORE_MARKER, LAST_RESTORE]) {
+      const mark = readMark(gitDir, name);
+      if (mark === null) continue;
+      const held = mark.held ?? [];
+      const added = [mark.checkpoint, ...held].flatMap((commit) => { const next = renamed.get(commit); return next === undefined || next === commit || held.includes(next) ? [] : [next]; });
+      if (added.length > 0) markRestoring(gitDir, { ...mark, held: [...held, ...added] }, name);
+    }
+  }
+}
+
+/**
  * Has each mark and last-restore record of `gitDirs` name its checkpoint as a prune wrote it
  * again (`renamed`: old id to new).
  * @internal
@@ -155,8 +173,9 @@ export function renameMarkedCheckpoints(gitDirs: readonly string[], renamed: Rea
       const mark = readMark(gitDir, name);
       if (mark === null) continue;
       const checkpoint = renamed.get(mark.checkpoint) ?? mark.checkpoint;
-      const held = mark.held?.map((commit) => renamed.get(commit) ?? commit);
-      if (checkpoint !== mark.checkpoint || held?.some((commit, index) => commit !== mark.held?.[index]) === true) markRestoring(gitDir, { ...mark, checkpoint, ...(held === undefined ? {} : { held }) }, name);
+      // What holdRenamedCheckpoints added is the new ids already; each id is held once, never the checkpoint's.
+      const held = (mark.held ?? []).map((commit) => renamed.get(commit) ?? commit).filter((commit, index, all) => commit !== checkpoint && all.indexOf(commit) === index);
+      if (checkpoint !== mark.checkpoint || held.join() !== (mark.held ?? []).join()) markRestoring(gitDir, { branch: mark.branch, snapshot: mark.snapshot, checkpoint, ...(held.length > 0 ? { held } : {}) }, name);
     }
   }
 }

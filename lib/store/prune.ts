@@ -16,7 +16,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
-import { markedCheckpoints, renameMarkedCheckpoints } from '../managers/restore-marker.js';
+import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints } from '../managers/restore-marker.js';
 import { cancellable, loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -223,6 +223,9 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     await writeCommits(early.git, context.cwd, bodies, layout.objectFormat);
     // The last moment a signal cancels: the move is the prune.
     checkNotAborted(signal);
+    // The records name the checkpoints as written again before the move too, so that a prune
+    // stopped after it (a kill) does not leave them naming only commits no chain holds.
+    holdRenamedCheckpoints(markDirs, renamed);
     moved = true;
     // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
     // A ref lock a killed save, restore or prune left would refuse it as a race, every time.
