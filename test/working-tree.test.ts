@@ -1012,19 +1012,36 @@ describe('what only git add can decide', () => {
 
 describe('the private index git status reads where the hash cache knows many files', () => {
   /** Builds as a save does, with the private index from one file on, and records the tree on the wip tip; whether git status read the private index. */
-  const buildAndRecord = async (dir: string): Promise<{ tree: string | null; privately: boolean }> => {
+  const buildAndRecord = async (dir: string, keep = true): Promise<{ tree: string | null; privately: boolean; kept: boolean }> => {
     const runner = new SimpleGitRunner(dir);
     let privately = false;
-    const git_: GitRunner = { run: (args, options) => ((privately ||= args[0] === 'status' && options?.env?.GIT_INDEX_FILE !== undefined), runner.run(args, options)) };
+    let kept = false;
+    const git_: GitRunner = {
+      run: (args, options) => {
+        const file = args[0] === 'status' ? options?.env?.GIT_INDEX_FILE : undefined;
+        privately ||= file !== undefined;
+        kept ||= file?.endsWith('chant-status-index') === true;
+        return runner.run(args, options);
+      },
+    };
     const plumbing = new Plumbing(git_, dir);
     const { layout, head, replaced } = await plumbing.checkout();
-    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs: 0, statusIndexMinimum: 1 });
+    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs: 0, statusIndexMinimum: 1, keep });
     if (built !== null) {
-      // Recorded as a save records it: the tip then holds the tree the caches name.
-      const commit = git(dir, ['commit-tree', built.tree, '-p', head as string, '-m', 'wip']).trim();
+      // Recorded as a save records it, on the tip as it is: the tip then holds the tree the
+      // caches name, and the private index is kept for the next save.
+      const tip = git(dir, ['rev-parse', '-q', '--verify', 'refs/chant/wip/main'], { allowFail: true }).trim();
+      const commit = git(dir, ['commit-tree', built.tree, ...(tip === '' ? [] : ['-p', tip]), '-p', head as string, '-m', 'wip']).trim();
       git(dir, ['update-ref', 'refs/chant/wip/main', commit]);
+      await built.keepStatusIndex(commit);
     }
-    return { tree: built?.tree ?? null, privately };
+    return { tree: built?.tree ?? null, privately, kept };
+  };
+  /** Whether every blob a tree names is in the repository. */
+  const blobsThere = (dir: string, tree: string): boolean => {
+    const blobs = git(dir, ['ls-tree', '-r', '-z', tree]).split('\0').filter((line) => / blob /.test(line)).map((line) => (line.split(' ')[2] as string).split('\t')[0] as string);
+    const checked = git(dir, ['cat-file', '--batch-check'], { input: blobs.map((oid) => `${oid}\n`).join('') });
+    return !checked.includes('missing');
   };
   const leftovers = (dir: string) => readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip-'));
   // The private index vouches only for files last changed in a second before the save read them.
@@ -1040,7 +1057,8 @@ describe('the private index git status reads where the hash cache knows many fil
           return false;
         }
       });
-    if (flagged.length === 0) return stagedTree(dir);
+    // A copy, not stagedTree's hard link: a link changes the index file's ctime, which the key
+    // of a kept private index holds, and the next save would make the copy again.
     const index = join(dir, '.git', 'expected.index');
     writeFileSync(index, readFileSync(join(dir, '.git', 'index')));
     // Given the original's mtime (to the second, earlier rather than later): a copy's new mtime
@@ -1050,8 +1068,10 @@ describe('the private index git status reads where the hash cache knows many fil
     utimesSync(index, Math.floor(mtimeMs / 1000), Math.floor(mtimeMs / 1000));
     const env = { GIT_INDEX_FILE: index };
     // One flag a call: given both, update-index clears only the last it reads.
-    git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
-    git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
+    if (flagged.length > 0) {
+      git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
+      git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
+    }
     git(dir, ['add', '--all', '--sparse'], { env });
     const tree = git(dir, ['write-tree'], { env }).trim();
     rmSync(index);
@@ -1060,6 +1080,7 @@ describe('the private index git status reads where the hash cache knows many fil
 
   it(`gives the tree git add --all stages, round after round, on ${Math.ceil(RUNS / 3)} random histories (seed ${SEED})`, async (t) => {
     let privately = 0;
+    let reused = 0;
     let rounds = 0;
     const flagArb = fc.record({ flag: fc.constantFrom('--assume-unchanged', '--skip-worktree', '--no-assume-unchanged'), path: fc.nat() });
     const stepArb = fc.oneof(
@@ -1067,8 +1088,15 @@ describe('the private index git status reads where the hash cache knows many fil
       { weight: 1, arbitrary: flagArb.map((flag) => ({ kind: 'flag' as const, ...flag })) },
       { weight: 1, arbitrary: fc.nat().map((path) => ({ kind: 'same-size' as const, path })) },
       { weight: 1, arbitrary: fc.constant({ kind: 'commit' as const }) },
+      { weight: 1, arbitrary: fc.nat().map((path) => ({ kind: 'checkout' as const, path })) },
+      { weight: 1, arbitrary: fc.constant({ kind: 'back' as const }) },
+      // The wip ref moved by another hand: a restore's checkpoint on the tip, a prune that
+      // rewrites the chain (or a chain deleted and begun again on HEAD's tree), git then
+      // taking what it no longer reaches.
+      { weight: 1, arbitrary: fc.constant({ kind: 'checkpoint' as const }) },
+      { weight: 1, arbitrary: fc.boolean().map((fresh) => ({ kind: 'prune' as const, fresh })) },
     );
-    await fc.assert(fc.asyncProperty(configArb, fc.array(fc.array(stepArb, { minLength: 1, maxLength: 4 }), { minLength: 3, maxLength: 5 }), async (config, batches) => {
+    await fc.assert(fc.asyncProperty(configArb, fc.array(fc.array(stepArb, { minLength: 0, maxLength: 4 }), { minLength: 3, maxLength: 6 }), async (config, batches) => {
       const dir = randomRepo(config);
       // Every file modified since HEAD from the start, so that the hash cache knows them all, in
       // a second before the first save reads them: only then may the private index vouch for one.
@@ -1076,11 +1104,20 @@ describe('the private index git status reads where the hash cache knows many fil
       nextSecond();
       for (const batch of [[], ...batches]) {
         for (const step of batch) {
-          const path = PATHS[(step.kind === 'flag' || step.kind === 'same-size' ? step.path : 0) % PATHS.length] as string;
+          const path = PATHS[(step.kind === 'flag' || step.kind === 'same-size' || step.kind === 'checkout' ? step.path : 0) % PATHS.length] as string;
+          const tip = () => git(dir, ['rev-parse', '-q', '--verify', 'refs/chant/wip/main'], { allowFail: true }).trim();
           if (step.kind === 'op') apply(dir, step.op);
           else if (step.kind === 'flag') git(dir, ['update-index', step.flag, '--', path], { allowFail: true });
           else if (step.kind === 'commit') git(dir, ['commit', '-q', '-a', '-m', 'next'], { allowFail: true });
-          else {
+          else if (step.kind === 'checkout') git(dir, ['checkout', '-q', '--', path], { allowFail: true });
+          else if (step.kind === 'back') git(dir, ['reset', '-q', '--soft', 'HEAD~1'], { allowFail: true });
+          else if (step.kind === 'checkpoint') {
+            if (tip() !== '') git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['commit-tree', `${tip()}^{tree}`, '-p', tip(), '-m', 'checkpoint']).trim()]);
+          } else if (step.kind === 'prune') {
+            if (tip() !== '') git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['commit-tree', step.fresh ? 'HEAD^{tree}' : `${tip()}^{tree}`, '-m', 'pruned']).trim()]);
+            git(dir, ['reflog', 'expire', '--expire=now', '--all']);
+            git(dir, ['prune', '--expire=now']);
+          } else {
             // The same size, its mtime put back: only the ctime says the file changed.
             try {
               const before = lstatSync(join(dir, path));
@@ -1096,15 +1133,84 @@ describe('the private index git status reads where the hash cache knows many fil
         const got = await buildAndRecord(dir);
         rounds += 1;
         if (got.privately) privately += 1;
+        if (got.kept) reused += 1;
         assert.deepEqual(leftovers(dir), [], 'the private index is removed');
         if (got.tree === null) continue;
+        assert.ok(blobsThere(dir, got.tree), `every blob the tree names is there, after ${JSON.stringify(batch)}`);
         const expected = expectedTree(dir);
         if (got.tree !== expected) assert.equal(git(dir, ['ls-tree', '-r', got.tree]), git(dir, ['ls-tree', '-r', expected]), `${got.privately ? 'through the private index' : 'on the checkout\'s index'}, after ${JSON.stringify(batch)}: ${JSON.stringify(config)} ${JSON.stringify(batches)}`);
       }
     }), { seed: SEED, numRuns: Math.ceil(RUNS / 3) });
-    t.diagnostic(`${privately} of ${rounds} rounds read through the private index`);
+    t.diagnostic(`${privately} of ${rounds} rounds read through the private index, ${reused} through one kept from the round before`);
     assert.ok(privately > rounds / 4, 'the private index is taken in many rounds');
+    assert.ok(reused > rounds / 10, 'the kept private index is taken in some rounds');
   });
+
+  /** A repository of `count` files in three folders, each modified since HEAD in a second before the first save. */
+  const dirtyRepo = (count: number): string => {
+    const files = Object.fromEntries(Array.from({ length: count }, (_, i) => [`d${i % 3}/f${i}.txt`, `${i}\n`]));
+    const dir = makeRepo({ '.gitignore': '*.ign\n', ...files });
+    writeFiles(dir, Object.fromEntries(Object.keys(files).map((path) => [path, `${path} dirty\n`])));
+    nextSecond();
+    return dir;
+  };
+
+  it('keeps the private index from one save to the next, and makes it again where the checkout\'s index changed', async () => {
+    const dir = dirtyRepo(12);
+    assert.equal((await buildAndRecord(dir)).privately, false, 'the first save has no cache to go by');
+    const second = await buildAndRecord(dir);
+    assert.deepEqual([second.privately, second.kept], [true, false], 'the second makes the copy');
+    const third = await buildAndRecord(dir);
+    assert.deepEqual([third.kept, third.tree], [true, expectedTree(dir)], 'the third takes it as it is');
+    writeFiles(dir, { 'd2/f5.txt': 'changed since the copy\n' });
+    const fourth = await buildAndRecord(dir);
+    assert.deepEqual([fourth.kept, fourth.tree], [true, expectedTree(dir)], 'a file changed since the copy is read and hashed');
+    // An ignored file added by force: only the checkout's index says it is tracked.
+    writeFiles(dir, { 'build.ign': 'kept by force\n' });
+    git(dir, ['add', '-f', 'build.ign']);
+    const fifth = await buildAndRecord(dir);
+    assert.equal(git(dir, ['cat-file', 'blob', `${fifth.tree}:build.ign`], { allowFail: true }), 'kept by force\n');
+    assert.equal(fifth.tree, expectedTree(dir));
+    assert.equal(fifth.kept, false, 'the checkout\'s index changed: the copy is made again');
+    assert.equal((await buildAndRecord(dir)).kept, true, 'and kept again');
+  });
+
+  it('makes the copy again where the wip tip moved by another hand, whose chain may not hold the blobs it names', async () => {
+    const dir = dirtyRepo(12);
+    await buildAndRecord(dir);
+    await buildAndRecord(dir);
+    assert.equal((await buildAndRecord(dir)).kept, true);
+    // A chain deleted and started again elsewhere on HEAD's tree; git prunes what it no longer reaches.
+    git(dir, ['update-ref', 'refs/chant/wip/main', git(dir, ['commit-tree', 'HEAD^{tree}', '-m', 'another']).trim()]);
+    git(dir, ['reflog', 'expire', '--expire=now', '--all']);
+    git(dir, ['prune', '--expire=now']);
+    const got = await buildAndRecord(dir);
+    assert.ok(blobsThere(dir, got.tree as string), 'every blob the snapshot names is there');
+    assert.equal(got.tree, expectedTree(dir));
+    assert.equal(got.kept, false);
+  });
+
+  for (const damage of ['truncated', 'an entry rewritten in place'] as const) {
+    it(`does not take a kept copy ${damage}, and the save is still right`, async () => {
+      const dir = dirtyRepo(12);
+      await buildAndRecord(dir);
+      await buildAndRecord(dir);
+      const copy = join(dir, '.git', 'chant-status-index');
+      const bytes = readFileSync(copy);
+      if (damage === 'truncated') writeFileSync(copy, bytes.subarray(0, bytes.length >> 1));
+      else {
+        // The blob of d1/f4.txt's entry made another file's blob.
+        const at = bytes.indexOf(Buffer.from('d1/f4.txt\0'));
+        const other = git(dir, ['hash-object', '-w', '--stdin'], { input: 'not the file\n' }).trim();
+        Buffer.from(other, 'hex').copy(bytes, at - 2 - 20);
+        writeFileSync(copy, bytes);
+      }
+      const got = await buildAndRecord(dir);
+      assert.equal(git(dir, ['cat-file', 'blob', `${got.tree}:d1/f4.txt`]), 'd1/f4.txt dirty\n');
+      assert.equal(got.tree, expectedTree(dir));
+      assert.equal(got.kept, false);
+    });
+  }
 
   it('never writes the checkout\'s index, and reads again a file rewritten at the same size with its mtime put back', async () => {
     const files = Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`d${i % 3}/f${i}.txt`, `${i}\n`]));

@@ -61,8 +61,11 @@ export interface HashCache {
    * lib/store/status-index.ts).
    */
   entries(): IterableIterator<CachedHash>;
-  /** Keeps `path`'s entry as it is for the next save, where `git status` found its file as the entry says. */
-  keep(path: string): void;
+  /**
+   * Keeps `path`'s entry as it is for the next save, where `git status` found its file as the
+   * entry says; given `oid`, only where the entry names that blob (the one the tree holds).
+   */
+  keep(path: string, oid?: string): void;
 }
 
 /** One entry of the cache, read from its line. */
@@ -128,9 +131,9 @@ export function hashCache(text: string, fingerprint: string | null, tipTree: str
         if (entry !== null) yield entry;
       }
     },
-    keep(path) {
+    keep(path, oid) {
       const line = known.get(path);
-      if (line !== undefined) kept.set(path, line);
+      if (line !== undefined && (oid === undefined || (line.endsWith(oid) && line.charCodeAt(line.length - oid.length - 1) === 0))) kept.set(path, line);
     },
   };
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
 import { IDENTITY_MEMO_FILE } from './identity-memo.js';
+import { KEPT_INDEX_KEY_FILE } from './kept-index.js';
 import { processAlive } from './lock.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
@@ -35,7 +36,7 @@ export function temporaryIndexFile(gitDir: string): string {
  * common directory, and those of the change memo earlier versions wrote there).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE)];
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE)];
   const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(EARLIER_CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]

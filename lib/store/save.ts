@@ -93,7 +93,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     await repairBrokenRefs(work.plumbing, layout, [checkout.ref]).catch(stopped);
     report(onProgress, 'staging', 0, 1);
     // A corrupt index fails git status: the save then stages into an empty index (stageWorkingTree).
-    const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
+    const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced, keep: true }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);
@@ -103,6 +103,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       const leftOut = sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]);
       try {
         const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact', null, fast.pinned);
+        // The private index git status read is kept for the next save only once the ref holds this snapshot.
+        await fast.keepStatusIndex(recorded.snapshot.commit);
         return { ...recorded, leftOut, flagged: fast.flagged };
       } catch (error) {
         // The tip moved off the commit that kept the objects taken from the caches on disk: the

@@ -9,9 +9,9 @@
 // through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
-import { lstatSync, rmSync } from 'node:fs';
+import { lstatSync, renameSync, rmSync } from 'node:fs';
 import type { Stats } from 'node:fs';
-import { open, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unreadableInWalk } from '../git/plumbing.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
@@ -26,6 +26,9 @@ import type { Entry } from '../git/formats/tree.js';
 import { HASH_CACHE_FILE, hashCache, hashFingerprint, RACY_MARGIN_MS, saveHashCache, statCheckWeakened, statKey } from '../managers/hash-cache.js';
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
+import { dropKeptIndex, fileIdentity, KEPT_INDEX_FILE, keptCopyWhole, readIdentified, readKeptIndexKey, writeKeptIndexKey } from '../managers/kept-index.js';
+import type { KeptIndexKey } from '../managers/kept-index.js';
+import { objectHash } from '../git/formats/object-format.js';
 import { isWipError } from '../errors.js';
 import { readLooseFolderTrees } from '../git/loose-objects.js';
 import { attributesElsewhere, attributesRewrite, writeFileBlobs } from '../git/blob-writer.js';
@@ -65,6 +68,12 @@ export interface WorkingTree {
    * read it again to find out.
    */
   indexPlain: boolean;
+  /**
+   * Once the tree is recorded as `recorded` (the ref moved to it, or it was the tip already),
+   * keeps the private index this build used or made for the next save, or removes it where the
+   * ref is not where this build left it; nothing where there was none.
+   */
+  keepStatusIndex(recorded: string): Promise<void>;
 }
 
 /** How {@link workingTreeByStatus} reads the working tree. */
@@ -85,6 +94,11 @@ export interface StatusReading {
    * the index (see lib/store/status-index.ts); for tests. Infinity: never.
    */
   statusIndexMinimum?: number;
+  /**
+   * Whether the private index is kept for the next save (lib/managers/kept-index.ts), and a kept
+   * one used: a save's, whose caller then calls {@link WorkingTree.keepStatusIndex}.
+   */
+  keep?: boolean;
 }
 
 /**
@@ -123,10 +137,35 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // The copy costs a read and a write of the whole index: it is made only where the files the
   // cache knows are many, and a fair share of the index (see STATUS_INDEX_SHARE).
   const floor = reading.statusIndexMinimum ?? STATUS_INDEX_MINIMUM;
-  let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex } | null = null;
+  const { algorithm, bytes: hashBytes } = objectHash(objectFormat);
+  const keptFile = join(layout.gitDir, KEPT_INDEX_FILE);
+  let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex; kept: KeptUse | null } | null = null;
   let readFirst: { data: Buffer | null; fingerprint: string | null } | null = null;
-  if (lineCount(cacheText, floor + 1) > floor) {
-    const [read, fingerprint, weakened] = await Promise.all([readIndexTimed(layout.indexFile), fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env })]);
+  let out: string | null | undefined;
+  // A save keeps the copy from one save to the next (lib/managers/kept-index.ts): where every
+  // input its key names is what it was, status runs on it as it is, and the checkout's index is
+  // read (and checked to be the one the copy was made from) while status runs.
+  const kept = reading.keep === true && Number.isFinite(floor) ? await keptCopy(layout, tipRef, fingerprinting, attributesStat, env, head) : null;
+  if (kept !== null) {
+    const [said_, read, whole] = await Promise.all([
+      plumbing.status(top, said, keptFile).catch((error: unknown) => {
+        if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
+        return undefined;
+      }),
+      readIdentified(layout.indexFile, hashBytes),
+      keptCopyWhole(layout.gitDir, kept.key.copy, algorithm, hashBytes),
+    ]);
+    if (said_ !== undefined && read.identity === kept.key.index && whole) {
+      const cache = hashCache(cacheText, kept.key.fingerprint, kept.tip.tree, racyMarginMs);
+      out = said_;
+      privately = { index: scanIndex(read.data, objectFormat), fingerprint: kept.key.fingerprint, tipKnown: kept.tip, cache, statusIndex: { file: keptFile, patched: new Map() }, kept: { basis: kept.tip.commit, key: kept.key, reused: true, drop: false } };
+    } else {
+      // The checkout's index changed while status ran, or the copy is not whole: status runs again, on the checkout's own index.
+      said.length = 0;
+      dropKeptIndex(layout.gitDir);
+    }
+  } else if (lineCount(cacheText, floor + 1) > floor) {
+    const [read, fingerprint, weakened] = await Promise.all([readIdentified(layout.indexFile, hashBytes), fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env })]);
     readFirst = { data: read.data, fingerprint };
     const entryCount = read.data !== null && read.data.length >= 12 ? read.data.readUInt32BE(8) : 0;
     const minimum = reading.statusIndexMinimum ?? Math.max(STATUS_INDEX_MINIMUM, Math.ceil(entryCount / STATUS_INDEX_SHARE));
@@ -134,22 +173,37 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
       const index = scanIndex(read.data, objectFormat);
       const tipKnown = tipFromFiles(layout, tipRef);
       const cache = hashCache(cacheText, fingerprint, tipKnown === undefined || tipKnown === null ? null : tipKnown.tree, racyMarginMs);
-      const statusIndex = writeStatusIndex(index, cache, { gitDir: layout.gitDir, racySeconds: read.seconds, attributesStat, racyMarginMs: racyMarginMs ?? RACY_MARGIN_MS, minimum });
-      if (statusIndex !== null) privately = { index, fingerprint, tipKnown, cache, statusIndex };
+      const statusIndex = writeStatusIndex(index, cache, { gitDir: layout.gitDir, racySeconds: Math.floor(read.mtimeMs / 1000), attributesStat, racyMarginMs: racyMarginMs ?? RACY_MARGIN_MS, minimum });
+      if (statusIndex !== null) {
+        // Kept for the next saves where what it was made from can be named: the checkout's index
+        // by a checksum, the tip it was made on, the .gitattributes on the way to its entries.
+        const attributes = reading.keep === true && read.identity !== null && fingerprint !== null && tipKnown !== undefined && tipKnown !== null ? attributesOnTheWay(statusIndex.patched.keys(), attributesStat) : null;
+        const keeping = attributes === null ? null : { basis: (tipKnown as RefRecord).commit, key: { index: read.identity as string, copy: '', fingerprint: fingerprint as string, tip: '', attributes, vouched: statusIndex.patched.size }, reused: false, drop: false };
+        privately = { index, fingerprint, tipKnown, cache, statusIndex, kept: keeping };
+      }
     }
   }
-  let out: string | null | undefined;
-  if (privately !== null) {
+  if (privately !== null && out === undefined) {
     const file = privately.statusIndex.file;
+    const keeping = privately.kept;
+    let read = false;
     try {
       out = await plumbing.status(top, said, file);
+      read = true;
     } catch (error) {
       if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
       // git would not read the copy: status runs again, on the checkout's own index.
       said.length = 0;
       privately = null;
     } finally {
-      rmSync(file, { force: true });
+      // A copy to keep goes under its own name once status has read it; its key is written once
+      // the snapshot is recorded (see keepStatusIndex).
+      const copy = read && keeping !== null ? moveInto(file, keptFile, hashBytes) : null;
+      if (keeping !== null && copy !== null) keeping.key.copy = copy;
+      else {
+        rmSync(file, { force: true });
+        if (privately !== null) privately.kept = null;
+      }
     }
   }
   let index: IndexScan;
@@ -180,7 +234,10 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // unchanged bytes is: the hash cache then knows nothing this time, and the private index
   // written from it is not believed either (status runs again on the checkout's own).
   const attributesChanged = [...plan.states.keys()].some(isAttributes) || plan.untracked.some(isAttributes);
-  if (privately !== null && attributesChanged) return workingTreeByStatus(plumbing, layout, head, tipRef, { ...reading, statusIndexMinimum: Number.POSITIVE_INFINITY });
+  if (privately !== null && attributesChanged) {
+    if (privately.kept !== null) dropKeptIndex(layout.gitDir);
+    return workingTreeByStatus(plumbing, layout, head, tipRef, { ...reading, statusIndexMinimum: Number.POSITIVE_INFINITY });
+  }
   // Only the entries looked at below are kept: those status names as anything but an object the
   // index holds, the flagged and the gitlinks.
   const entries = index.select([...plan.states].filter(([, state]) => state.kind !== 'object').map(([path]) => path));
@@ -291,6 +348,20 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     cache.keep(path);
     unseen.taken = true;
   }
+  const reused = privately?.kept?.reused === true ? privately.kept : null;
+  if (reused !== null) {
+    // A kept copy names no patched paths: what it vouches for is what status named with the
+    // blob the cache holds. Its blobs are reachable from the tip it was checked on (its key's).
+    let changed = 0;
+    for (const [path, state] of plan.states) {
+      if (state.kind === 'object') cache.keep(path, state.oid);
+      else if (state.kind === 'file') changed += 1;
+    }
+    unseen.taken = true;
+    // Files changed since the copy was made are hashed (through the cache) on every save: past
+    // so many, the next save makes the copy again.
+    if (changed > STATUS_INDEX_MINIMUM) reused.drop = true;
+  }
   const hashing = hashChanged(plumbing, layout, toHash, cache, unseen, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
@@ -347,7 +418,84 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const flagged = flaggedOnDisk
     .filter((entry) => hashedAt.get(entry.path) !== entry.oid)
     .map((entry) => ({ path: entry.path, reason: entry.flag as FlaggedPath['reason'] }));
-  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain };
+  const keptUse = privately?.kept ?? null;
+  const root = built.root;
+  const keepStatusIndex = async (recorded: string): Promise<void> => {
+    if (keptUse === null) return;
+    // Only on the very tip the copy was checked (or made) on, or on a commit of this tree right
+    // above it: every blob the copy names is then reachable from the ref.
+    const now = tipFromFiles(layout, tipRef);
+    const onBasis = now !== undefined && now !== null && now.commit === recorded && now.tree === root && (recorded === keptUse.basis || now.parents[0] === keptUse.basis);
+    if (!onBasis || keptUse.drop || keptUse.key.copy === '') {
+      dropKeptIndex(layout.gitDir);
+      return;
+    }
+    if (keptUse.reused && recorded === keptUse.basis) return;
+    await writeKeptIndexKey(layout.gitDir, { ...keptUse.key, tip: recorded });
+  };
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain, keepStatusIndex };
+}
+
+/** A private index used (or made) by this save, to keep for the next. */
+interface KeptUse {
+  /** The wip tip it was checked (or made) on. */
+  basis: string;
+  key: KeptIndexKey;
+  /** Whether it was kept from an earlier save. */
+  reused: boolean;
+  /** Whether the next save should make it again. */
+  drop: boolean;
+}
+
+/**
+ * The kept private index and the tip it holds for, where every input its key names is what it
+ * was: the hash cache's fingerprint (and no config weakens git's stat check), the wip tip, the
+ * `.gitattributes` on the way to the entries it vouches for, the checkout's index file (its stat
+ * data and checksum) and the copy's own file. Null otherwise, the key and copy removed.
+ */
+async function keptCopy(layout: RepositoryLayout, tipRef: string, fingerprinting: () => Promise<string | null>, attributesStat: (folder: string) => Stats | null | 'unknown', env: NodeJS.ProcessEnv, head: string): Promise<{ key: KeptIndexKey; tip: RefRecord } | null> {
+  const key = await readKeptIndexKey(layout.gitDir);
+  if (key === null) return null;
+  const { bytes } = objectHash(layout.objectFormat);
+  const [fingerprint, weakened] = await Promise.all([fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat: layout.objectFormat, head, env })]);
+  const tip = tipFromFiles(layout, tipRef);
+  const holds = fingerprint === key.fingerprint && !weakened && tip !== undefined && tip !== null && tip.commit === key.tip
+    && key.attributes.every(([folder, stat]) => attributesKey(attributesStat(folder)) === stat)
+    && fileIdentity(layout.indexFile, bytes) === key.index && fileIdentity(join(layout.gitDir, KEPT_INDEX_FILE), bytes) === key.copy;
+  if (holds) return { key, tip: tip as RefRecord };
+  dropKeptIndex(layout.gitDir);
+  return null;
+}
+
+/** What a key holds of a folder's `.gitattributes`: its stat key, `-` for none; null where it cannot say (a symlink, a look refused). */
+function attributesKey(stats: Stats | null | 'unknown'): string | null {
+  return stats === null ? '-' : stats === 'unknown' || stats.isSymbolicLink() ? null : statKey(stats);
+}
+
+/** Each folder on the way to one of `paths`, with its attributes key; null where one cannot say. */
+function attributesOnTheWay(paths: Iterable<string>, attributesStat: (folder: string) => Stats | null | 'unknown'): Array<[string, string]> | null {
+  const folders = new Map<string, string>();
+  for (const path of paths) {
+    for (let slash = path.lastIndexOf('/'); ; slash = path.lastIndexOf('/', slash - 1)) {
+      const folder = slash < 0 ? '' : path.slice(0, slash);
+      if (folders.has(folder)) break;
+      const key = attributesKey(attributesStat(folder));
+      if (key === null) return null;
+      folders.set(folder, key);
+      if (slash < 0) break;
+    }
+  }
+  return [...folders];
+}
+
+/** Renames a private index to the kept copy's name; its identity there, or null where it could not go. */
+function moveInto(file: string, kept: string, hashBytes: number): string | null {
+  try {
+    renameSync(file, kept);
+  } catch {
+    return null;
+  }
+  return fileIdentity(kept, hashBytes);
 }
 
 /**
@@ -393,20 +541,6 @@ function lineCount(text: string, enough: number): number {
   let count = 0;
   for (let at = text.indexOf('\n'); at >= 0 && count < enough; at = text.indexOf('\n', at + 1)) count += 1;
   return count;
-}
-
-/** An index file's bytes and its mtime in whole seconds, read through one descriptor; null bytes (and 0) where it cannot be read. */
-async function readIndexTimed(file: string): Promise<{ data: Buffer | null; seconds: number }> {
-  const handle = await open(file, 'r').catch(() => null);
-  if (handle === null) return { data: null, seconds: 0 };
-  try {
-    const stats = await handle.stat();
-    return { data: await handle.readFile(), seconds: Math.floor(stats.mtimeMs / 1000) };
-  } catch {
-    return { data: null, seconds: 0 };
-  } finally {
-    await handle.close();
-  }
 }
 
 /** A FIFO, socket or device: nothing git can hold as a file. */
