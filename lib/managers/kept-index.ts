@@ -139,7 +139,7 @@ export function dropKeptIndex(gitDir: string): void {
     try {
       rmSync(join(gitDir, name), { force: true });
     } catch {
-      // A key that cannot be removed is one the next save finds stale: its tip or index differ.
+      // A key left behind is checked again in full by the next save: it costs time, never the answer.
     }
   }
 }
