@@ -755,6 +755,17 @@ describe('the hash cache', () => {
       git(dir, ['fsck', '--no-dangling']);
     }
   });
+
+  it("is cleaned of a killed save's unfinished copy, and of the kept private index key's, by the next save", async () => {
+    const dir = makeRepo({ 'a.txt': '0\n' });
+    const store = new WipStore({ cwd: dir, policy: null, staging: 'status' });
+    // What a save killed between the write of a cache's temporary and its rename leaves.
+    const left = ['chant-hash-cache', 'chant-status-index-key'].map((name) => join(dir, '.git', `${name}.999999999-0a1b2c3d.tmp`));
+    for (const file of left) writeFileSync(file, 'unfinished');
+    writeFiles(dir, { 'a.txt': '1\n' });
+    await store.save();
+    assert.deepEqual(left.filter((file) => existsSync(file)), []);
+  });
 });
 
 describe('the folder memo', () => {

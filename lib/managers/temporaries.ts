@@ -7,6 +7,7 @@ import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
+import { HASH_CACHE_FILE } from './hash-cache.js';
 import { IDENTITY_MEMO_FILE } from './identity-memo.js';
 import { KEPT_INDEX_KEY_FILE } from './kept-index.js';
 import { processAlive } from './lock.js';
@@ -32,11 +33,12 @@ export function temporaryIndexFile(gitDir: string): string {
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * memos' unfinished copies (the tree and identity memos' there, the snapshot memo's in the
- * common directory, and those of the change memo earlier versions wrote there).
+ * memos' unfinished copies (the tree and identity memos', the hash cache's and the kept private
+ * index key's there, the snapshot memo's in the common directory, and those of the change memo
+ * earlier versions wrote there).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE)];
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(HASH_CACHE_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE)];
   const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(EARLIER_CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]
