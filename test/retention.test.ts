@@ -21,6 +21,31 @@ function chainLength(dir: string): number {
   return (new Set(git(dir, ['rev-list', '--first-parent', 'refs/chant/wip/main']).trim().split('\n')).size) - 1; // less main's commit
 }
 
+/**
+ * A checkout pruned to one snapshot on every save: a.txt saved as `one`, then made `precious`,
+ * the first save restored over it, a.txt made `after the restore` and saved as `label`.
+ */
+async function restoredThenSaved(label: string) {
+  const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
+  const store = new WipStore({ cwd: dir });
+  writeFiles(dir, { 'a.txt': 'one\n' });
+  const first = await store.save({ label: 'one' });
+  writeFiles(dir, { 'a.txt': 'precious\n' });
+  const done = await store.restore({ snapshot: first.snapshot.commit });
+  writeFiles(dir, { 'a.txt': 'after the restore\n' });
+  const saved = await store.save({ label });
+  return { dir, store, first, done, saved };
+}
+
+/** That the chain still holds a snapshot of the checkpoint's tree, and its restore gives a.txt back as `precious`. */
+async function assertUndoes(store: WipStore, dir: string, checkpointTree: string, message: string): Promise<void> {
+  const chain = (await store.list()).branches[0]?.snapshots ?? [];
+  const undo = chain.find((snapshot) => snapshot.tree === checkpointTree);
+  assert.ok(undo !== undefined, message);
+  await store.restore({ snapshot: undo.commit });
+  assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+}
+
 describe('the retain block of the declaration', () => {
   it('is what wip prune applies when given no rule, and its document says which rules', async () => {
     const dir = makeRepo(declared({ retain: { keepLast: 5, keepLabelled: true } }));
@@ -281,15 +306,8 @@ describe('the retain block of the declaration', () => {
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), remoteTip, 'the remote keeps b\'s snapshot');
   });
   it('keeps the checkpoint of the last restore through a save that prunes to one snapshot, so the restore can still be undone', async () => {
-    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
-    const store = new WipStore({ cwd: dir });
-    writeFiles(dir, { 'a.txt': 'one\n' });
-    const first = await store.save({ label: 'one' });
-    writeFiles(dir, { 'a.txt': 'precious\n' });
-    const done = await store.restore({ snapshot: first.snapshot.commit });
+    const { dir, store, first, done, saved: later } = await restoredThenSaved('later');
     assert.equal(done.checkpoint.created, true);
-    writeFiles(dir, { 'a.txt': 'after the restore\n' });
-    const later = await store.save({ label: 'later' });
     assert.deepEqual(later.pruned?.dropped, [first.snapshot.commit], 'the restored snapshot goes by the rule; the checkpoint stays');
     let chain = (await store.list()).branches[0]?.snapshots ?? [];
     assert.deepEqual(chain.map((snapshot) => [snapshot.kind, snapshot.label]), [['save', 'later'], ['pre-restore', `before ${first.snapshot.commit.slice(0, 12)}`]]);
@@ -310,14 +328,7 @@ describe('the retain block of the declaration', () => {
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'after the restore\n', 'the undo of the last restore still gives back what it overwrote');
   });
   it('keeps the checkpoint of the last restore through a later restore cancelled once its files were written, which changed nothing', async () => {
-    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
-    const store = new WipStore({ cwd: dir });
-    writeFiles(dir, { 'a.txt': 'one\n' });
-    const first = await store.save({ label: 'one' });
-    writeFiles(dir, { 'a.txt': 'precious\n' });
-    const done = await store.restore({ snapshot: first.snapshot.commit });
-    writeFiles(dir, { 'a.txt': 'after the restore\n' });
-    await store.save({ label: 'second' });
+    const { dir, store, first, done } = await restoredThenSaved('second');
     // A restore cancelled as it writes puts the working tree back: it changed nothing, so the
     // restore before it is still the last, and its checkpoint the one that undoes it.
     const controller = new AbortController();
@@ -327,11 +338,7 @@ describe('the retain block of the declaration', () => {
     assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'after the restore\n');
     writeFiles(dir, { 'a.txt': 'later\n' });
     await store.save({ label: 'later' });
-    const chain = (await store.list()).branches[0]?.snapshots ?? [];
-    const undo = chain.find((snapshot) => snapshot.tree === done.checkpoint.snapshot.tree);
-    assert.ok(undo !== undefined, 'the checkpoint of the last restore that changed the working tree stays');
-    await store.restore({ snapshot: undo.commit });
-    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+    await assertUndoes(store, dir, done.checkpoint.snapshot.tree, 'the checkpoint of the last restore that changed the working tree stays');
   });
   it('keeps the checkpoint of the last restore when a prune stopped right after it moved the chain, before it could rename the record', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
@@ -356,11 +363,7 @@ describe('the retain block of the declaration', () => {
     writeFiles(dir, { 'a.txt': 'four\n' });
     await store.save({ label: 'four' });
     await store.prune({ keepLast: 1, gc: true });
-    const chain = (await store.list()).branches[0]?.snapshots ?? [];
-    const undo = chain.find((snapshot) => snapshot.tree === done.checkpoint.snapshot.tree);
-    assert.ok(undo !== undefined, 'the checkpoint of the last restore stays');
-    await store.restore({ snapshot: undo.commit });
-    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+    await assertUndoes(store, dir, done.checkpoint.snapshot.tree, 'the checkpoint of the last restore stays');
   });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
