@@ -12,11 +12,11 @@ import type { RawCommit } from '../git/storage.js';
 import { parentBelow } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
-import { existsSync, readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
-import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints } from '../managers/restore-marker.js';
+import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
 import { cancellable, loadDeclared, locked, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -171,7 +171,7 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     const bodies: Buffer[] = [];
     // The checkpoint of a restore stopped partway in any worktree stays, whatever the rules say,
     // and its mark names it as written again: it alone holds what that restore overwrote.
-    const markDirs = [layout.gitDir, layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => all.indexOf(dir) === index);
+    const markDirs = everyGitDir(layout);
     const marked = markedCheckpoints(markDirs);
     const renamed = new Map<string, string>();
     // A save prunes its own chain only: a chain of its branch moved aside is the host's to prune.
@@ -290,7 +290,7 @@ function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
  * (see collectUnlessFetching). A failing gc still throws.
  */
 async function collectWithEveryLock(context: StoreContext, layout: RepositoryLayout, gc: () => Promise<void>): Promise<boolean> {
-  const dirs = [layout.gitDir, layout.commonDir, ...linkedGitDirs(layout.commonDir)].map((dir) => resolve(dir)).filter((dir, index, all) => all.indexOf(dir) === index).sort();
+  const dirs = everyGitDir(layout).sort();
   const under = async (index: number): Promise<void> => {
     if (index === dirs.length) {
       // Nor while a fetch brings objects no ref names yet (lib/managers/lock.ts, whileFetching).
@@ -325,11 +325,7 @@ async function collectWithEveryLock(context: StoreContext, layout: RepositoryLay
 /** A worktree's lock that stayed held, or could not be taken: the gc is left undone. */
 class LockNotTaken extends Error {}
 
-/** The git directories of a repository's linked worktrees (`<common>/worktrees/<name>`). */
-function linkedGitDirs(commonDir: string): string[] {
-  try {
-    return readdirSync(join(commonDir, 'worktrees'), { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(commonDir, 'worktrees', entry.name));
-  } catch {
-    return [];
-  }
+/** The git directory of this worktree and of every worktree of the repository, each once, resolved. */
+function everyGitDir(layout: RepositoryLayout): string[] {
+  return [resolve(layout.gitDir), ...worktreeGitDirs(layout.commonDir)].filter((dir, index, all) => all.indexOf(dir) === index);
 }
