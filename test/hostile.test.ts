@@ -81,8 +81,8 @@ function listing(root: string, skip: (path: string) => boolean = () => false): R
 
 /** The git directory but for what a restore may legitimately write: objects, refs, logs, the index. */
 function gitDirListing(dir: string): Record<string, string> {
-  // chant's own memos (the identity git gives commits, the folder trees a save built, the blob ids of the files it hashed) are its caches, written by design.
-  return listing(join(dir, '.git'), (path) => /^(objects|refs|logs)(\/|$)|^(index|packed-refs|FETCH_HEAD|ORIG_HEAD|chant-identity-memo|chant-tree-memo|chant-hash-cache)$/.test(path));
+  // chant's own memos (the identity git gives commits, the folder trees a save built, the blob ids of the files it hashed) are its caches, and the record of the last restore (its checkpoint, which a prune keeps), written by design.
+  return listing(join(dir, '.git'), (path) => /^(objects|refs|logs)(\/|$)|^(index|packed-refs|FETCH_HEAD|ORIG_HEAD|chant-identity-memo|chant-tree-memo|chant-hash-cache|chant-last-restore)$/.test(path));
 }
 
 const LONG = 'y'.repeat(300);
