@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
-import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, runBin, runCli, shellQuote, stateOf, tempDir, writeFiles } from './helpers.js';
+import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, ROOT, runBin, runCli, shellQuote, stateOf, tempDir, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
@@ -364,6 +364,41 @@ describe('the retain block of the declaration', () => {
     await store.save({ label: 'four' });
     await store.prune({ keepLast: 1, gc: true });
     await assertUndoes(store, dir, done.checkpoint.snapshot.tree, 'the checkpoint of the last restore stays');
+  });
+  it('keeps the checkpoint of a restore in another worktree that takes its chain\'s tip as checkpoint while a prune of that chain runs from this one', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const linked = join(tempDir(), 'linked');
+    git(dir, ['worktree', 'add', '-q', '-b', 'other', linked]);
+    const store = new WipStore({ cwd: linked, policy: null });
+    writeFiles(linked, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(linked, { 'a.txt': 'precious\n' });
+    const tip = await store.save({ label: 'precious' });
+    // The linked worktree's restore holds its lock; its checkpoint is the tip, which holds the
+    // working tree as it is. Right then (no record written yet) this worktree prunes that chain,
+    // in a process of its own that gives up at once on a lock held.
+    const code = `const { WipStore } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))});
+      const pruned = await new WipStore({ cwd: ${JSON.stringify(dir)}, policy: null, lockWaitMs: 0 }).prune({ branch: 'other', keepLast: 1 }).then((result) => result.branches.map((chain) => chain.dropped.length), (error) => error.code);
+      process.stdout.write(JSON.stringify(pruned));`;
+    const prunes: Array<{ status: number | null; stdout: string; stderr: string }> = [];
+    const done = await store.restore({ snapshot: first.snapshot.commit, onProgress: (progress) => {
+      if (progress.phase === 'checkpoint' && progress.done === 1) prunes.push(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }));
+    } });
+    assert.equal(done.checkpoint.created, false);
+    assert.equal(done.checkpoint.snapshot.commit, tip.snapshot.commit);
+    assert.deepEqual(prunes.map((prune) => [prune.status, prune.stdout]), [[0, '"wip-race"']], prunes[0]?.stderr);
+    assert.equal(readFileSync(join(linked, 'a.txt'), 'utf8'), 'two\n');
+    // The restore's checkpoint outlives the prunes of later saves, and gives back what it overwrote.
+    for (const text of ['three', 'four']) {
+      writeFiles(linked, { 'a.txt': `${text}\n` });
+      await store.save({ label: text });
+      await new WipStore({ cwd: dir, policy: null }).prune({ branch: 'other', keepLast: 1, gc: true });
+    }
+    const chain = (await store.list()).branches[0]?.snapshots ?? [];
+    const undo = chain.find((snapshot) => snapshot.tree === done.checkpoint.snapshot.tree);
+    assert.ok(undo !== undefined, 'the checkpoint of the linked worktree\'s last restore stays');
+    await store.restore({ snapshot: undo.commit });
+    assert.equal(readFileSync(join(linked, 'a.txt'), 'utf8'), 'precious\n');
   });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });

@@ -160,7 +160,7 @@ describe('prune', () => {
     assert.match(objects, /^count: 0$/m);
   });
 
-  it('runs its gc holding every worktree\'s lock: a save in another worktree, between writing its objects and naming them, keeps them', async () => {
+  it('moves chains and runs its gc holding every worktree\'s lock: a save in another worktree, between writing its objects and naming them, keeps them', async () => {
     const dir = makeRepo({ 'a.txt': 'a\n' });
     const other = `${dir}-other`;
     git(dir, ['worktree', 'add', '-q', '-b', 'other', other]);
@@ -177,14 +177,16 @@ describe('prune', () => {
       onProgress: (progress) => {
         if (progress.phase !== 'recording' || pruned !== null) return;
         // The other worktree prunes with gc while this save holds its lock, its objects written
-        // and its ref not moved yet: the gc waits for the lock, then gives up.
-        const code = `const { WipStore } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))}); const result = await new WipStore({ cwd: ${JSON.stringify(other)}, policy: null, lockWaitMs: 300 }).prune({ keepLast: 1, gc: true }); process.stdout.write(JSON.stringify({ collected: result.collected, dropped: result.branches.map((branch) => branch.dropped.length) }));`;
+        // and its ref not moved yet: the prune waits for the lock, then gives up, having moved
+        // no chain and collected nothing.
+        const code = `const { WipStore } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))}); const result = await new WipStore({ cwd: ${JSON.stringify(other)}, policy: null, lockWaitMs: 300 }).prune({ keepLast: 1, gc: true }).catch((error) => ({ refused: error.code })); process.stdout.write(JSON.stringify(result.refused === undefined ? { collected: result.collected, dropped: result.branches.map((branch) => branch.dropped.length) } : result));`;
         pruned = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' });
       },
     });
     const result = pruned as { status: number | null; stdout: string; stderr: string } | null;
     assert.equal(result?.status, 0, result?.stderr);
-    assert.deepEqual(JSON.parse(result?.stdout ?? ''), { collected: false, dropped: [2] }, 'the chain pruned, the gc left undone');
+    assert.deepEqual(JSON.parse(result?.stdout ?? ''), { refused: 'wip-race' }, 'the prune refused, nothing moved');
+    assert.equal(git(dir, ['rev-list', '--count', 'refs/chant/wip/other', '^other']).trim(), '3', 'the other chain is whole');
     // Every object of the save is there.
     git(dir, ['fsck', '--no-dangling', '--strict']);
     assert.equal(git(dir, ['show', `${saved.snapshot.commit}:a.txt`]), 'new work, only in this save\n');

@@ -17,7 +17,8 @@ import { resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
 import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
-import { cancellable, loadDeclared, locked, replicatorOf } from './context.js';
+import { cancellable, loadDeclared, replicatorOf } from './context.js';
+import { removeStaleTemporaries } from '../managers/temporaries.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
 
@@ -251,16 +252,28 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     }
     return { dryRun, rules, branches: results, collected: options.gc === true, replication: null };
   };
-  const result = await (dryRun ? work() : locked(context, layout, work, () => checkNotAborted(signal))).catch(stopped);
+  // The chains move holding the lock of every worktree, not only this one's: a restore in
+  // another worktree takes its chain's tip as its checkpoint and records it as the last restore
+  // under its own lock, and a prune that read the records before that record and moved the chain
+  // after it would drop that checkpoint. Under every lock the records read are the ones that hold.
+  const result = await (dryRun ? work() : underEveryLock(context, layout, () => cleaningMeanwhile(layout, work), (error) => error, () => checkNotAborted(signal))).catch(stopped);
   // The gc runs once the worktree's lock is let go, under every worktree's lock taken anew in one order.
   // A gc frees nothing a reflog still names: collected only once the expiry went through.
   // A gc not begun when the signal came is left undone: the chains are pruned all the same.
   if (result.collected && signal?.aborted === true) result.collected = false;
   if (result.collected) {
     let freed = unexpired.length === 0;
-    const ran = await collectWithEveryLock(context, layout, async () => {
-      if (!freed) freed = await expireUnreachableReflogs(context.git, context.cwd, unexpired).then(() => true, () => false);
-      if (freed) await collectGarbageNow(context.git, context.cwd);
+    const ran = await underEveryLock(context, layout, async () => {
+      // Nor while a fetch brings objects no ref names yet (lib/managers/lock.ts, whileFetching).
+      const collected = await collectUnlessFetching(layout.commonDir, async () => {
+        if (!freed) freed = await expireUnreachableReflogs(context.git, context.cwd, unexpired).then(() => true, () => false);
+        if (freed) await collectGarbageNow(context.git, context.cwd);
+      });
+      if (!collected) throw new LockNotTaken();
+      return true;
+    }, () => new LockNotTaken()).catch((error: unknown) => {
+      if (error instanceof LockNotTaken) return false;
+      throw error;
     });
     result.collected = ran && freed;
   }
@@ -280,45 +293,48 @@ function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
 }
 
 /**
- * Runs `gc` (a `git gc --prune=now`) holding the chant lock of every worktree of the repository
- * (the main git directory and each linked worktree's): a save or restore writes its objects
- * before a ref names them, and a gc that deletes every unreachable object at once would take
- * them from under it (its snapshot would then name objects that are gone). The locks are taken
- * in the order of their paths, by every prune alike, so two never hold up each other; each is
- * waited for as a save waits. A worktree gone meanwhile holds nothing; a lock still held after
- * the wait, or one that cannot be taken, leaves the gc undone: false, as does a fetch running
- * (see collectUnlessFetching). A failing gc still throws.
+ * Runs `work` holding the chant lock of every worktree of the repository (the main git directory
+ * and each linked worktree's). The prune moves chains under them all: a restore in any worktree
+ * records its checkpoint under its own lock, and the prune's read of those records holds only
+ * while none can write one. Its gc runs under them all too (a `git gc --prune=now`): a save or
+ * restore writes its objects before a ref names them, and a gc that deletes every unreachable
+ * object at once would take them from under it (its snapshot would then name objects that are
+ * gone). The locks are taken in the order of their paths, by every prune alike, so two never
+ * hold up each other; each is waited for as a save waits. A worktree gone meanwhile holds
+ * nothing. A lock still held after the wait, or one that cannot be taken, rejects with what
+ * `notTaken` makes of its refusal; what `work` throws is thrown as it is.
  */
-async function collectWithEveryLock(context: StoreContext, layout: RepositoryLayout, gc: () => Promise<void>): Promise<boolean> {
+async function underEveryLock<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, notTaken: (refusal: unknown) => unknown, stopWaiting?: () => void): Promise<T> {
   const dirs = everyGitDir(layout).sort();
-  const under = async (index: number): Promise<void> => {
-    if (index === dirs.length) {
-      // Nor while a fetch brings objects no ref names yet (lib/managers/lock.ts, whileFetching).
-      if (!await collectUnlessFetching(layout.commonDir, gc)) throw new LockNotTaken();
-      return;
-    }
+  const options = { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) };
+  const under = async (index: number): Promise<T> => {
+    if (index === dirs.length) return work();
     const dir = dirs[index] as string;
     let taken = false;
     try {
-      await withWorktreeLock(dir, () => {
+      return await withWorktreeLock(dir, () => {
         taken = true;
         return under(index + 1);
-      }, context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs });
+      }, options);
     } catch (error) {
-      // What failed under this lock (a lock further on, the gc) is not this lock's.
+      // What failed under this lock (a lock further on, the work) is not this lock's.
       if (taken) throw error;
       // A linked worktree removed while the locks were taken: nothing of it can be saved.
       if (!existsSync(dir)) return under(index + 1);
       if (!isWipError(error)) throw error;
-      throw new LockNotTaken();
+      throw notTaken(error);
     }
   };
+  return under(0);
+}
+
+/** Runs `work` removing what killed saves and restores of this worktree left, as `locked` (lib/store/context.ts) does under its lock. */
+async function cleaningMeanwhile<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
+  const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
   try {
-    await under(0);
-    return true;
-  } catch (error) {
-    if (error instanceof LockNotTaken) return false;
-    throw error;
+    return await work();
+  } finally {
+    await cleaning;
   }
 }
 

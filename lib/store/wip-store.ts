@@ -57,7 +57,7 @@ export interface WipStoreOptions {
   git?: GitRunner;
   /** The time snapshots are dated with; the system clock when absent. */
   clock?: () => Date;
-  /** Milliseconds a save or restore waits for another one of the same worktree; 30,000 when absent. */
+  /** Milliseconds a save or restore waits for another one of the same worktree, and a prune for one of any worktree; 30,000 when absent. */
   lockWaitMs?: number;
   /**
    * The replicate policy: a {@link Policy} (the one a {@link Replicator} exposes as
