@@ -3,10 +3,10 @@
 // chain it pruned under a lease on the recorded replica. Real repositories, a real bare remote.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { Policy, Replicator, WipStore } from '../lib/index.js';
+import { isWipError, Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, ROOT, runBin, runCli, shellQuote, stateOf, tempDir, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
@@ -399,6 +399,35 @@ describe('the retain block of the declaration', () => {
     assert.ok(undo !== undefined, 'the checkpoint of the linked worktree\'s last restore stays');
     await store.restore({ snapshot: undo.commit });
     assert.equal(readFileSync(join(linked, 'a.txt'), 'utf8'), 'precious\n');
+  });
+  it('refuses a restore whose record of its checkpoint cannot be written, changing nothing, and removes what a killed one left half written', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    // A folder where the record goes: nothing can be written there. Without the record a pruning
+    // save would drop the checkpoint, the only snapshot of the precious file.
+    const record = join(dir, '.git', 'chant-last-restore');
+    mkdirSync(join(record, 'in-the-way'), { recursive: true });
+    const before = stateOf(dir);
+    await assert.rejects(store.restore({ snapshot: first.snapshot.commit }), (error) => {
+      assert.ok(isWipError(error, 'git-failed'), String(error));
+      assert.match(error.message, /cannot write the record of this restore's checkpoint .*so nothing was changed/);
+      return true;
+    });
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'precious\n');
+    const after = stateOf(dir);
+    assert.deepEqual([after.tree, after.index, after.status, after.head], [before.tree, before.index, before.status, before.head], 'working tree, index and HEAD as they were');
+    assert.deepEqual(readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-restoring') || name.startsWith('chant-last-restore.')), [], 'no notice, no half-written record');
+    assert.equal((await store.list()).interruptedRestore, undefined);
+    rmSync(record, { recursive: true });
+    // What a restore killed between writing its record and renaming it leaves goes with the next one.
+    const left = ['chant-last-restore', 'chant-restoring'].map((name) => join(dir, '.git', `${name}.999999999-0a1b2c3d.tmp`));
+    for (const file of left) writeFileSync(file, '{"bra');
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    assert.deepEqual(left.filter((file) => existsSync(file)), []);
+    assert.equal(JSON.parse(readFileSync(record, 'utf8')).checkpoint, done.checkpoint.snapshot.commit);
   });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });

@@ -4,7 +4,8 @@
 // checkpoint named). A mark with no live restore holding the worktree's lock is one a kill or
 // a crash stopped partway: the working tree may be part snapshot, part what it was, and the
 // checkpoint the mark names gives it back. The list and the save say so.
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { holderGone, LOCK_NAME } from './lock.js';
 
@@ -45,9 +46,26 @@ export interface RestoreMark {
  */
 export function markRestoring(gitDir: string, mark: RestoreMark, name: string = RESTORE_MARKER): void {
   try {
-    writeFileSync(join(gitDir, name), `${JSON.stringify(mark)}\n`);
+    writeMark(gitDir, mark, name);
   } catch {
     // The restore goes on: the mark is a notice, not a lock.
+  }
+}
+
+/**
+ * Writes a mark or a record whole or not at all: into a temporary file beside it, then renamed
+ * over it, so a kill or a power loss never leaves one cut short (a record that cannot be read
+ * names no checkpoint, and a prune would then drop it). Throws where it cannot be written.
+ */
+function writeMark(gitDir: string, mark: RestoreMark, name: string): void {
+  const file = join(gitDir, name);
+  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  try {
+    writeFileSync(temporary, `${JSON.stringify(mark)}\n`);
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
   }
 }
 
@@ -110,14 +128,16 @@ export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
 }
 
 /**
- * Records a restore going past its checkpoint as the last, the checkpoints the record named
+ * Records a restore going past its checkpoint as the last (throws where the record cannot be
+ * written: the restore must then change nothing), the checkpoints the record named
  * before still held (see {@link RestoreMark.held}) until {@link restoreEnded} says it ended done.
  * @internal
  */
 export function recordRestore(gitDir: string, mark: RestoreMark): void {
   const before = readMark(gitDir, LAST_RESTORE);
   const held = before === null ? [] : [before.checkpoint, ...(before.held ?? [])].filter((commit, index, all) => commit !== mark.checkpoint && all.indexOf(commit) === index);
-  markRestoring(gitDir, { ...mark, ...(held.length > 0 ? { held } : {}) }, LAST_RESTORE);
+  // Unlike the notice, the record must be written: without it a prune may drop the checkpoint.
+  writeMark(gitDir, { ...mark, ...(held.length > 0 ? { held } : {}) }, LAST_RESTORE);
 }
 
 /**

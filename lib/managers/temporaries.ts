@@ -11,6 +11,7 @@ import { HASH_CACHE_FILE } from './hash-cache.js';
 import { IDENTITY_MEMO_FILE } from './identity-memo.js';
 import { KEPT_INDEX_KEY_FILE } from './kept-index.js';
 import { processAlive } from './lock.js';
+import { LAST_RESTORE, RESTORE_MARKER } from './restore-marker.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
 import { MEMO_FILE } from './tree-memo.js';
 
@@ -33,12 +34,12 @@ export function temporaryIndexFile(gitDir: string): string {
 /**
  * Removes the temporary index files (and git's locks on them) of saves and restores killed
  * before they could, `chant-wip-<pid>-*` in the git directory whose process is gone, and the
- * memos' unfinished copies (the tree and identity memos', the hash cache's and the kept private
- * index key's there, the snapshot memo's in the common directory, and those of the change memo
+ * memos' unfinished copies (the tree and identity memos', the hash cache's, the kept private
+ * index key's and the restore mark's and record's there, the snapshot memo's in the common directory, and those of the change memo
  * earlier versions wrote there).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(HASH_CACHE_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE)];
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(HASH_CACHE_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE), cacheTemporaries(RESTORE_MARKER), cacheTemporaries(LAST_RESTORE)];
   const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(EARLIER_CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]

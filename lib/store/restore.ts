@@ -17,7 +17,7 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
-import { markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
+import { LAST_RESTORE, markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
 import type { RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
 import type { FileMode } from '../snapshot/format.js';
@@ -223,11 +223,17 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         // next list or save, naming the checkpoint that gives it back.
         if (changes.length > 0 || resetTo !== null) {
           const mark = { branch: checkout.branch, snapshot: target.commit, checkpoint: checkpoint.snapshot.commit };
+          // Recorded as the last restore, kept once it ends: a prune keeps the checkpoint of the
+          // last restore, so it can be undone. Until it ends done, the one before it stays too: a
+          // restore that fails or is cancelled may have put everything back, leaving that one the
+          // last to change anything. A record that cannot be written refuses the restore here,
+          // before any file is touched: a prune could otherwise drop the only undo.
+          try {
+            recordRestore(layout.gitDir, mark);
+          } catch (error) {
+            throw new WipError('git-failed', `cannot write the record of this restore's checkpoint (${LAST_RESTORE} in the git directory: ${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+          }
           markRestoring(layout.gitDir, mark);
-          // And kept once it ends: a prune keeps the checkpoint of the last restore, so it can be
-          // undone. Until it ends done, the one before it stays too: a restore that fails or is
-          // cancelled may have put everything back, leaving that one the last to change anything.
-          recordRestore(layout.gitDir, mark);
           marked = mark;
         }
         const moved = changedSince(layout.top, found);
