@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { git, makeRepo, stateOf, tempDir, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/store/wip-store.js';
 import { isWipError } from '../lib/errors.js';
@@ -108,6 +110,26 @@ describe('refusals of save and restore', () => {
     git(dir, ['checkout', '-q', '-b', 'other']);
     writeFiles(dir, { 'y.txt': 'y\n' });
     await refuses(dir, () => new WipStore({ cwd: dir }).restore({ snapshot: onMain.snapshot.commit }), 'wip-branch-other', /main/);
+  });
+
+  it('says so when the snapshot\'s branch is gone (renamed, loose or packed), with advice that works: make it again where the snapshot\'s HEAD was', async () => {
+    for (const packed of [false, true]) {
+      const dir = makeRepo();
+      writeFiles(dir, { 'x.txt': 'saved on main\n' });
+      const onMain = await new WipStore({ cwd: dir }).save({});
+      if (packed) git(dir, ['pack-refs', '--all']);
+      git(dir, ['branch', '-m', 'main', 'renamed']);
+      writeFiles(dir, { 'x.txt': 'later\n' });
+      await refuses(dir, () => new WipStore({ cwd: dir }).restore({ snapshot: onMain.snapshot.commit }), 'wip-branch-other', new RegExp(`taken on branch main, not on renamed: that branch no longer exists .*git switch -c main ${onMain.snapshot.head}`));
+      git(dir, ['switch', '-q', '-c', 'main', onMain.snapshot.head]);
+      await new WipStore({ cwd: dir }).restore({ snapshot: onMain.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'x.txt'), 'utf8'), 'saved on main\n', packed ? 'packed' : 'loose');
+    }
+    // A branch that is there: the advice is to check it out.
+    const dir = makeRepo();
+    const onMain = await new WipStore({ cwd: dir }).save({});
+    git(dir, ['switch', '-q', '-c', 'other']);
+    await refuses(dir, () => new WipStore({ cwd: dir }).restore({ snapshot: onMain.snapshot.commit }), 'wip-branch-other', /not on other: check that branch out to restore it/);
   });
 
   it('resolves a snapshot by an abbreviated commit', async () => {

@@ -184,9 +184,21 @@ function looseCommit(layout: RepositoryLayout, name: string, replaced: boolean):
 
 function sameBranch(checkout: BranchCheckout, snapshot: Snapshot): Snapshot {
   if (snapshot.branch !== checkout.branch) {
-    throw new WipError('wip-branch-other', `snapshot ${snapshot.commit} was taken on branch ${snapshot.branch}, not on ${checkout.branch}: check that branch out to restore it`);
+    // A branch renamed or deleted since: checking it out is no advice, there is none to check out.
+    const advice = branchExists(checkout.layout, snapshot.branch)
+      ? 'check that branch out to restore it'
+      : `that branch no longer exists (renamed or deleted?): make it again where the snapshot's HEAD was (git switch -c ${snapshot.branch} ${snapshot.head}) to restore it, or read its files with git show ${snapshot.commit.slice(0, 12)}:<path>`;
+    throw new WipError('wip-branch-other', `snapshot ${snapshot.commit} was taken on branch ${snapshot.branch}, not on ${checkout.branch}: ${advice}`);
   }
   return snapshot;
+}
+
+/** Whether refs/heads/<branch> is there, loose or packed; true where that cannot be read (the advice is then the usual one). */
+function branchExists(layout: RepositoryLayout, branch: string): boolean {
+  const ref = `refs/heads/${branch}`;
+  if (readIfThere(join(layout.commonDir, ref)) !== null) return true;
+  const packed = readIfThere(join(layout.commonDir, 'packed-refs'));
+  return packed === undefined || (packed !== null && packedRefTarget(packed, ref) !== null);
 }
 
 /** A path with its symbolic links resolved, or as it is when it does not exist. */
