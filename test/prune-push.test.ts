@@ -2,12 +2,13 @@
 // lease on the replica chant recorded, and the lease refuses when another clone pushed meanwhile.
 // Real bare remotes, real clones.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore } from '../lib/index.js';
 import { buildChain } from './chains.js';
-import { assertValidDocument, git, makeRepo, runCli, tempDir } from './helpers.js';
+import { assertValidDocument, git, makeRepo, ROOT, runCli, tempDir } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
 function boxes(): { remote: string; a: string; b: string; policy: Policy } {
@@ -451,6 +452,52 @@ describe('a pruned chain and the remote', () => {
     const record = JSON.parse(readFileSync(join(b, '.git', 'chant-last-restore'), 'utf8')) as { checkpoint: string };
     const listed = (await storeB.list()).branches.flatMap((chain) => chain.snapshots.map((snapshot) => snapshot.commit));
     assert.ok(listed.includes(record.checkpoint), 'the checkpoint of the last restore is still on a chain');
+    await storeB.restore({ snapshot: record.checkpoint });
+    assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
+  });
+  it('takes a pruned chain only under every worktree\'s lock: a restore here that took the chain\'s tip as its checkpoint meanwhile keeps it, so that restore can still be undone after git\'s gc', async () => {
+    const remote = bareRemote();
+    const a = makeRepo({ 'a.txt': 'one\n' });
+    git(a, ['remote', 'add', 'origin', remote]);
+    git(a, ['push', '-q', 'origin', 'main']);
+    const b = tempDir();
+    git(b, ['clone', '-q', remote, '.']);
+    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const storeB = new WipStore({ cwd: b, policy });
+    writeFileSync(join(b, 'a.txt'), 'first\n');
+    const first = await storeB.save({ label: 'first' });
+    writeFileSync(join(b, 'a.txt'), 'precious\n');
+    const tip = await storeB.save({ label: 'precious' });
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.push();
+    // a takes b's chain and prunes it to its newest, written again: the tip b holds is replaced.
+    await new Replicator({ cwd: a, policy }).fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+    // b restores; its checkpoint is the tip, which holds the working tree. Right then, before the
+    // restore records it, a fetch of b's in another process finds a's pruned chain.
+    const code = `const { Policy, Replicator } = await import(${JSON.stringify(join(ROOT, 'lib', 'index.ts'))});
+      const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+      const fetched = await new Replicator({ cwd: ${JSON.stringify(b)}, policy }).fetch({ signal: AbortSignal.timeout(4000) }).then((result) => result.refs.map((ref) => ref.result), (error) => error.code);
+      process.stdout.write(JSON.stringify(fetched));`;
+    const fetches: Array<{ status: number | null; stdout: string; stderr: string }> = [];
+    const done = await storeB.restore({ snapshot: first.snapshot.commit, onProgress: (progress) => {
+      if (progress.phase === 'checkpoint' && progress.done === 1) fetches.push(spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8' }));
+    } });
+    assert.equal(done.checkpoint.snapshot.commit, tip.snapshot.commit, 'the checkpoint is the tip');
+    assert.deepEqual(fetches.map((fetch) => [fetch.status, fetch.stdout]), [[0, '"wip-cancelled"']], fetches[0]?.stderr);
+    assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), tip.snapshot.commit, 'the chain was not taken');
+    // The next fetch sees the record: b's chain goes aside whole, its checkpoint with it.
+    const fetched = await replicatorB.fetch();
+    assert.equal(fetched.refs[0]?.aside, `refs/chant/wip-aside/${tip.snapshot.commit}`);
+    for (const text of ['later', 'again']) {
+      writeFileSync(join(b, 'a.txt'), `${text}\n`);
+      await storeB.save({ label: text });
+      await storeB.prune({ keepLast: 1 });
+    }
+    git(b, ['reflog', 'expire', '--expire-unreachable=now', '--all']);
+    git(b, ['gc', '-q', '--prune=now']);
+    // The record names the checkpoint as the prunes wrote it again.
+    const record = JSON.parse(readFileSync(join(b, '.git', 'chant-last-restore'), 'utf8')) as { checkpoint: string };
     await storeB.restore({ snapshot: record.checkpoint });
     assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });

@@ -256,6 +256,37 @@ export async function withWorktreeLock<T>(gitDir: string, work: () => Promise<T>
 }
 
 /**
+ * Runs `work` holding the chant lock of each of `gitDirs` (every worktree's git directory),
+ * taken in the order of their paths by every caller alike, so two never hold up each other; each
+ * is waited for as {@link withWorktreeLock} waits. A worktree gone meanwhile holds nothing. A
+ * lock still held after the wait, or one that cannot be taken, rejects with what `notTaken`
+ * makes of its refusal; what `work` throws is thrown as it is.
+ * @internal
+ */
+export async function withEveryWorktreeLock<T>(gitDirs: readonly string[], work: () => Promise<T>, notTaken: (refusal: unknown) => unknown, options: LockOptions = {}): Promise<T> {
+  const dirs = [...new Set(gitDirs)].sort();
+  const under = async (index: number): Promise<T> => {
+    if (index === dirs.length) return work();
+    const dir = dirs[index] as string;
+    let taken = false;
+    try {
+      return await withWorktreeLock(dir, () => {
+        taken = true;
+        return under(index + 1);
+      }, options);
+    } catch (error) {
+      // What failed under this lock (a lock further on, the work) is not this lock's.
+      if (taken) throw error;
+      // A linked worktree removed while the locks were taken: nothing of it can be saved.
+      if (!existsSync(dir)) return under(index + 1);
+      if (!(error instanceof WipError)) throw error;
+      throw notTaken(error);
+    }
+  };
+  return under(0);
+}
+
+/**
  * The file, in the common git directory, of the lock fetches of the repository take.
  * @internal
  */

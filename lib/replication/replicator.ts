@@ -23,7 +23,7 @@ import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
-import { whileFetching, withFetchLock } from '../managers/lock.js';
+import { whileFetching, withEveryWorktreeLock, withFetchLock } from '../managers/lock.js';
 import { markedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
 
 /**
@@ -445,8 +445,28 @@ export class Replicator {
     // transaction so that the local refs still come home.
     const unwritten: RefWriteFailure[] = [];
     const bookkeeping = (ref: string) => ref.startsWith(replicaPrefix(policy.remote)) || ref.startsWith(stagingPrefix(policy.remote));
-    for (;;) {
+    // A chain another box pruned is taken over this box's only under the chant lock of every
+    // worktree, planned and written there: the plan reads the records of the last restores, and
+    // a restore that took the chain's tip as its checkpoint (no ref moved, so the swap cannot
+    // tell) recorded it under its own lock after the plan read them; the chain taken lacked that
+    // checkpoint, and the restore had no undo once git's gc ran.
+    let everyLock = false;
+    let refused = false;
+    const takesPruned = (refs: readonly FetchRef[]) => refs.some((ref) => ref.pruned === true && ref.aside === undefined);
+    const underEveryLock = async <T>(work: () => Promise<T>): Promise<T> => withEveryWorktreeLock(worktreeGitDirs(commonDir as string), async () => {
+      everyLock = true;
+      try {
+        return await work();
+      } finally {
+        everyLock = false;
+      }
+    }, (refusal) => {
+      refused = true;
+      return refusal;
+    }, { stopWaiting: () => checkNotAborted(options.signal) });
+    const writeHome = async (): Promise<FetchResult> => { for (;;) {
       const plan = await this.#fetchPlan(policy, fresh, excluded);
+      if (!everyLock && commonDir !== null && takesPruned(plan.refs)) throw new EveryLockNeeded();
       if (!lfsDone) {
         // Before any ref is written: what a restore of what came needs, from the remote's LFS store.
         lfsDone = true;
@@ -504,6 +524,21 @@ export class Replicator {
       await this.#dropStaging(plan.staging);
       if (move !== undefined) throw new WipError('wip-race', `local refs kept moving under ${FETCH_ATTEMPTS} attempts to update them from ${policy.remote}; nothing was lost, try again`);
       throw new WipError('git-failed', `git update-ref could not write ${failure.ref}: ${failure.reason}`);
+    } };
+    try {
+      return await writeHome();
+    } catch (error) {
+      if (!(error instanceof EveryLockNeeded)) throw error;
+    }
+    try {
+      return await underEveryLock(writeHome);
+    } catch (error) {
+      // A save or restore that held its worktree past the wait: the staged refs go, nothing came home.
+      if (!refused) throw error;
+      // (After a cancel git is not run again: the next fetch stages anew over what is left.)
+      const staging = await readRefTips(this.#git, this.#cwd, [stagingPrefix(policy.remote)]).then((tips) => tips.map((tip) => tip.ref), () => []);
+      await this.#dropStaging(staging);
+      throw error;
     }
   }
 
@@ -1037,6 +1072,9 @@ function unknownRemote(policy: Policy): WipError {
 
 /** How long a fetch waits for another process's fetch of the repository before it is refused as `wip-race`. */
 const FETCH_LOCK_WAIT_MS = 10 * 60 * 1000;
+
+/** A fetch that would take a pruned chain over a local one, planned without every worktree's lock: planned again under them. */
+class EveryLockNeeded extends Error {}
 
 /** The fetch running or queued last in this process, by repository and remote. */
 const FETCHES = new Map<string, Promise<void>>();

@@ -4,7 +4,7 @@
 // docs/design.md, "Retention".
 import type { BranchPrune, PruneResult, RetentionRules } from '../documents/storage.js';
 import type { Snapshot } from '../documents/snapshot.js';
-import { cancelledError, checkNotAborted, isWipError, WipError } from '../errors.js';
+import { cancelledError, checkNotAborted, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { removeStaleRefLock } from '../git/ref-writer.js';
 import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
@@ -12,10 +12,9 @@ import type { RawCommit } from '../git/storage.js';
 import { parentBelow } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
-import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
-import { collectUnlessFetching, withWorktreeLock } from '../managers/lock.js';
+import { collectUnlessFetching, withEveryWorktreeLock } from '../managers/lock.js';
 import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
 import { cancellable, loadDeclared, replicatorOf } from './context.js';
 import { removeStaleTemporaries } from '../managers/temporaries.js';
@@ -294,38 +293,15 @@ function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
 
 /**
  * Runs `work` holding the chant lock of every worktree of the repository (the main git directory
- * and each linked worktree's). The prune moves chains under them all: a restore in any worktree
- * records its checkpoint under its own lock, and the prune's read of those records holds only
- * while none can write one. Its gc runs under them all too (a `git gc --prune=now`): a save or
- * restore writes its objects before a ref names them, and a gc that deletes every unreachable
- * object at once would take them from under it (its snapshot would then name objects that are
- * gone). The locks are taken in the order of their paths, by every prune alike, so two never
- * hold up each other; each is waited for as a save waits. A worktree gone meanwhile holds
- * nothing. A lock still held after the wait, or one that cannot be taken, rejects with what
- * `notTaken` makes of its refusal; what `work` throws is thrown as it is.
+ * and each linked worktree's; see withEveryWorktreeLock). The prune moves chains under them all:
+ * a restore in any worktree records its checkpoint under its own lock, and the prune's read of
+ * those records holds only while none can write one. Its gc runs under them all too (a `git gc
+ * --prune=now`): a save or restore writes its objects before a ref names them, and a gc that
+ * deletes every unreachable object at once would take them from under it (its snapshot would
+ * then name objects that are gone).
  */
-async function underEveryLock<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, notTaken: (refusal: unknown) => unknown, stopWaiting?: () => void): Promise<T> {
-  const dirs = everyGitDir(layout).sort();
-  const options = { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) };
-  const under = async (index: number): Promise<T> => {
-    if (index === dirs.length) return work();
-    const dir = dirs[index] as string;
-    let taken = false;
-    try {
-      return await withWorktreeLock(dir, () => {
-        taken = true;
-        return under(index + 1);
-      }, options);
-    } catch (error) {
-      // What failed under this lock (a lock further on, the work) is not this lock's.
-      if (taken) throw error;
-      // A linked worktree removed while the locks were taken: nothing of it can be saved.
-      if (!existsSync(dir)) return under(index + 1);
-      if (!isWipError(error)) throw error;
-      throw notTaken(error);
-    }
-  };
-  return under(0);
+function underEveryLock<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, notTaken: (refusal: unknown) => unknown, stopWaiting?: () => void): Promise<T> {
+  return withEveryWorktreeLock(everyGitDir(layout), work, notTaken, { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) });
 }
 
 /** Runs `work` removing what killed saves and restores of this worktree left, as `locked` (lib/store/context.ts) does under its lock. */
