@@ -11,6 +11,7 @@ import { buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, gitStandIn, makeRepo, REAL_GIT, ROOT, runBin, runCli, shellQuote, stateOf, tempDir, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
+import { withWorktreeLock } from '../lib/managers/lock.js';
 import type { GitRunner } from '../lib/git/runner.js';
 
 function declared(box: Record<string, unknown>): Record<string, string> {
@@ -102,6 +103,25 @@ describe('the retain block of the declaration', () => {
     assert.deepEqual(branches[0]?.snapshots.map((snapshot) => snapshot.label), ['turn:4', 'turn:3']);
   });
 
+  it('a save pruning on save while a save or restore of another worktree holds its lock returns at once, its prune skipped, and the next save prunes', async () => {
+    const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
+    const linked = join(tempDir(), 'linked');
+    git(dir, ['worktree', 'add', '-q', '-b', 'other', linked]);
+    const store = new WipStore({ cwd: dir });
+    writeFileSync(join(dir, 'notes.txt'), 'turn 1\n');
+    await store.save({ label: 'turn:1' });
+    writeFileSync(join(dir, 'notes.txt'), 'turn 2\n');
+    const linkedGitDir = git(linked, ['rev-parse', '--absolute-git-dir']).trim();
+    const started = Date.now();
+    const held = await withWorktreeLock(linkedGitDir, () => store.save({ label: 'turn:2' }));
+    assert.ok(Date.now() - started < 20_000, 'the save did not wait for the lock as a save waits (30 s)');
+    assert.deepEqual(held.skipped?.map((step) => [step.step, step.code]), [['prune', 'wip-race']]);
+    assert.equal(chainLength(dir), 2, 'nothing pruned while the other worktree held its lock');
+    writeFileSync(join(dir, 'notes.txt'), 'turn 3\n');
+    const next = await store.save({ label: 'turn:3' });
+    assert.equal(next.pruned?.dropped.length, 2);
+    assert.equal(chainLength(dir), 1);
+  });
   it('a save pruning on save succeeds when another process holds the wip ref\'s lock as its reflog is expired', async () => {
     const dir = makeRepo(declared({ retain: { keepLast: 1, onSave: true } }));
     writeFileSync(join(dir, 'notes.txt'), 'one\n');

@@ -27,6 +27,9 @@ import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
 
+/** How long a save's prune waits for the lock of another worktree (see pruneChains): its snapshot is recorded already. */
+const SAVE_PRUNE_LOCK_WAIT_MS = 2_000;
+
 /**
  * Options of {@link WipStore.save}: the notes to record on the snapshot (`label`, `by`), each
  * one line of at most 200 characters.
@@ -157,7 +160,11 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
   if (pruning) {
     try {
       // With the declared policy, so that the prune marker names what the remote held (see prune).
-      pruned = (await pruneChains({ ...context, policy }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
+      // The prune takes every worktree's lock; one another save or restore holds is waited for a
+      // short while only, since the snapshot is safe already: the save returns, the prune
+      // skipped (wip-race), and the next save prunes.
+      const lockWaitMs = Math.min(context.lockWaitMs ?? SAVE_PRUNE_LOCK_WAIT_MS, SAVE_PRUNE_LOCK_WAIT_MS);
+      pruned = (await pruneChains({ ...context, policy, lockWaitMs }, { branch: checkout.branch, ...retain.rules }, checkout.ref)).branches[0] ?? null;
     } catch (error) {
       // A save in another worktree moved the chain meanwhile (the next save prunes), a commit
       // under the chain is not a snapshot, a lock stayed held: wip prune's to see through.
