@@ -1023,7 +1023,7 @@ describe('what only git add can decide', () => {
 
 describe('the private index git status reads where the hash cache knows many files', () => {
   /** Builds as a save does, with the private index from one file on, and records the tree on the wip tip; whether git status read the private index. */
-  const buildAndRecord = async (dir: string, keep = true): Promise<{ tree: string | null; privately: boolean; kept: boolean }> => {
+  const buildAndRecord = async (dir: string, keep = true, racyMarginMs = 0): Promise<{ tree: string | null; privately: boolean; kept: boolean }> => {
     const runner = new SimpleGitRunner(dir);
     let privately = false;
     let kept = false;
@@ -1037,7 +1037,7 @@ describe('the private index git status reads where the hash cache knows many fil
     };
     const plumbing = new Plumbing(git_, dir);
     const { layout, head, replaced } = await plumbing.checkout();
-    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs: 0, statusIndexMinimum: 1, keep });
+    const built = await workingTreeByStatus(plumbing, layout, head as string, 'refs/chant/wip/main', { maxFileSize: DEFAULT_MAX_FILE_SIZE, replaced, racyMarginMs, statusIndexMinimum: 1, keep });
     if (built !== null) {
       // Recorded as a save records it, on the tip as it is: the tip then holds the tree the
       // caches name, and the private index is kept for the next save.
@@ -1294,6 +1294,34 @@ describe('the private index git status reads where the hash cache knows many fil
       assert.equal(got.privately, false);
     });
   }
+
+  it('reads again a file rewritten at the same size in the second it was hashed, where the process\'s clock runs ahead of the file system\'s', async () => {
+    // A checkout on a file system whose times come from another clock (a network share, a
+    // container's bind mount of its host's folder) that is behind this process's: the file's
+    // times look seconds older than they are, and git compares them to the second.
+    const dir = dirtyRepo(6);
+    const realNow = Date.now;
+    Date.now = () => realNow() + 10_000;
+    try {
+      const path = join(dir, 'd0/f0.txt');
+      for (let attempt = 0; ; attempt += 1) {
+        nextSecond();
+        const second = Math.floor(realNow() / 1000);
+        writeFileSync(path, `first ${attempt}\n`);
+        await buildAndRecord(dir, true, 3_000);
+        // Rewritten at the same size once the save read it, in the same second.
+        writeFileSync(path, `FIRST ${attempt}\n`);
+        if (Math.floor(statSync(path).ctimeMs / 1000) === second) break;
+        assert.ok(attempt < 5, 'the second turned over during the save every time');
+      }
+      nextSecond();
+      const got = await buildAndRecord(dir, true, 3_000);
+      assert.equal(git(dir, ['cat-file', 'blob', `${got.tree}:d0/f0.txt`]), readFileSync(path, 'utf8'));
+      assert.equal(got.tree, expectedTree(dir));
+    } finally {
+      Date.now = realNow;
+    }
+  });
 
   it('goes back to the checkout\'s own index when a .gitattributes changed', async () => {
     const files = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`d/f${i}.txt`, `${i}\n`]));
