@@ -9,7 +9,7 @@
 // through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
-import { lstatSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, renameSync, rmSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -30,6 +30,7 @@ import { dropKeptIndex, fileIdentity, KEPT_INDEX_FILE, keptCopyWhole, readIdenti
 import type { KeptIndexKey } from '../managers/kept-index.js';
 import { objectHash } from '../git/formats/object-format.js';
 import { isWipError } from '../errors.js';
+import { temporaryIndexFile } from '../managers/temporaries.js';
 import { readLooseFolderTrees } from '../git/loose-objects.js';
 import { attributesElsewhere, attributesRewrite, writeFileBlobs } from '../git/blob-writer.js';
 import { looseTarget } from '../git/loose-target.js';
@@ -563,7 +564,6 @@ function special(stats: Stats): boolean {
 async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, unseen: { taken: boolean }, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null): Promise<string[]> {
   if (paths.length === 0) return [];
   const { top, objectsDir, objectFormat } = layout;
-  const takenMs = Date.now();
   const attributes = new Map<string, { key: string; newest: number; rewrites: boolean }>();
   // git never reads a .gitattributes through a symlink, and reads the index's instead, which
   // hash-object never does: git add decides.
@@ -613,6 +613,15 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   });
   // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
   const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
+  // When the stat data of the files to hash was taken, before their bytes are read, by the
+  // file system's clock as well as this process's: the files' times are the file system's, and
+  // one behind this process's (a network share, a container's bind mount of its host's folder)
+  // would make a file written a moment ago look seconds old, so that a rewrite at the same size
+  // in that second would keep the stat data its entry holds (git, reading the private index,
+  // compares times to the second). A file on another file system than the probe's is not
+  // recorded: its clock is not known.
+  const clock = missing.length === 0 ? null : fileSystemNow(layout.gitDir);
+  const takenMs = clock === null ? 0 : Math.min(Date.now(), clock.ms);
   const mine = writer === null ? [] : missing.filter((index) => keys[index]?.rewritten === false);
   const written = writer === null || mine.length === 0 ? [] : await writeFileBlobs(writer, top, mine.map((index) => paths[index] as string), objectFormat);
   mine.forEach((index, at) => {
@@ -634,9 +643,29 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   });
   for (const index of missing) {
     const known = keys[index];
-    if (known !== null && known !== undefined) cache.record(paths[index] as string, known.key, takenMs, oids[index] as string);
+    if (known !== null && known !== undefined && clock !== null && taken[index]?.dev === clock.dev) cache.record(paths[index] as string, known.key, takenMs, oids[index] as string);
   }
   return oids as string[];
+}
+
+/**
+ * The file system's clock in `dir`: the ctime of a file created there for the purpose (named as
+ * a temporary index, for the cleanup of a killed save) and its device; null where none can be
+ * created, and nothing is then recorded in the hash cache.
+ */
+function fileSystemNow(dir: string): { ms: number; dev: number } | null {
+  const file = temporaryIndexFile(dir);
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'wx');
+    const stats = fstatSync(fd);
+    return { ms: stats.ctimeMs, dev: stats.dev };
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    rmSync(file, { force: true });
+  }
 }
 
 /** Up to this many folders on the way to the changes, their trees are read while git hashes the files. */
