@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { chmodSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, stateOf, treeOf, writeFiles } from './helpers.js';
@@ -358,5 +359,43 @@ describe('wip restore', () => {
     const again = await store.restore({ snapshot: first.snapshot.commit });
     assert.deepEqual(again.paths, []);
     assert.equal((await store.list()).interruptedRestore, undefined, 'the working tree is the snapshot whole: nothing is partway any more');
+  });
+
+  it('reads a file it overwrites for the save of the working tree and for the look before the checkpoint, not a third time to know the checkpoint gives it back', async () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'target' });
+    writeFiles(dir, { 'a.txt': 'edited\n' });
+    const file = join(dir, 'a.txt');
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const { openSync, readFileSync: readWhole } = fs;
+    // Each read of the file: an open of it, or a readFileSync (whose own open is not counted again).
+    const reads: string[] = [];
+    let inReadFile = false;
+    fs.openSync = ((path: Parameters<typeof openSync>[0], ...rest: unknown[]) => {
+      if (!inReadFile && String(path) === file) reads.push('openSync');
+      return (openSync as (...args: unknown[]) => number)(path, ...rest);
+    }) as typeof openSync;
+    fs.readFileSync = ((path: Parameters<typeof readWhole>[0], ...rest: unknown[]) => {
+      if (String(path) === file) reads.push('readFileSync');
+      inReadFile = true;
+      try {
+        return (readWhole as (...args: unknown[]) => unknown)(path, ...rest);
+      } finally {
+        inReadFile = false;
+      }
+    }) as typeof readWhole;
+    syncBuiltinESMExports();
+    try {
+      const result = await store.restore({ snapshot: saved.snapshot.commit });
+      assert.deepEqual(result.paths, ['a.txt']);
+    } finally {
+      fs.openSync = openSync;
+      fs.readFileSync = readWhole;
+      syncBuiltinESMExports();
+    }
+    assert.equal(readFileSync(file, 'utf8'), 'a\n');
+    // Once hashed for the checkpoint's tree, once by the look that refuses a file changed since.
+    assert.equal(reads.length, 2, reads.join(', '));
   });
 });

@@ -176,7 +176,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // And each holds now what the tree read of the working tree holds (the checkpoint's): a
       // file written between that read and the look above would otherwise be overwritten
       // unseen. A file at a path the tree did not hold is in the way: the checks below refuse it.
-      await unchangedSinceRead(plumbing, layout, changes, found, leftOut, context.env ?? process.env).catch(stopped);
+      const heldSinceRead = await unchangedSinceRead(plumbing, layout, changes, found, leftOut, context.env ?? process.env).catch(stopped);
       await refuseOperationInProgress(layout, prepared.indexPlain);
       report(onProgress, 'staging', 1, 1);
       if (expect !== null && expect !== prepared.fingerprint) {
@@ -193,7 +193,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       }
       // After the other checks: git's checkout of the checkpoint's blobs runs filters, whose side
       // effects (an editor saving meanwhile) the checks after the checkpoint see as a race.
-      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env, found).catch(stopped);
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env, found, heldSinceRead).catch(stopped);
       if (inexact.length > 0 && options.allowInexact !== true) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would overwrite or remove what its checkpoint cannot give back as it is, so nothing was changed`, inexact);
       }
@@ -441,15 +441,17 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
  * would overwrite or remove no longer holds what the working tree's tree (read before) holds
  * there. A file at a path that tree did not hold is in the way, which the checks after refuse
  * (wip-restore-blocked), whenever it came.
+ * @returns the paths whose bytes as they are (raw, no filter) were hashed here and found to be
+ *   the blob the tree holds: {@link inexactFiles} takes them as hashed
  */
-async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>, leftOut: readonly LeftOut[], env: NodeJS.ProcessEnv): Promise<void> {
+async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[], found: ReadonlyMap<string, string>, leftOut: readonly LeftOut[], env: NodeJS.ProcessEnv): Promise<ReadonlySet<string>> {
   // A path the read could not take is refused by the checks after, as in the way; a path with
   // nothing there now loses nothing to the move (a sparse checkout's file outside its cone is
   // absent all along, its index content in the tree).
   const notTaken = leftOut.map((entry) => Buffer.from(entry.path, 'utf8').toString('latin1'));
   const taken = (raw: string): boolean => !notTaken.some((path) => raw === path || raw.startsWith(`${path}/`));
   const present = changes.filter((change) => change.oldMode !== ABSENT && change.oldMode !== GITLINK && change.newMode !== GITLINK && found.get(change.raw) !== '-' && taken(change.raw));
-  if (present.length === 0) return;
+  if (present.length === 0) return new Set();
   const utf8 = (raw: string): string => Buffer.from(raw, 'latin1').toString('utf8');
   const index = scanIndex(await readFile(layout.indexFile).catch(() => null), layout.objectFormat);
   // Where no attribute may rewrite a file's bytes, what git add stores is those bytes: a file
@@ -460,7 +462,7 @@ async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, 
   const same = new Set(blobsStillHeld(layout.top, told.map((change) => ({ raw: change.raw, mode: change.oldMode, oid: change.oldOid })), layout.objectFormat)
     .flatMap((holds, at) => (holds ? [(told[at] as TreeChange).raw] : [])));
   const asked = present.filter((change) => !same.has(change.raw));
-  if (asked.length === 0) return;
+  if (asked.length === 0) return same;
   // Where the checkout's index holds the same blob, its stat data goes with it: git then trusts a
   // file whose stat data it still matches, as git status trusted it when the tree was read,
   // rather than hashing it again under attributes or settings changed since (the read kept the
@@ -481,7 +483,7 @@ async function unchangedSinceRead(plumbing: Plumbing, layout: RepositoryLayout, 
   } finally {
     rmSync(scratch, { force: true });
   }
-  if (held) return;
+  if (held) return same;
   const shown = asked.slice(0, 5).map((change) => rawPathText(change.raw)).join(', ');
   throw new WipError('wip-race', `another process changed one of ${shown}${asked.length > 5 ? ', ...' : ''} while the restore read the working tree, so nothing was changed and no checkpoint taken: restore again once it is done`, { paths: asked.map((change) => rawPathText(change.raw)) });
 }
@@ -757,7 +759,7 @@ const LINK_AS_FILE = "a symlink, which git's checkout of what the checkpoint hol
  * --no-filters`), to that blob is given back as it is and is not checked out. Those that differ,
  * or whose checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>, found?: ReadonlyMap<string, string>): Promise<Blocker[]> {
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>, found?: ReadonlyMap<string, string>, heldSinceRead: ReadonlySet<string> = new Set()): Promise<Blocker[]> {
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
@@ -773,7 +775,14 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   const plain = replaced === false && !mayConvert && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat) === true;
   // A file that cannot be read is no file's bytes known: it is compared (and refused) below, and
   // the checks after name why (unreadable).
-  const raws = plain ? await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []) : [];
+  // A file the look before the checkpoint hashed as it is and found holding the checkpoint's blob
+  // (`heldSinceRead`, see unchangedSinceRead) is not read again: its stat data was taken before
+  // that look (`found`), and a change since then is refused as a race after the checkpoint,
+  // before any file is written, as one made after this hash is.
+  const unhashed = plain ? files.filter((change) => !heldSinceRead.has(change.raw)) : [];
+  const hashed = await plumbing.hashRaw(layout.top, unhashed.map((change) => change.raw), layout.objectFormat).catch((): string[] => []);
+  const hashedAt = new Map(unhashed.map((change, index) => [change.raw, hashed[index]]));
+  const raws = plain ? files.map((change) => (heldSinceRead.has(change.raw) ? change.oldOid : hashedAt.get(change.raw))) : [];
   // A blob of these whose loose file a crash or a power loss broke (saves since kept naming it,
   // as git does an object there loose) is put whole again from the file: the checkpoint names it.
   const broken = plain ? files.filter((change, index) => raws[index] === change.oldOid && !healed(layout, change)) : [];
