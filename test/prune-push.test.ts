@@ -11,9 +11,9 @@ import { buildChain } from './chains.js';
 import { assertValidDocument, git, makeRepo, ROOT, runCli, tempDir } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
-function boxes(): { remote: string; a: string; b: string; policy: Policy } {
+function boxes(files?: Record<string, string>): { remote: string; a: string; b: string; policy: Policy } {
   const remote = bareRemote();
-  const a = makeRepo();
+  const a = makeRepo(files);
   git(a, ['remote', 'add', 'origin', remote]);
   git(a, ['push', '-q', 'origin', 'main']);
   const b = tempDir();
@@ -423,13 +423,7 @@ describe('a pruned chain and the remote', () => {
   });
 
   it('sets aside, never takes, a pruned chain that dropped the checkpoint of the last restore of the fetching box, so that restore can still be undone after git\'s gc', async () => {
-    const remote = bareRemote();
-    const a = makeRepo({ 'a.txt': 'one\n' });
-    git(a, ['remote', 'add', 'origin', remote]);
-    git(a, ['push', '-q', 'origin', 'main']);
-    const b = tempDir();
-    git(b, ['clone', '-q', remote, '.']);
-    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
     const storeB = new WipStore({ cwd: b, policy });
     writeFileSync(join(b, 'a.txt'), 'first\n');
     const first = await storeB.save({ label: 'first' });
@@ -456,13 +450,7 @@ describe('a pruned chain and the remote', () => {
     assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });
   it('takes a pruned chain only under every worktree\'s lock: a restore here that took the chain\'s tip as its checkpoint meanwhile keeps it, so that restore can still be undone after git\'s gc', async () => {
-    const remote = bareRemote();
-    const a = makeRepo({ 'a.txt': 'one\n' });
-    git(a, ['remote', 'add', 'origin', remote]);
-    git(a, ['push', '-q', 'origin', 'main']);
-    const b = tempDir();
-    git(b, ['clone', '-q', remote, '.']);
-    const policy = Policy.from({ remote: 'origin', refs: ['wip'], on: [] }, { box: 'app' });
+    const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
     const storeB = new WipStore({ cwd: b, policy });
     writeFileSync(join(b, 'a.txt'), 'first\n');
     const first = await storeB.save({ label: 'first' });
