@@ -5,10 +5,10 @@ import { randomBytes } from 'node:crypto';
 import { rename, rm, writeFile } from 'node:fs/promises';
 
 /**
- * Replaces `file` with `data`, whole or not at all; a failure is swallowed, and the temporary
- * file removed.
+ * Replaces `file` with `data` (text in `encoding`, or bytes), whole or not at all; a failure is
+ * swallowed, and the temporary file removed.
  */
-export async function replaceCacheFile(file: string, data: string, encoding: BufferEncoding = 'utf8'): Promise<void> {
+export async function replaceCacheFile(file: string, data: string | Uint8Array, encoding: BufferEncoding = 'utf8'): Promise<void> {
   const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
   try {
     await writeFile(temporary, data, encoding);
