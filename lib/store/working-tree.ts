@@ -131,7 +131,8 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     return stats;
   };
   const fingerprinting = (): Promise<string | null> => hashFingerprint({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env });
-  const cacheText = await readFile(hashCacheFile, 'utf8').catch(() => '');
+  // Read while the kept copy is checked: a save that uses the copy needs the text only once status runs.
+  const cacheReading = readFile(hashCacheFile).catch(() => Buffer.alloc(0));
   // With many files the hash cache knows (files modified since HEAD, unchanged since the last
   // save), git status compares the working tree with a private copy of the index that carries
   // their stat data and blobs (see lib/store/status-index.ts): the copy is written first.
@@ -148,24 +149,28 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // read (and checked to be the one the copy was made from) while status runs.
   const kept = reading.keep === true && Number.isFinite(floor) ? await keptCopy(layout, tipRef, fingerprinting, attributesStat, env, head) : null;
   if (kept !== null) {
-    const [said_, read, whole] = await Promise.all([
+    // The checkout's index is scanned, and the hash cache parsed, while status runs too: once it
+    // ends, only what status said is left to read.
+    const [said_, read, whole, cache] = await Promise.all([
       plumbing.status(top, said, keptFile).catch((error: unknown) => {
         if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
         return undefined;
       }),
-      readIdentified(layout.indexFile, hashBytes),
+      readIdentified(layout.indexFile, hashBytes).then((got) => ({ identity: got.identity, index: got.identity === kept.key.index ? scanIndex(got.data, objectFormat) : null })),
       keptCopyWhole(layout.gitDir, kept.key.copy, algorithm, hashBytes),
+      cacheReading.then((text) => hashCache(text, kept.key.fingerprint, kept.tip.tree, racyMarginMs)),
     ]);
-    if (said_ !== undefined && read.identity === kept.key.index && whole) {
-      const cache = hashCache(cacheText, kept.key.fingerprint, kept.tip.tree, racyMarginMs);
+    if (said_ !== undefined && read.identity === kept.key.index && read.index !== null && whole) {
       out = said_;
-      privately = { index: scanIndex(read.data, objectFormat), fingerprint: kept.key.fingerprint, tipKnown: kept.tip, cache, statusIndex: { file: keptFile, patched: new Map() }, kept: { basis: kept.tip.commit, key: kept.key, reused: true, drop: false } };
+      privately = { index: read.index, fingerprint: kept.key.fingerprint, tipKnown: kept.tip, cache, statusIndex: { file: keptFile, patched: new Map() }, kept: { basis: kept.tip.commit, key: kept.key, reused: true, drop: false } };
     } else {
       // The checkout's index changed while status ran, or the copy is not whole: status runs again, on the checkout's own index.
       said.length = 0;
       dropKeptIndex(layout.gitDir);
     }
-  } else if (lineCount(cacheText, floor + 1) > floor) {
+  }
+  const cacheText = privately === null ? await cacheReading : Buffer.alloc(0);
+  if (kept === null && lineCount(cacheText, floor + 1) > floor) {
     const [read, fingerprint, weakened] = await Promise.all([readIdentified(layout.indexFile, hashBytes), fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env })]);
     readFirst = { data: read.data, fingerprint };
     const entryCount = read.data !== null && read.data.length >= 12 ? read.data.readUInt32BE(8) : 0;
@@ -234,14 +239,24 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A .gitattributes status names (changed, staged, untracked or gone) changes what the blob of
   // unchanged bytes is: the hash cache then knows nothing this time, and the private index
   // written from it is not believed either (status runs again on the checkout's own).
-  const attributesChanged = [...plan.states.keys()].some(isAttributes) || plan.untracked.some(isAttributes);
+  // (The states are walked in place, never spread into arrays: a tree with 10,000 files modified
+  // since HEAD names them all on every save.)
+  let attributesChanged = plan.untracked.some(isAttributes);
+  for (const path of plan.states.keys()) {
+    if (isAttributes(path)) {
+      attributesChanged = true;
+      break;
+    }
+  }
   if (privately !== null && attributesChanged) {
     if (privately.kept !== null) dropKeptIndex(layout.gitDir);
     return workingTreeByStatus(plumbing, layout, head, tipRef, { ...reading, statusIndexMinimum: Number.POSITIVE_INFINITY });
   }
   // Only the entries looked at below are kept: those status names as anything but an object the
   // index holds, the flagged and the gitlinks.
-  const entries = index.select([...plan.states].filter(([, state]) => state.kind !== 'object').map(([path]) => path));
+  const named: string[] = [];
+  for (const [path, state] of plan.states) if (state.kind !== 'object') named.push(path);
+  const entries = index.select(named);
   const indexed = new Map<string, IndexEntry>();
   for (const entry of entries) if (entry.stage === 0) indexed.set(entry.path, entry);
   // A folder git could not open, or a tracked file it could not look at: git reported nothing
@@ -258,11 +273,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A path staged or changed with a name a remote's object check refuses (git add takes it):
   // the staging through a temporary index decides, by whether HEAD holds it. Its deletion is
   // kept: the tree then holds that name no more.
-  if ([...plan.states].some(([path, state]) => state.kind !== 'absent' && refusedByObjectChecks(path, state.mode))) return null;
+  for (const [path, state] of plan.states) if (state.kind !== 'absent' && refusedByObjectChecks(path, state.mode)) return null;
   // Every file hash-object will read is looked at first: a FIFO would hold it forever.
   // The stat data taken here is also the hash cache's key for the file (taken before git reads it):
   // each file is looked at once.
-  const changed = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
+  const changed = filesOf(plan.states);
   const looked = new Map<string, Stats>();
   for (const path of changed) {
     const stats = lookAt(top, path);
@@ -295,7 +310,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // never looks at, and a .gitattributes under a flag, or gone from the working tree, is read
   // from the index by git add, never by hash-object: git add decides.
   if (entries.some((entry) => entry.flag !== null && (plan.states.has(entry.path) || isAttributes(entry.path)))) return null;
-  if ([...plan.states].some(([path, state]) => state.kind === 'absent' && isAttributes(path) && indexed.has(path))) return null;
+  for (const [path, state] of plan.states) if (state.kind === 'absent' && isAttributes(path) && indexed.has(path)) return null;
   // Flagged entries status does not name: their files are hashed like changed ones, and listed
   // when what they hold is not what the index says.
   const flaggedEntries = entries.filter((entry) => entry.flag !== null && entry.stage === 0 && !plan.states.has(entry.path));
@@ -310,7 +325,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     flaggedOnDisk.push(entry);
   }
   const folders = foldersOf(plan.states.keys());
-  const toHash = [...plan.states].filter(([, state]) => state.kind === 'file').map(([path]) => path);
+  const toHash = filesOf(plan.states);
   // Where git may convert line endings automatically, git add keeps the CRLFs of a file whose
   // blob in the index has a CR, and hash-object converts them: such a file is git add's to hash.
   const tracked = toHash.filter((path) => indexed.has(path));
@@ -537,8 +552,15 @@ function attributesStatOf(top: string, folder: string): Stats | null | 'unknown'
   }
 }
 
-/** The number of lines of a text, counted up to `enough`. */
-function lineCount(text: string, enough: number): number {
+/** The paths of the states that are files to hash, in order. */
+function filesOf(states: ReadonlyMap<string, { kind: string }>): string[] {
+  const files: string[] = [];
+  for (const [path, state] of states) if (state.kind === 'file') files.push(path);
+  return files;
+}
+
+/** The number of lines of a text (or of its bytes), counted up to `enough`. */
+function lineCount(text: string | Buffer, enough: number): number {
   let count = 0;
   for (let at = text.indexOf('\n'); at >= 0 && count < enough; at = text.indexOf('\n', at + 1)) count += 1;
   return count;
