@@ -110,13 +110,18 @@ export async function checkIdentity(context: StoreContext, layout: RepositoryLay
  * `stopWaiting` ends a wait for another holder by throwing (a cancel, a deadline).
  */
 export function locked<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, stopWaiting?: () => void): Promise<T> {
-  return withWorktreeLock(layout.gitDir, async () => {
-    // What killed processes left is removed while this one works: it is never this one's own.
-    const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
-    try {
-      return await work();
-    } finally {
-      await cleaning;
-    }
-  }, { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) });
+  return withWorktreeLock(layout.gitDir, () => cleaningMeanwhile(layout, work), { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) });
+}
+
+/**
+ * Runs `work`, under the worktree's lock, removing meanwhile what killed saves and restores of
+ * the worktree left: it is never this one's own.
+ */
+export async function cleaningMeanwhile<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
+  const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
+  try {
+    return await work();
+  } finally {
+    await cleaning;
+  }
 }

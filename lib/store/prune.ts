@@ -16,8 +16,7 @@ import { resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withEveryWorktreeLock } from '../managers/lock.js';
 import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
-import { cancellable, loadDeclared, replicatorOf } from './context.js';
-import { removeStaleTemporaries } from '../managers/temporaries.js';
+import { cancellable, cleaningMeanwhile, loadDeclared, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
 
@@ -302,16 +301,6 @@ function ownParents(raw: RawCommit): { below: string | null; own: string[] } {
  */
 function underEveryLock<T>(context: StoreContext, layout: RepositoryLayout, work: () => Promise<T>, notTaken: (refusal: unknown) => unknown, stopWaiting?: () => void): Promise<T> {
   return withEveryWorktreeLock(everyGitDir(layout), work, notTaken, { ...(context.lockWaitMs === undefined ? {} : { waitMs: context.lockWaitMs }), ...(stopWaiting === undefined ? {} : { stopWaiting }) });
-}
-
-/** Runs `work` removing what killed saves and restores of this worktree left, as `locked` (lib/store/context.ts) does under its lock. */
-async function cleaningMeanwhile<T>(layout: RepositoryLayout, work: () => Promise<T>): Promise<T> {
-  const cleaning = removeStaleTemporaries(layout).catch(() => undefined);
-  try {
-    return await work();
-  } finally {
-    await cleaning;
-  }
 }
 
 /** A worktree's lock that stayed held, or could not be taken: the gc is left undone. */
