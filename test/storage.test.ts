@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { WipStore } from '../lib/index.js';
+import { SimpleGitRunner, WipStore } from '../lib/index.js';
+import type { GitRunner } from '../lib/index.js';
 import { collectUnlessFetching, whileFetching } from '../lib/managers/lock.js';
 import { BASE, buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, tempDir } from './helpers.js';
@@ -54,6 +55,36 @@ describe('the storage report', () => {
     assert.equal(total.bytes, branches[0]?.bytes);
   });
 
+  it('counts the bytes while the read walks the chain, in one git process for a chain that is the total too, to the byte of the count made after the read', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    buildChain(dir, 300);
+    const events: string[] = [];
+    const inner = new SimpleGitRunner(dir);
+    const verbOf = (args: readonly string[]): string => args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        events.push(`${verbOf(args)} started`);
+        const { onStdout } = options ?? {};
+        if (verbOf(args) !== 'log' || onStdout === undefined) return inner.run(args, options);
+        // The chain's walk takes a while, as a chain of 10,000 does: what git prints of it
+        // reaches the read 200 ms late.
+        const chunks: Buffer[] = [];
+        const output = await inner.run(args, { ...options, onStdout: (chunk) => chunks.push(chunk) });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        events.push('log read');
+        for (const chunk of chunks) onStdout(chunk);
+        return output;
+      },
+    };
+    const result = await new WipStore({ cwd: dir, policy: null, git: runner, clock: () => new Date((BASE + 100_000 * 60) * 1000) }).storage();
+    const at = (event: string): number => events.indexOf(event);
+    assert.ok(at('rev-list started') >= 0 && at('rev-list started') < at('log read'), `git counts while the chain is walked: ${events.join(', ')}`);
+    assert.equal(events.filter((event) => event === 'rev-list started').length, 1, `one count for the chain and the total: ${events.join(', ')}`);
+    const bytes = Number(git(dir, ['rev-list', '--objects-edge-aggressive', '--disk-usage', 'refs/chant/wip/main', '--not', '--branches', '--tags', '--remotes', 'HEAD']).trim().split('\n').at(-1));
+    assert.deepEqual(result.branches.map((chain) => [chain.snapshots, chain.bytes]), [[300, bytes]]);
+    assert.equal(result.total.bytes, bytes);
+  });
+
   it('counts what two chains share once in the total', async () => {
     const dir = makeRepo();
     writeFileSync(join(dir, 'notes.txt'), 'the same untracked file on two branches\n'.repeat(200));
@@ -63,6 +94,9 @@ describe('the storage report', () => {
     const { branches, total } = await store(dir).storage();
     assert.deepEqual(branches.map((chain) => chain.branch), ['main', 'other']);
     assert.ok(total.bytes < (branches[0]?.bytes ?? 0) + (branches[1]?.bytes ?? 0));
+    const bytes = (...refs: string[]): number => Number(git(dir, ['rev-list', '--objects-edge-aggressive', '--disk-usage', ...refs, '--not', '--branches', '--tags', '--remotes', 'HEAD']).trim().split('\n').at(-1));
+    assert.deepEqual(branches.map((chain) => chain.bytes), [bytes('refs/chant/wip/main'), bytes('refs/chant/wip/other')]);
+    assert.equal(total.bytes, bytes('refs/chant/wip/main', 'refs/chant/wip/other'));
   });
 });
 

@@ -44,8 +44,20 @@ export interface ListOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * What a caller of {@link list} inside the store learns as the read goes.
+ * @internal
+ */
+export interface ListWatch {
+  /**
+   * Called with the tip of every chain the read lists, once the refs are read and before the
+   * chains are walked (again, should the read start over): the `tip` of each branch of the result.
+   */
+  tips?: (tips: readonly string[]) => void;
+}
+
 /** Reads every branch's snapshots; see {@link WipStore.list}. */
-export async function list(context: StoreContext, options: ListOptions): Promise<ListResult> {
+export async function list(context: StoreContext, options: ListOptions, watch: ListWatch = {}): Promise<ListResult> {
   const limit = options.limit ?? null;
   if (limit !== null && !(Number.isSafeInteger(limit) && limit >= 1)) throw new WipError('write-usage-invalid', `limit must be a whole number from 1; it was ${String(limit)}`);
   const before = options.before ?? null;
@@ -62,9 +74,9 @@ export async function list(context: StoreContext, options: ListOptions): Promise
   const head = branch === null ? null : headCommit;
   const only = options.branch ?? null;
   const changes = options.changes === true;
-  let branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: true });
+  let branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: true, watch });
   // A memo whose depths disagree with its own links was not written by a read: read without it.
-  if (branches === null) branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: false }) as BranchSnapshots[];
+  if (branches === null) branches = await readChains(context, layout, { only, limit, before, replaced, changes, signal, useMemo: false, watch }) as BranchSnapshots[];
   checkNotAborted(signal);
   const replication = policy === null ? null : await replicatorOf(context, policy).state();
   checkNotAborted(signal);
@@ -88,7 +100,7 @@ export async function list(context: StoreContext, options: ListOptions): Promise
  */
 async function readChains(
   context: StoreContext, layout: RepositoryLayout,
-  options: { only: string | null; limit: number | null; before: string | null; replaced: boolean; changes: boolean; signal: AbortSignal | undefined; useMemo: boolean },
+  options: { only: string | null; limit: number | null; before: string | null; replaced: boolean; changes: boolean; signal: AbortSignal | undefined; useMemo: boolean; watch: ListWatch },
 ): Promise<BranchSnapshots[] | null> {
   const { only, limit, before } = options;
   const memoFile = join(layout.commonDir, SNAPSHOT_MEMO_FILE);
@@ -113,6 +125,7 @@ async function readChains(
       if (snapshot !== null) asideBranch.set(tip.ref, snapshot.branch);
     }
     const tips = read.filter((tip) => !tip.ref.startsWith(ASIDE_REF_PREFIX) || (asideBranch.has(tip.ref) && (only === null || asideBranch.get(tip.ref) === only)));
+    options.watch.tips?.(tips.map((tip) => tip.commit));
     const links = memo.links;
     const early = options.changes ? countNewTips(context, tips, links, options.signal) : null;
     const learned = new Map<string, ChainLink>();

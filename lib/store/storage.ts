@@ -4,6 +4,7 @@ import type { BranchStorage, StorageResult } from '../documents/storage.js';
 import { uniqueDiskUsage } from '../git/storage.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
+import type { GitRunner } from '../git/runner.js';
 
 /**
  * Options of {@link WipStore.storage}.
@@ -29,13 +30,20 @@ export interface StorageOptions {
  * ```
  */
 export async function storage(context: StoreContext, options: StorageOptions = {}): Promise<StorageResult> {
-  const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null });
-  // One chain at a time beside the total: a repository with a hundred chains starts no hundred
-  // processes at once.
-  const totalBytes = uniqueDiskUsage(context.git, context.cwd, branches.map((entry) => entry.tip));
+  // git counts the bytes from the tips the read found as soon as it has read the refs, while the
+  // read walks the chains on this thread; a read that started over, or found other tips, has
+  // them counted again from its own.
+  const early: { usage?: Usage } = {};
+  const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null }, {
+    tips: (tips) => {
+      early.usage = diskUsage(context.git, context.cwd, tips);
+    },
+  });
+  const tips = branches.map((entry) => entry.tip);
+  const usage = early.usage !== undefined && sameTips(early.usage.tips, tips) ? early.usage : diskUsage(context.git, context.cwd, tips);
+  const total = await usage.total;
   const each: number[] = [];
-  for (const entry of branches) each.push(await uniqueDiskUsage(context.git, context.cwd, [entry.tip]));
-  const total = await totalBytes;
+  for (const entry of branches) each.push(await (usage.each.get(entry.tip) as Promise<number>));
   const rows: BranchStorage[] = branches.map((entry, index) => ({
     branch: entry.branch,
     ref: entry.ref,
@@ -46,4 +54,36 @@ export async function storage(context: StoreContext, options: StorageOptions = {
     bytes: each[index] as number,
   }));
   return { branches: rows, total: { snapshots: rows.reduce((sum, row) => sum + row.snapshots, 0), bytes: total } };
+}
+
+/** The bytes of some chains being counted: of all of them, and of each tip's alone. */
+interface Usage {
+  tips: readonly string[];
+  total: Promise<number>;
+  each: Map<string, Promise<number>>;
+}
+
+/**
+ * Starts counting the bytes of the chains at `tips`: one chain at a time beside the total, so
+ * that a repository with a hundred chains starts no hundred processes at once; one process for
+ * both where there is one tip, whose total is its own.
+ */
+function diskUsage(git: GitRunner, cwd: string, tips: readonly string[]): Usage {
+  const unique = [...new Set(tips)];
+  const total = uniqueDiskUsage(git, cwd, unique);
+  const each = new Map<string, Promise<number>>();
+  let previous: Promise<unknown> = Promise.resolve();
+  for (const tip of unique) {
+    const bytes = unique.length === 1 ? total : previous.then(() => uniqueDiskUsage(git, cwd, [tip]), () => uniqueDiskUsage(git, cwd, [tip]));
+    each.set(tip, bytes);
+    previous = bytes;
+  }
+  // Counts a read that started over, or found other tips, leaves unread fail unseen.
+  for (const bytes of [total, ...each.values()]) bytes.catch(() => undefined);
+  return { tips, total, each };
+}
+
+/** Whether two lists hold the same tips, in any order. */
+function sameTips(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join(' ') === [...b].sort().join(' ');
 }
