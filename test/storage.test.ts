@@ -85,6 +85,31 @@ describe('the storage report', () => {
     assert.equal(result.total.bytes, bytes);
   });
 
+  it('ends a report whose read fails with every git process it started answered, the count it started early too', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n' });
+    buildChain(dir, 50);
+    const events: string[] = [];
+    const inner = new SimpleGitRunner(dir);
+    const verbOf = (args: readonly string[]): string => args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
+    const runner: GitRunner = {
+      run: async (args, options) => {
+        events.push(`${verbOf(args)} started`);
+        try {
+          // The chain's walk fails; the count takes a while.
+          if (verbOf(args) === 'log') throw new Error('the walk failed');
+          const output = await inner.run(args, options);
+          if (verbOf(args) === 'rev-list') await new Promise((resolve) => setTimeout(resolve, 300));
+          return output;
+        } finally {
+          events.push(`${verbOf(args)} answered`);
+        }
+      },
+    };
+    await assert.rejects(new WipStore({ cwd: dir, policy: null, git: runner }).storage());
+    assert.ok(events.includes('rev-list started'), `the count started early: ${events.join(', ')}`);
+    assert.equal(events.filter((event) => event.endsWith(' answered')).length, events.filter((event) => event.endsWith(' started')).length, `every git call answered before the report ended: ${events.join(', ')}`);
+  });
+
   it('counts what two chains share once in the total', async () => {
     const dir = makeRepo();
     writeFileSync(join(dir, 'notes.txt'), 'the same untracked file on two branches\n'.repeat(200));

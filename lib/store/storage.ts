@@ -1,6 +1,7 @@
 // `storage`: what each chain of snapshots costs. The counts and dates come from the read's own
 // walk (and its memo); the bytes from one rev-list per chain and one for all of them.
 import type { BranchStorage, StorageResult } from '../documents/storage.js';
+import type { ListResult } from '../documents/wip-read.js';
 import { uniqueDiskUsage } from '../git/storage.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -33,17 +34,26 @@ export async function storage(context: StoreContext, options: StorageOptions = {
   // git counts the bytes from the tips the read found as soon as it has read the refs, while the
   // read walks the chains on this thread; a read that started over, or found other tips, has
   // them counted again from its own.
-  const early: { usage?: Usage } = {};
-  const { branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null }, {
-    tips: (tips) => {
-      early.usage = diskUsage(context.git, context.cwd, tips);
-    },
-  });
-  const tips = branches.map((entry) => entry.tip);
-  const usage = early.usage !== undefined && sameTips(early.usage.tips, tips) ? early.usage : diskUsage(context.git, context.cwd, tips);
-  const total = await usage.total;
+  const started: Usage[] = [];
+  const counting = (tips: readonly string[]): Usage => {
+    const usage = diskUsage(context.git, context.cwd, tips);
+    started.push(usage);
+    return usage;
+  };
+  let branches: ListResult['branches'];
   const each: number[] = [];
-  for (const entry of branches) each.push(await (usage.each.get(entry.tip) as Promise<number>));
+  let total: number;
+  try {
+    ({ branches } = await list({ ...context, policy: null }, { branch: options.branch ?? null }, { tips: (tips) => counting(tips) }));
+    const tips = branches.map((entry) => entry.tip);
+    const early = started.at(-1);
+    const usage = early !== undefined && sameTips(early.tips, tips) ? early : counting(tips);
+    total = await usage.total;
+    for (const entry of branches) each.push(await (usage.each.get(entry.tip) as Promise<number>));
+  } finally {
+    // No git process of the report outlives it, whatever it ends with.
+    await Promise.all(started.map((usage) => usage.settled));
+  }
   const rows: BranchStorage[] = branches.map((entry, index) => ({
     branch: entry.branch,
     ref: entry.ref,
@@ -61,6 +71,8 @@ interface Usage {
   tips: readonly string[];
   total: Promise<number>;
   each: Map<string, Promise<number>>;
+  /** Settles once every count has, never rejecting. */
+  settled: Promise<unknown>;
 }
 
 /**
@@ -80,7 +92,7 @@ function diskUsage(git: GitRunner, cwd: string, tips: readonly string[]): Usage 
   }
   // Counts a read that started over, or found other tips, leaves unread fail unseen.
   for (const bytes of [total, ...each.values()]) bytes.catch(() => undefined);
-  return { tips, total, each };
+  return { tips, total, each, settled: Promise.allSettled([total, ...each.values()]) };
 }
 
 /** Whether two lists hold the same tips, in any order. */
