@@ -12,6 +12,11 @@ import { collectUnlessFetching, whileFetching } from '../lib/managers/lock.js';
 import { BASE, buildChain } from './chains.js';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, tempDir } from './helpers.js';
 
+/** The git verb of a command line, past its `-c name=value` pairs. */
+function verbOf(args: readonly string[]): string {
+  return args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
+}
+
 function store(dir: string, now: number = BASE + 100_000 * 60): WipStore {
   return new WipStore({ cwd: dir, policy: null, clock: () => new Date(now * 1000) });
 }
@@ -60,7 +65,6 @@ describe('the storage report', () => {
     buildChain(dir, 300);
     const events: string[] = [];
     const inner = new SimpleGitRunner(dir);
-    const verbOf = (args: readonly string[]): string => args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
     const runner: GitRunner = {
       run: async (args, options) => {
         events.push(`${verbOf(args)} started`);
@@ -90,7 +94,6 @@ describe('the storage report', () => {
     buildChain(dir, 50);
     const events: string[] = [];
     const inner = new SimpleGitRunner(dir);
-    const verbOf = (args: readonly string[]): string => args[args.findIndex((arg, i) => arg !== '-c' && args[i - 1] !== '-c')] ?? '';
     const runner: GitRunner = {
       run: async (args, options) => {
         events.push(`${verbOf(args)} started`);
