@@ -2,14 +2,20 @@
 // replaced whole or not at all, through a temporary file beside it and a rename, and a cache
 // that cannot be written costs the next run its time, never its answer.
 import { randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
+
+/** A temporary file's name beside `file`, its writer's pid and a random part in it. */
+function temporaryBeside(file: string): string {
+  return `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+}
 
 /**
  * Replaces `file` with `data` (text in `encoding`, or bytes), whole or not at all; a failure is
  * swallowed, and the temporary file removed.
  */
 export async function replaceCacheFile(file: string, data: string | Uint8Array, encoding: BufferEncoding = 'utf8'): Promise<void> {
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  const temporary = temporaryBeside(file);
   try {
     await writeFile(temporary, data, encoding);
     await rename(temporary, file);
@@ -18,7 +24,23 @@ export async function replaceCacheFile(file: string, data: string | Uint8Array, 
   }
 }
 
-/** The temporary files {@link replaceCacheFile} writes for a cache named `name`, its writer's pid captured. */
+/**
+ * Replaces `file` with `text` whole or not at all, as {@link replaceCacheFile} does, but at once
+ * and throwing where it cannot: for a record whose loss matters, so a kill or a power loss never
+ * leaves one cut short. The temporary file is removed on failure.
+ */
+export function replaceFileSync(file: string, text: string): void {
+  const temporary = temporaryBeside(file);
+  try {
+    writeFileSync(temporary, text);
+    renameSync(temporary, file);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** The temporary files {@link replaceCacheFile} and {@link replaceFileSync} writes for a cache named `name`, its writer's pid captured. */
 export function cacheTemporaries(name: string): RegExp {
   return new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\.(\\d+)-[0-9a-f]+\\.tmp$`);
 }

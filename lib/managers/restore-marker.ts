@@ -4,9 +4,9 @@
 // checkpoint named). A mark with no live restore holding the worktree's lock is one a kill or
 // a crash stopped partway: the working tree may be part snapshot, part what it was, and the
 // checkpoint the mark names gives it back. The list and the save say so.
-import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { replaceFileSync } from './cache-file.js';
 import { holderGone, LOCK_NAME } from './lock.js';
 
 /** The mark's file name, in the worktree's git directory. */
@@ -58,15 +58,7 @@ export function markRestoring(gitDir: string, mark: RestoreMark, name: string = 
  * names no checkpoint, and a prune would then drop it). Throws where it cannot be written.
  */
 function writeMark(gitDir: string, mark: RestoreMark, name: string): void {
-  const file = join(gitDir, name);
-  const temporary = `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  try {
-    writeFileSync(temporary, `${JSON.stringify(mark)}\n`);
-    renameSync(temporary, file);
-  } catch (error) {
-    rmSync(temporary, { force: true });
-    throw error;
-  }
+  replaceFileSync(join(gitDir, name), `${JSON.stringify(mark)}\n`);
 }
 
 /**
