@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, refsOf, ROOT, runCli, startBin, stateOf, tempDir, treeOf, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/index.js';
+import { RACY_MARGIN_MS } from '../lib/managers/hash-cache.js';
 
 /** The index as `git ls-files --stage` lists it: modes, ids and stages, not stat data. */
 function stagedEntries(dir: string): string {
@@ -367,6 +368,29 @@ describe('restore: a blob a power loss broke', () => {
     const restored = await store.restore({ snapshot: first });
     assert.equal(existsSync(join(dir, 'sub', 'precious.txt')), false);
     assert.equal(git(dir, ['cat-file', 'blob', blob]), 'precious work\n', 'the blob reads whole again');
+    await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(dir, 'sub', 'precious.txt'), 'utf8'), 'precious work\n');
+    assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
+  });
+});
+
+describe('restore: a blob of the checkpoint gone from disk', () => {
+  it('writes again, from the file it removes, a blob the checkpoint names that is on disk neither loose nor packed (a git gc --prune=now between a save\'s writes and its move of the ref took it), so the undo gives the file back', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    writeFiles(dir, { 'sub/precious.txt': 'precious work\n' });
+    // Written longer ago than the hash cache's margin: the save records it, and the checkpoint
+    // takes its blob from the cache, without a look on disk, as held by the tip's tree.
+    await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 1000));
+    const second = (await store.save({ label: 'second' })).snapshot.commit;
+    const blob = git(dir, ['rev-parse', `${second}:sub/precious.txt`]).trim();
+    rmSync(join(dir, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    assert.notEqual(spawnSync('git', ['cat-file', '-e', blob], { cwd: dir }).status, 0, 'the blob is gone');
+    const restored = await store.restore({ snapshot: first });
+    assert.equal(existsSync(join(dir, 'sub', 'precious.txt')), false);
+    assert.equal(git(dir, ['cat-file', 'blob', blob]), 'precious work\n', 'the blob is on disk again');
     await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
     assert.equal(readFileSync(join(dir, 'sub', 'precious.txt'), 'utf8'), 'precious work\n');
     assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
