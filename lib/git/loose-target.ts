@@ -144,20 +144,24 @@ const HEALED_BYTES = 32 * 1024 * 1024;
  * (it does not read back as `oid`), from what `content` reads, bytes known to hash to it (a file
  * of the working tree git writes back as it is), read only once the loose file is found broken: git takes an object there loose as held, writes it
  * never again, and the snapshots that name it (every later save of an unchanged file too) could
- * give nothing back. The new file is written beside it and renamed over it.
- * @returns false where the object is not there loose, reads back whole already, or `content`
- *   is not its bytes; true where it was put back
+ * give nothing back. The new file is written beside it and renamed over it. With `absent`, the
+ * caller knows git holds the blob nowhere (neither loose nor packed: a `git gc --prune=now` took
+ * it between a save's writes and its move of the ref), and it is written as a loose object anew.
+ * @returns false where the object is not there loose (and not `absent`), reads back whole
+ *   already, or `content` is not its bytes; true where it was put back
  * @throws the file system's error when it cannot be written
  * @internal
  */
-export function healBrokenLooseBlob(objectsDir: string, oid: string, content: () => Buffer, objectFormat: string): boolean {
-  const path = join(objectsDir, oid.slice(0, 2), oid.slice(2));
+export function healBrokenLooseBlob(objectsDir: string, oid: string, content: () => Buffer, objectFormat: string, absent = false): boolean {
+  const folder = join(objectsDir, oid.slice(0, 2));
+  const path = join(folder, oid.slice(2));
   const stats = statSync(path, { throwIfNoEntry: false });
   // A large one is not read whole into memory for this look.
-  if (stats === undefined || stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat) !== null) return false;
+  if (stats === undefined ? !absent : stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat) !== null) return false;
   const object = looseObject('blob', content(), objectFormat);
   if (object.oid !== oid) return false;
-  const temporary = join(objectsDir, oid.slice(0, 2), `tmp_obj_${randomBytes(6).toString('hex')}`);
+  if (stats === undefined) mkdirSync(folder, { recursive: true });
+  const temporary = join(folder, `tmp_obj_${randomBytes(6).toString('hex')}`);
   const fd = openSync(temporary, 'wx', 0o444);
   try {
     try {

@@ -785,7 +785,12 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   const raws = plain ? files.map((change) => (heldSinceRead.has(change.raw) ? change.oldOid : hashedAt.get(change.raw))) : [];
   // A blob of these whose loose file a crash or a power loss broke (saves since kept naming it,
   // as git does an object there loose) is put whole again from the file: the checkpoint names it.
-  const broken = plain ? files.filter((change, index) => raws[index] === change.oldOid && !healed(layout, change)) : [];
+  // So is one git holds nowhere, loose or packed (a `git gc --prune=now` between a save's writes
+  // and its move of the ref took it, and the saves since took it from the hash cache as held by
+  // the tip): the restore would otherwise remove or overwrite the file and its undo fail.
+  const held = plain ? files.filter((change, index) => raws[index] === change.oldOid) : [];
+  const absent = await absentBlobs(plumbing, layout, held.map((change) => change.oldOid));
+  const broken = held.filter((change) => !healed(layout, change, absent.has(change.oldOid)));
   const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid || broken.includes(change)) : files, ...mayConvert ? links : []];
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
@@ -808,18 +813,31 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
 
 /**
  * Whether the checkpoint's blob of `change`, whose file hashes to it as it is, can be read back:
- * there loose and whole, put whole again from the file where its loose file is broken, or not
- * there loose (git reads it from a pack). False where a broken one could not be put back: the
+ * there loose and whole, put whole again from the file where its loose file is broken or where
+ * git holds it nowhere (`absent`), or not there loose (git reads it from a pack). False where a
+ * broken or absent one could not be put back: the
  * file is then compared with what git's checkout of it writes, which fails, and the restore is
  * refused.
  */
-function healed(layout: RepositoryLayout, change: TreeChange): boolean {
+function healed(layout: RepositoryLayout, change: TreeChange, absent: boolean): boolean {
   try {
-    healBrokenLooseBlob(layout.objectsDir, change.oldOid, () => readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat);
+    healBrokenLooseBlob(layout.objectsDir, change.oldOid, () => readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat, absent);
     return true;
   } catch {
     return false;
   }
+}
+
+/**
+ * Which of `oids` git holds nowhere: those not there loose are asked of git in one call (packed,
+ * or in an alternate, they are held); none is asked when all are loose. A call that fails takes
+ * them all as absent: writing a loose copy of a blob git holds costs room, never a file.
+ */
+async function absentBlobs(plumbing: Plumbing, layout: RepositoryLayout, oids: readonly string[]): Promise<Set<string>> {
+  const notLoose = [...new Set(oids)].filter((oid) => !existsSync(join(layout.objectsDir, oid.slice(0, 2), oid.slice(2))));
+  if (notLoose.length === 0) return new Set();
+  const info = await plumbing.objectInfo(notLoose).catch(() => null);
+  return new Set(notLoose.filter((oid) => info === null || (info.get(oid) ?? null) === null));
 }
 
 /**
