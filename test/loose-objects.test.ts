@@ -6,6 +6,7 @@ import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from '
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
 import { looseObjectsDir, readLooseBlobs, readLooseInfo } from '../lib/git/loose-objects.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
@@ -160,4 +161,27 @@ test('a loose blob is put whole again from its file only where it is broken, the
   git(dir, ['prune-packed']);
   assert.equal(healBrokenLooseBlob(objects, oid, content, 'sha1'), false, 'packed');
   assert.equal(reads, 1, 'a packed blob is not read from the file');
+});
+
+test('a save writes again the blobs a git gc --prune=now took between git writing them and the ref naming the snapshot, so the snapshot is whole', async () => {
+  const dir = makeRepo();
+  // More files than a save hashes itself: git's hash-object writes their blobs, and the gc runs right after it.
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
+  const inner = new SimpleGitRunner(dir);
+  let collected = 0;
+  const runner: GitRunner = {
+    run: async (args, options) => {
+      const out = await inner.run(args, options);
+      if (args.includes('hash-object') && collected === 0) {
+        collected += 1;
+        git(dir, ['gc', '-q', '--prune=now']);
+      }
+      return out;
+    },
+  };
+  const saved = await new WipStore({ cwd: dir, git: runner }).save({});
+  assert.equal(collected, 1, 'the gc ran after hash-object');
+  const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+  assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
