@@ -185,3 +185,29 @@ test('a save writes again the blobs a git gc --prune=now took between git writin
   assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
   assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
+
+test('a restore writes again the blobs of its checkpoint a git gc --prune=now took between git writing them and the ref naming the checkpoint, those of files it leaves alone too, so the checkpoint is whole', async () => {
+  const dir = makeRepo();
+  const plain = new WipStore({ cwd: dir });
+  writeFiles(dir, { 'a.txt': 'first\n' });
+  const first = (await plain.save({})).snapshot.commit;
+  writeFiles(dir, { 'a.txt': 'second\n', ...Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])) });
+  const inner = new SimpleGitRunner(dir);
+  let collected = 0;
+  const runner: GitRunner = {
+    run: async (args, options) => {
+      const out = await inner.run(args, options);
+      if (args.includes('hash-object') && collected === 0) {
+        collected += 1;
+        git(dir, ['gc', '-q', '--prune=now']);
+      }
+      return out;
+    },
+  };
+  // Of a.txt alone: the checkpoint holds the new files, which the restore leaves as they are.
+  const restored = await new WipStore({ cwd: dir, git: runner }).restore({ snapshot: first, paths: ['a.txt'] });
+  assert.equal(collected, 1, 'the gc ran after hash-object');
+  const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+  assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/f7.txt`]), 'work 7\n');
+});
