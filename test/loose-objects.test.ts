@@ -2,13 +2,13 @@
 // process: what it reads is checked against each id, whatever folder it guessed, and git is asked
 // for the rest (packed objects, a guess that does not hold).
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { deflateSync } from 'node:zlib';
-import { looseObjectsDir, readLooseBlobs, readLooseInfo } from '../lib/git/loose-objects.js';
+import { looseObjectsDir, notThereLoose, readLooseBlobs, readLooseInfo } from '../lib/git/loose-objects.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { readBlobs } from '../lib/git/storage.js';
@@ -210,4 +210,18 @@ test('a restore writes again the blobs of its checkpoint a git gc --prune=now to
   const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
   assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
   assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/f7.txt`]), 'work 7\n');
+});
+
+test('the ids with no loose file are found by a look at each, or for many by one listing of each fan-out folder, with the same answer', () => {
+  const dir = makeRepo();
+  const objects = join(dir, '.git', 'objects');
+  const oids = git(dir, ['hash-object', '-w', '--stdin-paths'], { input: Array.from({ length: 300 }, (_, index) => {
+    writeFiles(dir, { [`f${index}.txt`]: `content ${index}\n` });
+    return `f${index}.txt\n`;
+  }).join('') }).trim().split('\n');
+  const removed = [oids[3] as string, oids[250] as string];
+  for (const oid of removed) rmSync(join(objects, oid.slice(0, 2), oid.slice(2)));
+  const never = 'f'.repeat(40);
+  assert.deepEqual(notThereLoose(objects, [...oids, never]), [...removed, never], 'many: listed');
+  assert.deepEqual(notThereLoose(objects, [...oids.slice(0, 10), oids[250] as string, never]), [oids[3] as string, oids[250] as string, never], 'few: looked at');
 });

@@ -258,3 +258,30 @@ export function readLooseTreeFolders(dir: string, root: string, folders: readonl
   }
   return found;
 }
+
+/** Past this many ids, {@link notThereLoose} lists each fan-out folder once rather than looking for each file. */
+const LISTED_FROM = 256;
+
+/**
+ * Which of `oids` have no loose file in the objects folder `dir` (packed, or gone): a look for
+ * each file, or, for many, one listing of each fan-out folder they fall in (a stat each costs
+ * more than a listing of a folder's few dozen names). A folder that cannot be listed holds none.
+ * @internal
+ */
+export function notThereLoose(dir: string, oids: readonly string[]): string[] {
+  if (oids.length <= LISTED_FROM) return oids.filter((oid) => !existsSync(join(dir, oid.slice(0, 2), oid.slice(2))));
+  const listed = new Map<string, Set<string>>();
+  return oids.filter((oid) => {
+    const folder = oid.slice(0, 2);
+    let names = listed.get(folder);
+    if (names === undefined) {
+      try {
+        names = new Set(readdirSync(join(dir, folder)));
+      } catch {
+        names = new Set();
+      }
+      listed.set(folder, names);
+    }
+    return !names.has(oid.slice(2));
+  });
+}

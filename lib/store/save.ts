@@ -106,6 +106,8 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       const leftOut = sortByPath([...fast.leftOut, ...await gitlinksLeftOut(layout.top, fast.gitlinks)]);
       try {
         const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, fast.tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact', null, fast.pinned);
+        // The snapshot is recorded: what puts back objects a gc took meanwhile never fails the save.
+        await fast.keepWritten().catch(() => undefined);
         // The private index git status read is kept for the next save only once the ref holds this snapshot.
         await fast.keepStatusIndex(recorded.snapshot.commit);
         return { ...recorded, leftOut, flagged: fast.flagged };

@@ -31,7 +31,7 @@ import type { KeptIndexKey } from '../managers/kept-index.js';
 import { objectHash } from '../git/formats/object-format.js';
 import { isWipError } from '../errors.js';
 import { temporaryIndexFile } from '../managers/temporaries.js';
-import { readLooseFolderTrees } from '../git/loose-objects.js';
+import { notThereLoose, readLooseFolderTrees } from '../git/loose-objects.js';
 import { attributesElsewhere, attributesRewrite, writeFileBlobs } from '../git/blob-writer.js';
 import { looseTarget } from '../git/loose-target.js';
 import type { LooseTarget } from '../git/loose-target.js';
@@ -75,6 +75,12 @@ export interface WorkingTree {
    * ref is not where this build left it; nothing where there was none.
    */
   keepStatusIndex(recorded: string): Promise<void>;
+  /**
+   * Once the tree is recorded (the ref holds it), writes again the blobs and trees this build
+   * wrote that are gone from disk since: a `git gc --prune=now` run meanwhile deletes what no
+   * ref names yet. A blob is written from its file, where the file still holds it.
+   */
+  keepWritten(): Promise<void>;
 }
 
 /** How {@link workingTreeByStatus} reads the working tree. */
@@ -378,7 +384,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     // so many, the next save makes the copy again.
     if (changed > STATUS_INDEX_MINIMUM) reused.drop = true;
   }
-  const hashing = hashChanged(plumbing, layout, toHash, cache, unseen, (path) => indexed.get(path)?.oid, looked, attributesStat, writer).catch((error: unknown) => {
+  // The blobs this build wrote (or had git write), each with its file.
+  const fresh: Array<{ path: string; oid: string }> = [];
+  const hashing = hashChanged(plumbing, layout, toHash, cache, unseen, (path) => indexed.get(path)?.oid, looked, attributesStat, writer, fresh).catch((error: unknown) => {
     if (isWipError(error, 'wip-timeout')) throw error;
     return null;
   });
@@ -449,7 +457,21 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (keptUse.reused && recorded === keptUse.basis) return;
     await writeKeptIndexKey(layout.gitDir, { ...keptUse.key, tip: recorded });
   };
-  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain, keepStatusIndex };
+  // A `git gc --prune=now` run by hand meanwhile (git's own gc prunes only what is weeks old)
+  // deletes every object no ref names yet: the blobs and trees this build wrote, until the ref
+  // holds the snapshot. Once it does, those gone are written again, a blob from its file (where
+  // the file still holds it); no process runs unless one of them is not there loose.
+  const keepWritten = async (): Promise<void> => {
+    const treesGone = new Set(notThereLoose(objectsDir, built.writes.map((write) => write.oid)));
+    if (treesGone.size > 0) await plumbing.writeTrees(built.writes.filter((write) => treesGone.has(write.oid)).map((write) => write.body), objectFormat, target ?? undefined);
+    const blobsGone = new Set(notThereLoose(objectsDir, fresh.map(({ oid }) => oid)));
+    const blobs = fresh.filter(({ oid }) => blobsGone.has(oid));
+    if (blobs.length === 0) return;
+    const held = await plumbing.objectInfo(blobs.map(({ oid }) => oid));
+    const gone = blobs.filter(({ oid }) => (held.get(oid) ?? null) === null);
+    if (gone.length > 0) await plumbing.hashFiles(top, [...new Set(gone.map(({ path }) => path))]);
+  };
+  return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain, keepStatusIndex, keepWritten };
 }
 
 /** A private index used (or made) by this save, to keep for the next. */
@@ -583,7 +605,7 @@ function special(stats: Stats): boolean {
  * once, before git reads it); a path it lacks is looked at here. `attributesStat` gives a
  * folder's `.gitattributes` as the caller looked at it.
  */
-async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, unseen: { taken: boolean }, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null): Promise<string[]> {
+async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: readonly string[], cache: HashCache, unseen: { taken: boolean }, indexOid: (path: string) => string | undefined, looked: ReadonlyMap<string, Stats>, attributesStat: (folder: string) => Stats | null | 'unknown', writer: LooseTarget | null, fresh: Array<{ path: string; oid: string }>): Promise<string[]> {
   if (paths.length === 0) return [];
   const { top, objectsDir, objectFormat } = layout;
   const attributes = new Map<string, { key: string; newest: number; rewrites: boolean }>();
@@ -631,7 +653,10 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
       unseen.taken = true;
       return oid;
     }
-    return plumbing.keepLooseObject(objectsDir, oid) ? oid : undefined;
+    if (!plumbing.keepLooseObject(objectsDir, oid)) return undefined;
+    // There, but perhaps named by no ref: a gc until the snapshot is recorded would take it too.
+    fresh.push({ path, oid });
+    return oid;
   });
   // The files no attribute rewrites are hashed here where they can be; git hashes the rest.
   const missing = paths.flatMap((path, index) => (oids[index] === undefined ? [index] : []));
@@ -666,6 +691,7 @@ async function hashChanged(plumbing: Plumbing, layout: RepositoryLayout, paths: 
   for (const index of missing) {
     const known = keys[index];
     if (known !== null && known !== undefined && clock !== null && taken[index]?.dev === clock.dev) cache.record(paths[index] as string, known.key, takenMs, oids[index] as string);
+    fresh.push({ path: paths[index] as string, oid: oids[index] as string });
   }
   return oids as string[];
 }
