@@ -110,6 +110,8 @@ const GITLINK = '160000';
 interface Prepared {
   /** The temporary index the working tree was staged into; null when a plan built its tree from git status. */
   indexFile: string | null;
+  /** Built from git status: once the checkpoint is recorded, writes again what a gc took of the objects that build wrote (see WorkingTree.keepWritten). */
+  keepWritten: (() => Promise<void>) | null;
   /** The working tree's tree, as a save would record it. */
   current: string;
   /** The changes the restore makes: all, or those under the paths it is limited to. */
@@ -218,6 +220,9 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
           if (error instanceof PinnedTipMoved) throw new WipError('wip-race', `${checkout.ref} moved while the restore of ${target.commit.slice(0, 12)} was being prepared, so nothing was changed: restore it again`, { cause: error });
           throw error;
         });
+        // The objects the checkpoint's tree was built with are named by its ref now: any a gc took
+        // before (a `git gc --prune=now` by hand) is written again before a file is touched.
+        if (prepared.keepWritten !== null) await prepared.keepWritten();
         report(onProgress, 'checkpoint', 1, 1);
         // From here on a kill leaves the working tree part written: the mark says so to the
         // next list or save, naming the checkpoint that gives it back.
@@ -428,7 +433,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
+    return { indexFile, keepWritten: fast === null ? null : fast.keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });
