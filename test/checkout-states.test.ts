@@ -3,7 +3,7 @@
 // working directory.
 import { git, makeRepo, runCli, stateOf, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { WipStore } from '../lib/index.js';
@@ -107,6 +107,30 @@ describe('GIT_DIR and GIT_WORK_TREE', () => {
     assert.equal(run.code, 1, run.stdout);
     assert.match(run.doc.error.message, /GIT_DIR=/);
     assert.equal(git(dir, ['for-each-ref']), refsBefore, 'the repository around the working directory was not saved instead');
+  });
+
+  it('refuses, naming the variable, a checkout whose objects git finds only through GIT_ALTERNATE_OBJECT_DIRECTORIES, writing nothing, and saves once the folder is in its alternates file', async () => {
+    // chant runs git without it: git status failed with "bad object HEAD", which said nothing of why.
+    const source = makeRepo({ 'a.txt': 'shared\n' });
+    const dir = join(tempDir(), 'borrowing');
+    git(source, ['clone', '-q', '--shared', source, dir]);
+    const alternates = join(dir, '.git', 'objects', 'info', 'alternates');
+    const borrowed = readFileSync(alternates, 'utf8').trim();
+    rmSync(alternates);
+    writeFiles(dir, { 'work.txt': 'work\n' });
+    const env = { ...process.env, GIT_ALTERNATE_OBJECT_DIRECTORIES: borrowed };
+    const refsBefore = git(dir, ['for-each-ref'], { env });
+    for (const args of [['workspace', 'wip', 'save'], ['workspace', 'wip', 'restore']]) {
+      const run = await runCli(dir, args, env);
+      assert.equal(run.code, 1, run.stdout);
+      assert.equal(run.doc.error.code, 'git-failed');
+      assert.match(run.doc.error.message, /GIT_ALTERNATE_OBJECT_DIRECTORIES=/);
+      assert.match(run.doc.error.message, /info\/alternates/);
+    }
+    assert.equal(git(dir, ['for-each-ref'], { env }), refsBefore, 'nothing written');
+    writeFileSync(alternates, `${borrowed}\n`);
+    const saved = await runCli(dir, ['workspace', 'wip', 'save'], env);
+    assert.equal(saved.code, 0, saved.stdout);
   });
 
   it('saves as usual when GIT_DIR names the repository around the working directory, as in a hook', async () => {
