@@ -35,7 +35,7 @@ type Opened = { layout: RepositoryLayout; headRef: string | null; head: string |
  */
 export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<Awaited<ReturnType<Plumbing['checkout']>>> {
   const named = (['GIT_DIR', 'GIT_WORK_TREE'] as const).filter((name) => (env[name] ?? '') !== '');
-  if (named.length === 0) return reachable(cwd, await plumbing.checkout());
+  if (named.length === 0) return objectsFound(plumbing, reachable(cwd, await plumbing.checkout()), env);
   const variables = named.map((name) => `${name}=${env[name] as string}`).join(' and ');
   const refuse = (why: string, cause?: unknown) => new WipError('not-a-git-repository',
     `${variables} ${named.length > 1 ? 'are' : 'is'} set, and chant finds the repository from the working directory only: ${why}. Run it from inside the checkout (a bare repository with a separate work tree: git --git-dir=<dir> worktree add <folder> <branch>, then work there)`,
@@ -51,7 +51,25 @@ export async function openCheckout(plumbing: Plumbing, cwd: string, env: Readonl
   if (!same(env.GIT_DIR, opened.layout.gitDir) || !same(env.GIT_WORK_TREE, opened.layout.top)) {
     throw refuse(`the checkout around ${cwd} is ${opened.layout.top} (git directory ${opened.layout.gitDir}), another than they name`);
   }
-  return reachable(cwd, opened);
+  return objectsFound(plumbing, reachable(cwd, opened), env);
+}
+
+/**
+ * The checkout, where git finds HEAD's commit without the caller's `GIT_ALTERNATE_OBJECT_DIRECTORIES`
+ * or `GIT_OBJECT_DIRECTORY`, which chant never hands git either (an object store a hook's
+ * quarantine names may be gone tomorrow, and git writes no object it finds there: a snapshot
+ * would name objects of another store). Where either is set and HEAD's commit is found only
+ * through it, every git call failed halfway as `git-failed` ("bad object HEAD"): refused before
+ * anything is run, naming the variable and the alternates file that lends the folder for good.
+ * Asked of git (one process) only when one is set.
+ */
+async function objectsFound<T extends Opened>(plumbing: Plumbing, opened: T, env: Readonly<Record<string, string | undefined>>): Promise<T> {
+  const named = (['GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_OBJECT_DIRECTORY'] as const).filter((name) => (env[name] ?? '') !== '');
+  if (named.length === 0 || opened.head === null) return opened;
+  if ((await plumbing.objectInfo([opened.head])).get(opened.head)?.type === 'commit') return opened;
+  const variables = named.map((name) => `${name}=${env[name] as string}`).join(' and ');
+  const alternates = join(opened.layout.objectsDir, 'info', 'alternates');
+  throw new WipError('git-failed', `${variables} ${named.length > 1 ? 'are' : 'is'} set, and chant runs git without ${named.length > 1 ? 'them' : 'it'}: HEAD's commit ${opened.head} is not in the repository's own objects, nor in those its alternates file lends, so nothing was run. Name the folder in ${alternates} (one line each), as git clone --shared does`);
 }
 
 /**
