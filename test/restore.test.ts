@@ -398,4 +398,42 @@ describe('wip restore', () => {
     // Once hashed for the checkpoint's tree, once by the look that refuses a file changed since.
     assert.equal(reads.length, 2, reads.join(', '));
   });
+
+  it('reads each tree and blob from its loose file once a restore and once a plan, the checks taking what the diff of the two trees read', async () => {
+    const dir = makeRepo({ 'src/a/one.txt': 'one\n', 'src/b/two.txt': 'two\n', 'top.txt': 'top\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'target' });
+    writeFiles(dir, { 'src/a/one.txt': 'one edited\n', 'src/b/two.txt': 'two edited\n' });
+    const objects = join(dir, '.git', 'objects');
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const { readFileSync: readWhole } = fs;
+    /** The loose objects read whole by `call`, each as often as it was read. */
+    const readsOf = async (call: () => Promise<unknown>): Promise<string[]> => {
+      const read: string[] = [];
+      fs.readFileSync = ((path: Parameters<typeof readWhole>[0], ...rest: unknown[]) => {
+        const text = String(path);
+        if (text.startsWith(`${objects}/`) && /\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(text)) read.push(text.slice(-41).replace('/', ''));
+        return (readWhole as (...args: unknown[]) => unknown)(path, ...rest);
+      }) as typeof readWhole;
+      syncBuiltinESMExports();
+      try {
+        await call();
+      } finally {
+        fs.readFileSync = readWhole;
+        syncBuiltinESMExports();
+      }
+      return read;
+    };
+    // Trees and blobs read more than once: commits are other reads' (the tip's, the new checkpoint's).
+    const again = (read: string[]): string[] => [...new Set(read.filter((oid, at) => read.indexOf(oid) !== at))]
+      .filter((oid) => git(dir, ['cat-file', '-t', oid]).trim() !== 'commit');
+    const planned = await readsOf(() => store.plan({ snapshot: saved.snapshot.commit }));
+    assert.ok(planned.length > 0, 'the plan read loose objects');
+    assert.deepEqual(again(planned), []);
+    const restored = await readsOf(() => store.restore({ snapshot: saved.snapshot.commit }));
+    assert.ok(restored.length > 0, 'the restore read loose objects');
+    assert.deepEqual(again(restored), []);
+    assert.equal(readFileSync(join(dir, 'src/a/one.txt'), 'utf8'), 'one\n');
+    assert.equal(readFileSync(join(dir, 'src/b/two.txt'), 'utf8'), 'two\n');
+  });
 });

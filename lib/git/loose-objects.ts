@@ -151,7 +151,10 @@ export function readLooseBlobs(dir: string, oids: readonly string[], limit: numb
  * bytes hash to `oid` in `objectFormat`; null otherwise, for the caller to ask git.
  * @internal
  */
-export function readCheckedLoose(dir: string, oid: string, type: string, objectFormat: string): Buffer | null {
+export function readCheckedLoose(dir: string, oid: string, type: string, objectFormat: string, reads?: CheckedReads): Buffer | null {
+  const key = `${type} ${oid}`;
+  const known = reads?.get(key);
+  if (known !== undefined) return known;
   let file: Buffer;
   try {
     file = readFileSync(join(dir, oid.slice(0, 2), oid.slice(2)));
@@ -160,8 +163,20 @@ export function readCheckedLoose(dir: string, oid: string, type: string, objectF
   }
   const object = readLoose(file);
   if (object === null || object.type !== type || objectId(type, object.content, objectFormat) !== oid) return null;
+  reads?.set(key, object.content);
   return object.content;
 }
+
+/**
+ * The objects one call has read from their loose files and checked against their ids (see
+ * {@link readCheckedLoose}), by type and id: a restore reads the same trees to diff the two
+ * sides, to look for `.gitattributes` on the way to the files it overwrites, and to write the
+ * target's files, and each is read and checked once. Made for one call and dropped with it: an
+ * object's bytes are what its id says, but whether its loose file is still there and whole is
+ * asked again by the next call. Callers never change the bytes they are given.
+ * @internal
+ */
+export type CheckedReads = Map<string, Buffer>;
 
 /** The bytes of a loose file read for its header. */
 const HEADER_BYTES = 1024;
@@ -206,15 +221,16 @@ export function readLooseInfo(dir: string, oids: readonly string[]): Map<string,
  * save builds on). Null for the whole read when an object on the way is not there loose (packed,
  * or not read whole): the caller asks git. A save's trees and its HEAD after a commit are loose;
  * reading them here spares the save a cat-file process. Replace refs, which git would follow,
- * are the caller's to rule out.
+ * are the caller's to rule out. `reads`: the objects this call has read and checked already,
+ * which it adds to (see {@link CheckedReads}).
  * @internal
  */
-export function readLooseFolderTrees(dir: string, commit: string, folders: readonly string[], objectFormat: string): Array<GitObject | null> | null {
+export function readLooseFolderTrees(dir: string, commit: string, folders: readonly string[], objectFormat: string, reads?: CheckedReads): Array<GitObject | null> | null {
   if (folders.length === 0) return [];
-  const commitContent = readCheckedLoose(dir, commit, 'commit', objectFormat);
+  const commitContent = readCheckedLoose(dir, commit, 'commit', objectFormat, reads);
   const root = commitContent === null ? null : /^tree ([0-9a-f]+)\n/.exec(commitContent.toString('latin1', 0, 100))?.[1];
   if (root === undefined || root === null) return null;
-  return readLooseTreeFolders(dir, root, folders, objectFormat);
+  return readLooseTreeFolders(dir, root, folders, objectFormat, false, reads);
 }
 
 /**
@@ -223,9 +239,10 @@ export function readLooseFolderTrees(dir: string, commit: string, folders: reado
  * `<root>:<folder>`. Null for the whole read when an object on the way is not there loose.
  * Replace refs are the caller's to rule out.
  * @param raw - whether the folders are byte strings (one character a byte), not text (whose names are looked for as their UTF-8 bytes)
+ * @param reads - the objects this call has read and checked already, which it adds to
  * @internal
  */
-export function readLooseTreeFolders(dir: string, root: string, folders: readonly string[], objectFormat: string, raw = false): Array<GitObject | null> | null {
+export function readLooseTreeFolders(dir: string, root: string, folders: readonly string[], objectFormat: string, raw = false, reads?: CheckedReads): Array<GitObject | null> | null {
   if (folders.length === 0) return [];
   const trees = new Map<string, GitObject | null>();
   const treeAt = (folder: string): GitObject | null | undefined => {
@@ -243,7 +260,7 @@ export function readLooseTreeFolders(dir: string, root: string, folders: readonl
     }
     let tree: GitObject | null = null;
     if (oid !== null) {
-      const content = readCheckedLoose(dir, oid, 'tree', objectFormat);
+      const content = readCheckedLoose(dir, oid, 'tree', objectFormat, reads);
       if (content === null) return undefined;
       tree = { oid, type: 'tree', content };
     }

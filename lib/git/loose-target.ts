@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 import { looseObject } from './formats/loose.js';
 import { readCheckedLoose } from './loose-objects.js';
+import type { CheckedReads } from './loose-objects.js';
 
 /**
  * Where and how loose objects are written.
@@ -150,14 +151,15 @@ const HEALED_BYTES = 32 * 1024 * 1024;
  * @returns false where the object is not there loose (and not `absent`), reads back whole
  *   already, or `content` is not its bytes; true where it was put back
  * @throws the file system's error when it cannot be written
+ * @param reads - the objects this call has read and checked already, which it adds to
  * @internal
  */
-export function healBrokenLooseBlob(objectsDir: string, oid: string, content: () => Buffer, objectFormat: string, absent = false): boolean {
+export function healBrokenLooseBlob(objectsDir: string, oid: string, content: () => Buffer, objectFormat: string, absent = false, reads?: CheckedReads): boolean {
   const folder = join(objectsDir, oid.slice(0, 2));
   const path = join(folder, oid.slice(2));
   const stats = statSync(path, { throwIfNoEntry: false });
   // A large one is not read whole into memory for this look.
-  if (stats === undefined ? !absent : stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat) !== null) return false;
+  if (stats === undefined ? !absent : stats.size > HEALED_BYTES || readCheckedLoose(objectsDir, oid, 'blob', objectFormat, reads) !== null) return false;
   const object = looseObject('blob', content(), objectFormat);
   if (object.oid !== oid) return false;
   if (stats === undefined) mkdirSync(folder, { recursive: true });

@@ -4,6 +4,7 @@
 // canonicalize, entries out of git's order) or decide otherwise (a gitlink, whose change
 // .gitmodules' ignore settings may hide) is left to git.
 import { readCheckedLoose } from './loose-objects.js';
+import type { CheckedReads } from './loose-objects.js';
 import { objectHash } from './formats/object-format.js';
 import { rawPathText } from './formats/path-text.js';
 import type { TreeChange } from './plumbing.js';
@@ -34,16 +35,17 @@ interface TreeItem {
  * @param from - the tree the changes start from
  * @param to - the tree they lead to
  * @param objectFormat - `sha1` or `sha256`
+ * @param reads - the objects this call has read and checked already, which it adds to
  * @internal
  */
-export function diffLooseTrees(objectsDir: string, from: string, to: string, objectFormat: string): TreeChange[] | null {
+export function diffLooseTrees(objectsDir: string, from: string, to: string, objectFormat: string, reads?: CheckedReads): TreeChange[] | null {
   const zero = '0'.repeat(objectHash(objectFormat).bytes * 2);
   const changes: TreeChange[] = [];
-  let reads = 0;
+  let treeReads = 0;
   const itemsOf = (oid: string | null): TreeItem[] | null => {
     if (oid === null) return [];
-    if ((reads += 1) > MOST_TREES) return null;
-    const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat);
+    if ((treeReads += 1) > MOST_TREES) return null;
+    const content = readCheckedLoose(objectsDir, oid, 'tree', objectFormat, reads);
     return content === null ? null : treeItems(content, objectFormat);
   };
   const push = (path: string, oldMode: string, newMode: string, oldOid: string, newOid: string, status: string): void => {

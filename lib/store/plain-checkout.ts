@@ -10,6 +10,7 @@ import { configOrAttributesMention } from '../git/config-files.js';
 import type { NewIndexEntry } from '../git/formats/index-file.js';
 import { foldersOnTheWay, treeEntry } from '../git/formats/tree.js';
 import { readCheckedLoose, readLooseInfo, readLooseTreeFolders } from '../git/loose-objects.js';
+import type { CheckedReads } from '../git/loose-objects.js';
 import { writeAll } from '../git/loose-target.js';
 import { unwritablePath } from './tree-paths.js';
 
@@ -39,16 +40,17 @@ export function checkoutMayConvert(dirs: { commonDir: string; gitDir: string }, 
  * Whether no `.gitattributes` of `tree` on the way to `raws` (byte strings) may make git's
  * checkout write other bytes than a blob holds; null when a tree on the way, or an attributes
  * file, is not there loose to be read (the caller then asks git's checkout). The caller rules out
- * replace refs and the configuration ({@link checkoutMayConvert}).
+ * replace refs and the configuration ({@link checkoutMayConvert}). `reads`: the objects this call
+ * has read and checked already, which it adds to.
  * @internal
  */
-export function treeAttributesConvertNothing(objectsDir: string, tree: string, raws: readonly string[], objectFormat: string): boolean | null {
-  const trees = readLooseTreeFolders(objectsDir, tree, foldersOnTheWay(raws), objectFormat, true);
+export function treeAttributesConvertNothing(objectsDir: string, tree: string, raws: readonly string[], objectFormat: string, reads?: CheckedReads): boolean | null {
+  const trees = readLooseTreeFolders(objectsDir, tree, foldersOnTheWay(raws), objectFormat, true, reads);
   if (trees === null) return null;
   for (const object of trees) {
     const found = object === null ? null : treeEntry(object.content, '.gitattributes', objectFormat);
     if (found === null) continue;
-    const content = found.mode === '100644' || found.mode === '100755' ? readCheckedLoose(objectsDir, found.oid, 'blob', objectFormat) : null;
+    const content = found.mode === '100644' || found.mode === '100755' ? readCheckedLoose(objectsDir, found.oid, 'blob', objectFormat, reads) : null;
     if (content === null) return null;
     if (SMUDGES.test(content.toString('latin1'))) return false;
   }
@@ -62,11 +64,12 @@ export function treeAttributesConvertNothing(objectsDir: string, tree: string, r
  * `staging` left empty, for git to write them: a .gitattributes of `tree` on their way may
  * convert, a tree or a blob is not there loose (or not what its id says), a file is larger
  * than this writes itself, or a write fails. The caller rules out replace refs and the
- * configuration ({@link checkoutMayConvert}).
+ * configuration ({@link checkoutMayConvert}). `reads`: the objects this call has read and checked
+ * already, which it adds to.
  * @internal
  */
-export function writePlainFiles(objectsDir: string, staging: string, tree: string, entries: readonly NewIndexEntry[], objectFormat: string): boolean {
-  if (treeAttributesConvertNothing(objectsDir, tree, entries.map((entry) => entry.raw), objectFormat) !== true) return false;
+export function writePlainFiles(objectsDir: string, staging: string, tree: string, entries: readonly NewIndexEntry[], objectFormat: string, reads?: CheckedReads): boolean {
+  if (treeAttributesConvertNothing(objectsDir, tree, entries.map((entry) => entry.raw), objectFormat, reads) !== true) return false;
   // Every blob is looked at before anything is written.
   const sizes = readLooseInfo(objectsDir, entries.map((entry) => entry.oid));
   let total = 0;
@@ -77,7 +80,7 @@ export function writePlainFiles(objectsDir: string, staging: string, tree: strin
   }
   const contents: Buffer[] = [];
   for (const entry of entries) {
-    const content = readCheckedLoose(objectsDir, entry.oid, 'blob', objectFormat);
+    const content = readCheckedLoose(objectsDir, entry.oid, 'blob', objectFormat, reads);
     if (content === null || (entry.mode === '120000' && (content.length === 0 || content.includes(0)))) return false;
     contents.push(content);
   }

@@ -32,6 +32,7 @@ import { applyOps, available as folderWriterAvailable, FolderRaceError } from '.
 import { entriesInTree, PATH_MAX } from './tree-paths.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
 import { healBrokenLooseBlob } from '../git/loose-target.js';
+import type { CheckedReads } from '../git/loose-objects.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
@@ -133,6 +134,8 @@ interface Prepared {
   indexPlain: boolean;
   /** Whether the checkout's index, read as the tree was built from status, holds a tree; null when it was not read so. */
   indexHolds: ((tree: string) => boolean) | null;
+  /** The objects read from their loose files and checked so far, which the checks after read again from here (see CheckedReads). */
+  reads: CheckedReads;
 }
 
 /** Restores a snapshot; see {@link WipStore.restore}. */
@@ -188,14 +191,14 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // Checked before anything is written, the checkpoint included: git would refuse some of
       // these only after writing other files, and some would destroy what no snapshot holds.
       await checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced).catch(stopped);
-      const plainWrite = { trees: only === null ? [target.tree] : [target.tree, current], replaced: opened.replaced, env: context.env ?? process.env };
+      const plainWrite = { trees: only === null ? [target.tree] : [target.tree, current], replaced: opened.replaced, env: context.env ?? process.env, reads: prepared.reads };
       const blockers = await blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, [], plainWrite);
       if (blockers.length > 0) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would delete or overwrite what no snapshot holds, or cannot write here, so nothing was changed`, blockers);
       }
       // After the other checks: git's checkout of the checkpoint's blobs runs filters, whose side
       // effects (an editor saving meanwhile) the checks after the checkpoint see as a race.
-      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env, found, heldSinceRead).catch(stopped);
+      const inexact = await inexactFiles(work.plumbing, layout, current, changes, opened.replaced, context.env ?? process.env, prepared.reads, found, heldSinceRead).catch(stopped);
       if (inexact.length > 0 && options.allowInexact !== true) {
         throw blockedError(`restoring ${target.commit.slice(0, 12)} would overwrite or remove what its checkpoint cannot give back as it is, so nothing was changed`, inexact);
       }
@@ -209,7 +212,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       // working tree's .gitattributes (git restore --source reads them), or the target's where it
       // writes that .gitattributes too, none where it removes it; a whole restore as the
       // target's. The attributes the files will be read back under.
-      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env, only === null ? target.tree : current).catch(stopped) : null;
+      const staging = changes.length > 0 && folderWriterAvailable() ? await stageTarget(work.plumbing, layout, indexFile, target, changes, opened.replaced !== false, context.env ?? process.env, only === null ? target.tree : current, prepared.reads).catch(stopped) : null;
       let checkpoint: Awaited<ReturnType<typeof recordSnapshot>>;
       try {
         checkNotAborted(signal);
@@ -339,7 +342,7 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
       const [inProgress, writable, blockers, indexLock, resettable] = await Promise.all([
         settled(refuseOperationInProgress(layout, prepared.indexPlain)),
         settled(checkWritable(work.plumbing, layout, target, changes, targetIndex, opened.replaced)),
-        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env).then((inexact) => blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact, { trees: only === null ? [target.tree] : [target.tree, prepared.current], replaced: opened.replaced, env: context.env ?? process.env }))),
+        settled(inexactFiles(work.plumbing, layout, prepared.current, changes, opened.replaced, context.env ?? process.env, prepared.reads).then((inexact) => blockersOf(work.plumbing, layout, context.cwd, changes, leftOut, options.allowInexact === true ? [] : inexact, { trees: only === null ? [target.tree] : [target.tree, prepared.current], replaced: opened.replaced, env: context.env ?? process.env, reads: prepared.reads }))),
         settled(indexNotLocked(layout)),
         settled(only === null ? indexResetTo(layout, opened.headTree, checkout, target, targetIndex, prepared.indexHoldsHead, prepared.indexHolds).then((resetTo) => (resetTo === null ? undefined : indexResettable(work.plumbing, layout, resetTo, changes, prepared.indexPlain))) : Promise.resolve()),
       ]);
@@ -379,7 +382,11 @@ export async function plan(context: StoreContext, options: PlanOptions): Promise
  */
 async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof openCheckout>>, checkout: BranchCheckout, target: Snapshot, targetRecord: CommitRecord, only: string[] | null, maxFileSize: number, byStatus: { env: NodeJS.ProcessEnv } | null, stopped: (error: unknown) => never): Promise<Prepared> {
   const layout = opened.layout;
-  const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: byStatus.env, replaced: opened.replaced }).catch(stopped);
+  // Each tree and blob is read from its loose file and checked once a call (see CheckedReads): the
+  // diff below takes HEAD's trees the build read (a snapshot of a clean tree holds them), and the
+  // checks after take what the diff read.
+  const reads: CheckedReads = new Map();
+  const fast = byStatus === null ? null : await workingTreeByStatus(plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: byStatus.env, replaced: opened.replaced, reads }).catch(stopped);
   // The checkpoint goes onto the tip read with the working tree, under the worktree's lock (the
   // one read before it may be older: a save that held the lock moved it).
   if (fast !== null) checkout.tip = fast.tip;
@@ -407,7 +414,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const gitlinked = leftOut.some((entry) => entry.reason === 'submodule' || entry.reason === 'embedded-repository');
     const indexless = !gitlinked || existsSync(join(layout.top, '.gitmodules'));
     // Read from the trees' loose files where they are (a save's own writes are), without a process.
-    const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat) : null;
+    const local = opened.replaced === false ? diffLooseTrees(layout.objectsDir, current, target.tree, layout.objectFormat, reads) : null;
     const all = local ?? await plumbing.diffTrees(current, target.tree, indexless).catch(stopped);
     const selected = only === null ? all : await selectChanges(plumbing, all, only, current, target).catch(stopped);
     // A path longer from the root than the system takes, though not from the top (git opens it
@@ -433,7 +440,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, keepWritten: fast === null ? null : fast.keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds };
+    return { indexFile, keepWritten: fast === null ? null : fast.keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds, reads };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });
@@ -681,6 +688,8 @@ interface PlainWrite {
   trees: readonly string[];
   replaced: boolean | undefined;
   env: Readonly<Record<string, string | undefined>>;
+  /** The objects the call has read and checked already. */
+  reads: CheckedReads;
 }
 
 /**
@@ -701,7 +710,7 @@ async function sameAsWritten(plumbing: Plumbing, layout: RepositoryLayout, chang
   });
   if (files.length === 0) return blockers;
   const asTheyAre = plain.replaced === false && !checkoutMayConvert(layout, plain.env)
-    && plain.trees.every((tree) => treeAttributesConvertNothing(layout.objectsDir, tree, files.map((change) => change.raw), layout.objectFormat) === true);
+    && plain.trees.every((tree) => treeAttributesConvertNothing(layout.objectsDir, tree, files.map((change) => change.raw), layout.objectFormat, plain.reads) === true);
   if (!asTheyAre) return blockers;
   const raws = await plumbing.hashRaw(layout.top, files.map((change) => change.raw), layout.objectFormat).catch((): string[] => []);
   const same = new Set(files.filter((change, at) => raws[at] === change.newOid).map((change) => change.raw));
@@ -764,7 +773,7 @@ const LINK_AS_FILE = "a symlink, which git's checkout of what the checkpoint hol
  * --no-filters`), to that blob is given back as it is and is not checked out. Those that differ,
  * or whose checkout fails, are returned, each as a blocker with why.
  */
-async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>, found?: ReadonlyMap<string, string>, heldSinceRead: ReadonlySet<string> = new Set()): Promise<Blocker[]> {
+async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, current: string, changes: readonly TreeChange[], replaced: boolean | undefined, env: Readonly<Record<string, string | undefined>>, reads: CheckedReads, found?: ReadonlyMap<string, string>, heldSinceRead: ReadonlySet<string> = new Set()): Promise<Blocker[]> {
   // Only what is a regular file on disk now: anything else (a FIFO, which a read would wait on
   // forever; a path gone) is no file's bytes to give back, and the other checks refuse it.
   const files = changes.filter((change) => (change.oldMode === '100644' || change.oldMode === '100755') && isRegularFile(rawPathOnDisk(layout.top, change.raw)));
@@ -777,7 +786,7 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   // only the others need a look. Elsewhere raw bytes equal to the blob prove nothing (`eol=crlf`
   // writes an LF file back with CRLFs): every file is compared with what the checkout writes.
   const mayConvert = checkoutMayConvert(layout, env);
-  const plain = replaced === false && !mayConvert && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat) === true;
+  const plain = replaced === false && !mayConvert && treeAttributesConvertNothing(layout.objectsDir, current, files.map((change) => change.raw), layout.objectFormat, reads) === true;
   // A file that cannot be read is no file's bytes known: it is compared (and refused) below, and
   // the checks after name why (unreadable).
   // A file the look before the checkpoint hashed as it is and found holding the checkpoint's blob
@@ -795,7 +804,7 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   // the tip): the restore would otherwise remove or overwrite the file and its undo fail.
   const held = plain ? files.filter((change, index) => raws[index] === change.oldOid) : [];
   const absent = await absentBlobs(plumbing, layout, held.map((change) => change.oldOid));
-  const broken = held.filter((change) => !healed(layout, change, absent.has(change.oldOid)));
+  const broken = held.filter((change) => !healed(layout, change, absent.has(change.oldOid), reads));
   const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid || broken.includes(change)) : files, ...mayConvert ? links : []];
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
@@ -824,9 +833,9 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
  * file is then compared with what git's checkout of it writes, which fails, and the restore is
  * refused.
  */
-function healed(layout: RepositoryLayout, change: TreeChange, absent: boolean): boolean {
+function healed(layout: RepositoryLayout, change: TreeChange, absent: boolean, reads: CheckedReads): boolean {
   try {
-    healBrokenLooseBlob(layout.objectsDir, change.oldOid, () => readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat, absent);
+    healBrokenLooseBlob(layout.objectsDir, change.oldOid, () => readFileSync(rawPathOnDisk(layout.top, change.raw)), layout.objectFormat, absent, reads);
     return true;
   } catch {
     return false;
@@ -983,7 +992,7 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
  * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
  * restore here, with nothing written.
  */
-async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>, attributesTree: string): Promise<string> {
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>, attributesTree: string, reads: CheckedReads): Promise<string> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
@@ -992,8 +1001,8 @@ async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFi
     // Written here from their loose blobs where git's checkout would convert nothing (under the
     // target's attributes too, where a .gitattributes it writes is taken from it); else by git.
     const plain = written.length > 0 && !replaced && !checkoutMayConvert(layout, env)
-      && (attributesTree === target.tree || treeAttributesConvertNothing(layout.objectsDir, target.tree, entries.map((entry) => entry.raw), layout.objectFormat) === true)
-      && writePlainFiles(layout.objectsDir, staging, attributesTree, entries, layout.objectFormat);
+      && (attributesTree === target.tree || treeAttributesConvertNothing(layout.objectsDir, target.tree, entries.map((entry) => entry.raw), layout.objectFormat, reads) === true)
+      && writePlainFiles(layout.objectsDir, staging, attributesTree, entries, layout.objectFormat, reads);
     // A .gitattributes the restore writes goes with the files (checkoutPaths takes it from them),
     // one it removes is no attribute of theirs.
     const removed = new Set(changes.filter((change) => change.newMode === ABSENT || change.newMode === GITLINK).map((change) => change.raw));

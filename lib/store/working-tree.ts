@@ -32,6 +32,7 @@ import { objectHash } from '../git/formats/object-format.js';
 import { isWipError } from '../errors.js';
 import { temporaryIndexFile } from '../managers/temporaries.js';
 import { notThereLoose, readLooseFolderTrees } from '../git/loose-objects.js';
+import type { CheckedReads } from '../git/loose-objects.js';
 import { attributesElsewhere, attributesRewrite, writeFileBlobs } from '../git/blob-writer.js';
 import { looseTarget } from '../git/loose-target.js';
 import type { LooseTarget } from '../git/loose-target.js';
@@ -96,6 +97,11 @@ export interface StatusReading {
   replaced?: boolean;
   /** The hash cache's racy margin in milliseconds, for tests. */
   racyMarginMs?: number;
+  /**
+   * The objects the call has read from their loose files and checked (see CheckedReads): HEAD's
+   * trees read here are added, for a restore's diff of the target's trees (often HEAD's) to take.
+   */
+  reads?: CheckedReads;
   /**
    * The fewest files the hash cache must vouch for before git status runs on a private copy of
    * the index (see lib/store/status-index.ts); for tests. Infinity: never.
@@ -391,7 +397,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     return null;
   });
   const readBases = async (needed: readonly string[]): Promise<{ tip: RefRecord | null; trees: Array<GitObject | null> } | null> => {
-    const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat);
+    const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat, reading.reads);
     if (local !== null) return { tip: tipKnown as RefRecord | null, trees: local };
     const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]);
     if (objects === null) return null;
