@@ -797,7 +797,9 @@ describe('restore: the undo is exact', () => {
 
 describe('restore: git failing partway', () => {
   it('a path longer than the system takes from the staging folder puts the working tree back, and the refusal says so', async () => {
-    const dir = makeRepo({ 'README.md': 'x\n' });
+    // An attribute that mentions text: git writes the files into the staging folder under their
+    // paths (the restore's own writer stages them side by side, and writes such a path: below).
+    const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '* -text\n' });
     // Under PATH_MAX from the top of the working tree, over it from the staging folder in .git.
     const segment = 'p'.repeat(200);
     const depth = Math.floor((4095 - dir.length - 30) / 201);
@@ -814,6 +816,31 @@ describe('restore: git failing partway', () => {
       assert.deepEqual(treeOf(dir), before);
     } finally {
       // The test's own clean-up cannot remove paths this long.
+      spawnSync('sh', ['-c', `rm -rf ${segment} .git/chant-wip-*.staging`], { cwd: dir });
+    }
+  });
+
+  it('writes a path longer than the system takes from the staging folder, though not from the top, where it writes the files itself', async () => {
+    const dir = makeRepo({ 'README.md': 'x\n' });
+    const segment = 'p'.repeat(200);
+    const depth = Math.floor((4095 - dir.length - 30) / 201);
+    const folder = Array.from({ length: depth }, () => segment).join('/');
+    const name = 'f'.repeat(4095 - dir.length - 1 - folder.length - 1 - 20);
+    spawnSync('sh', ['-c', `mkdir -p "${folder}" && cd "${folder}" && echo deep > "${name}"`], { cwd: dir });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'deep' });
+    try {
+      spawnSync('rm', ['-rf', segment], { cwd: dir });
+      writeFiles(dir, { 'work.txt': 'not in the snapshot\n' });
+      const restored = await store.restore({ snapshot: saved.snapshot.commit });
+      assert.deepEqual(restored.removed, ['work.txt']);
+      assert.equal(restored.written.length, 1);
+      assert.equal(spawnSync('sh', ['-c', `cd "${folder}" && cat "${name}"`], { cwd: dir, encoding: 'utf8' }).stdout, 'deep\n');
+      // And its checkpoint gives the working tree back.
+      await store.restore({ snapshot: restored.checkpoint.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'work.txt'), 'utf8'), 'not in the snapshot\n');
+      assert.notEqual(spawnSync('sh', ['-c', `cd "${folder}" && cat "${name}"`], { cwd: dir }).status, 0);
+    } finally {
       spawnSync('sh', ['-c', `rm -rf ${segment} .git/chant-wip-*.staging`], { cwd: dir });
     }
   });

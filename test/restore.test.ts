@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -435,5 +435,44 @@ describe('wip restore', () => {
     assert.deepEqual(again(restored), []);
     assert.equal(readFileSync(join(dir, 'src/a/one.txt'), 'utf8'), 'one\n');
     assert.equal(readFileSync(join(dir, 'src/b/two.txt'), 'utf8'), 'two\n');
+  });
+
+  it('stages the files it writes itself side by side in its staging folder, so no folder is made there or left to remove', async () => {
+    const dir = makeRepo({ 'src/a/one.txt': 'one\n', 'src/b/deep/two.txt': 'two\n', 'top.txt': 'top\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'target' });
+    writeFiles(dir, { 'src/a/one.txt': 'one edited\n', 'src/b/deep/two.txt': 'two edited\n', 'top.txt': 'top edited\n' });
+    const gitDir = join(dir, '.git');
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const { renameSync, mkdirSync } = fs;
+    const moved: string[] = [];
+    const made: string[] = [];
+    fs.renameSync = ((from: Parameters<typeof renameSync>[0], to: Parameters<typeof renameSync>[1]) => {
+      const text = Buffer.isBuffer(from) ? from.toString('latin1') : String(from);
+      if (/\.staging\//.test(text)) moved.push(text.slice(text.indexOf('.staging/') + '.staging/'.length));
+      return renameSync(from, to);
+    }) as typeof renameSync;
+    fs.mkdirSync = ((path: Parameters<typeof mkdirSync>[0], ...rest: unknown[]) => {
+      const text = Buffer.isBuffer(path) ? path.toString('latin1') : String(path);
+      if (text.startsWith(gitDir) && /\.staging\//.test(text)) made.push(text);
+      return (mkdirSync as (...args: unknown[]) => unknown)(path, ...rest);
+    }) as typeof mkdirSync;
+    syncBuiltinESMExports();
+    let result;
+    try {
+      result = await store.restore({ snapshot: saved.snapshot.commit });
+    } finally {
+      fs.renameSync = renameSync;
+      fs.mkdirSync = mkdirSync;
+      syncBuiltinESMExports();
+    }
+    assert.deepEqual(result.paths, ['src/a/one.txt', 'src/b/deep/two.txt', 'top.txt']);
+    assert.equal(moved.length, 3, moved.join(', '));
+    assert.deepEqual(moved.filter((name) => name.includes('/')), [], 'each staged file was in the staging folder itself');
+    assert.deepEqual(made, []);
+    assert.equal(readFileSync(join(dir, 'src/b/deep/two.txt'), 'utf8'), 'two\n');
+    assert.equal(readFileSync(join(dir, 'top.txt'), 'utf8'), 'top\n');
+    assert.deepEqual(git(dir, ['status', '--porcelain']), '');
+    assert.deepEqual(readdirSync(gitDir).filter((name) => name.startsWith('chant-wip-') && name.endsWith('.staging')), []);
   });
 });

@@ -78,17 +78,20 @@ export function available(): boolean {
  * are left empty by them and receive nothing), then every write, each a rename of the staged
  * file (`<staging>/<path>`), or a copy where the staging folder is on another file system.
  * @param top - the top of the working tree
- * @param staging - the folder the staged files are in, under the same relative paths
+ * @param staging - the folder the staged files are in, under the same relative paths unless
+ *   `stagedAs` names them
  * @param ops - what to do
  * @param progress - `touched` receives each path an op changed (or began to change, where it
  *   takes more than one step), so that a caller putting things back after a failure puts back
  *   only those; with `failures`, an op that fails is recorded there and the others are still
  *   made (a put-back does all it can), else the first failure is thrown
+ * @param stagedAs - the name in `staging` of each path's staged file, by path, where they were
+ *   staged side by side rather than under their paths
  * @throws {@link FolderRaceError} when a folder on the way is a symlink or not a folder, or was
  *   moved while the restore wrote; any other file system error as it is
  * @internal
  */
-export function applyOps(top: string, staging: string, ops: readonly FolderOp[], progress: ApplyProgress = {}): void {
+export function applyOps(top: string, staging: string, ops: readonly FolderOp[], progress: ApplyProgress = {}, stagedAs?: ReadonlyMap<string, string>): void {
   const { touched, failures } = progress;
   // A failure names the path of the working tree, not the descriptor path it went through.
   const attempt = (raw: string, what: string, make: () => void): void => {
@@ -214,7 +217,8 @@ export function applyOps(top: string, staging: string, ops: readonly FolderOp[],
         }
         return;
       }
-      const from = Buffer.concat([Buffer.from(`${staging}/`), Buffer.from(op.raw, 'latin1')]);
+      const name = stagedAs?.get(op.raw);
+      const from = Buffer.concat([Buffer.from(`${staging}/`), name === undefined ? Buffer.from(op.raw, 'latin1') : Buffer.from(name, 'utf8')]);
       // The folder in the file's place was emptied of its files above, but untracked empty
       // folders (which git never records) can remain in it: they go, and nothing else can.
       const clearFolder = (): void => {

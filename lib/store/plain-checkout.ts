@@ -6,6 +6,7 @@
 // (`core.autocrlf`, `core.eol`) or writes symlinks as files (`core.symlinks`). convert_to_working_tree
 // runs those steps and no other. Anything else is checkout-index's to write, as before.
 import { closeSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { configOrAttributesMention } from '../git/config-files.js';
 import type { NewIndexEntry } from '../git/formats/index-file.js';
 import { foldersOnTheWay, treeEntry } from '../git/formats/tree.js';
@@ -60,7 +61,9 @@ export function treeAttributesConvertNothing(objectsDir: string, tree: string, r
 /**
  * Writes the files `entries` name (paths of `tree`, byte strings) into `staging`, an empty
  * folder, from their loose blobs, as git's checkout writes them where it converts nothing: a
- * file of mode 0666 or 0777 less the umask, a symlink to what its blob holds. False, with
+ * file of mode 0666 or 0777 less the umask, a symlink to what its blob holds. Each is written
+ * under its place in `entries` (`<staging>/0`, `<staging>/1`, ...), not under its path: no folder
+ * is made, so none is left to remove once the files are moved out (see {@link plainStagedNames}). False, with
  * `staging` left empty, for git to write them: a .gitattributes of `tree` on their way may
  * convert, a tree or a blob is not there loose (or not what its id says), a file is larger
  * than this writes itself, or a write fails. The caller rules out replace refs and the
@@ -84,17 +87,9 @@ export function writePlainFiles(objectsDir: string, staging: string, tree: strin
     if (content === null || (entry.mode === '120000' && (content.length === 0 || content.includes(0)))) return false;
     contents.push(content);
   }
-  const base = Buffer.from(`${staging}/`, 'utf8');
-  const made = new Set<string>();
   try {
     entries.forEach((entry, index) => {
-      const slash = entry.raw.lastIndexOf('/');
-      const parent = slash < 0 ? '' : entry.raw.slice(0, slash);
-      if (parent !== '' && !made.has(parent)) {
-        mkdirSync(Buffer.concat([base, Buffer.from(parent, 'latin1')]), { recursive: true });
-        made.add(parent);
-      }
-      const path = Buffer.concat([base, Buffer.from(entry.raw, 'latin1')]);
+      const path = join(staging, String(index));
       const content = contents[index] as Buffer;
       if (entry.mode === '120000') {
         symlinkSync(content, path);
@@ -113,4 +108,13 @@ export function writePlainFiles(objectsDir: string, staging: string, tree: strin
     return false;
   }
   return true;
+}
+
+/**
+ * The name in the staging folder of each file {@link writePlainFiles} wrote there, by path (a
+ * byte string): its place in `entries`.
+ * @internal
+ */
+export function plainStagedNames(entries: readonly NewIndexEntry[]): Map<string, string> {
+  return new Map(entries.map((entry, index) => [entry.raw, String(index)]));
 }

@@ -3,7 +3,7 @@
 // deletes or overwrites what the checkpoint cannot give back (docs/design.md, Restore). `plan`
 // makes the same checks and says what a restore would do, writing nothing.
 import { createHash } from 'node:crypto';
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, lstatSync, openSync, readFileSync, readSync, readlinkSync, rmdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import type { RefusedPath, RestorePlan } from '../documents/changes.js';
@@ -36,7 +36,7 @@ import type { CheckedReads } from '../git/loose-objects.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
 import type { LeftOut } from '../snapshot/left-out.js';
-import { checkoutMayConvert, treeAttributesConvertNothing, writePlainFiles } from './plain-checkout.js';
+import { checkoutMayConvert, plainStagedNames, treeAttributesConvertNothing, writePlainFiles } from './plain-checkout.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { blockedError, changedSince, checkWritable, compareRaw, cwdRemoved, indexNotLocked, indexResettable, inTheWay, pathStats, refuseOperationInProgress, storedAsTheyAre, unwritableFolders } from './restore-checks.js';
 import type { Blocker } from './restore-checks.js';
@@ -254,7 +254,7 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
       } finally {
         // A staging folder the system cannot remove (a path too long from the git directory)
         // must not hide what the restore did: a later run removes it as a stale temporary.
-        if (staging !== null) await rm(staging, { recursive: true, force: true }).catch(() => undefined);
+        if (staging !== null) await removeStaging(staging);
       }
       if (signal?.aborted === true) {
         // Past the checkpoint: the working tree goes back as the checkpoint holds it. The
@@ -966,7 +966,7 @@ function sameBytes(a: Buffer, b: Buffer): boolean {
  * tree. Elsewhere git's own two-tree checkout does it all. Either way, a failure partway puts
  * the working tree back, and the refusal says so.
  */
-async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, staging: string | null): Promise<void> {
+async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, current: string, target: Snapshot, changes: readonly TreeChange[], checkpoint: Snapshot, staging: Staged | null): Promise<void> {
   if (staging === null) {
     try {
       await plumbing.switchTree(layout.top, indexFile, current, target.tree);
@@ -980,10 +980,34 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
   // folder made read-only meanwhile) and stop the put-back of the others.
   const touched = new Set<string>();
   try {
-    applyOps(layout.top, staging, forwardOps(changes), { touched });
+    applyOps(layout.top, staging.folder, forwardOps(changes), { touched }, staging.names ?? undefined);
   } catch (error) {
     throw await moveBack(plumbing, layout, current, target, changes.filter((change) => touched.has(change.raw)), checkpoint, error);
   }
+}
+
+/** The private folder a restore's files are staged in, and where in it each is. */
+interface Staged {
+  folder: string;
+  /** The name of each path's file in the folder, by path, where they were written side by side (see writePlainFiles); null where git wrote them under their paths. */
+  names: Map<string, string> | null;
+}
+
+/**
+ * Removes the staging folder: one written side by side is empty once every file was moved out of
+ * it, and goes with one rmdir; anything else (git's checkout made folders in it, or files were
+ * left in it by a move that did not happen) goes whole.
+ */
+async function removeStaging(staging: Staged): Promise<void> {
+  if (staging.names !== null) {
+    try {
+      rmdirSync(staging.folder);
+      return;
+    } catch {
+      // Not empty: removed whole below.
+    }
+  }
+  await rm(staging.folder, { recursive: true, force: true }).catch(() => undefined);
 }
 
 /**
@@ -992,7 +1016,7 @@ async function moveTree(plumbing: Plumbing, layout: RepositoryLayout, indexFile:
  * failure. A smudge filter that fails (git-lfs with an object this clone lacks) refuses the
  * restore here, with nothing written.
  */
-async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>, attributesTree: string, reads: CheckedReads): Promise<string> {
+async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFile: string, target: Snapshot, changes: readonly TreeChange[], replaced: boolean, env: Readonly<Record<string, string | undefined>>, attributesTree: string, reads: CheckedReads): Promise<Staged> {
   const staging = stagingFolder(layout.gitDir);
   try {
     await mkdir(staging);
@@ -1007,7 +1031,7 @@ async function stageTarget(plumbing: Plumbing, layout: RepositoryLayout, indexFi
     // one it removes is no attribute of theirs.
     const removed = new Set(changes.filter((change) => change.newMode === ABSENT || change.newMode === GITLINK).map((change) => change.raw));
     if (written.length > 0 && !plain) await plumbing.checkoutPaths(layout.gitDir, indexFile, target.tree, staging, entries, layout.objectFormat, replaced ? null : layout.objectsDir, attributesTree, removed);
-    return staging;
+    return { folder: staging, names: plain ? plainStagedNames(entries) : null };
   } catch (error) {
     await rm(staging, { recursive: true, force: true }).catch(() => undefined);
     const failed = asWipError(error);
