@@ -475,4 +475,32 @@ describe('wip restore', () => {
     assert.deepEqual(git(dir, ['status', '--porcelain']), '');
     assert.deepEqual(readdirSync(gitDir).filter((name) => name.startsWith('chant-wip-') && name.endsWith('.staging')), []);
   });
+
+  it('looks for the configuration and attributes files that are not there without reading them', async () => {
+    const dir = makeRepo({ 'src/a/one.txt': 'one\n', 'top.txt': 'top\n' });
+    const store = new WipStore({ cwd: dir });
+    const saved = await store.save({ label: 'target' });
+    writeFiles(dir, { 'src/a/one.txt': 'one edited\n' });
+    const fs = createRequire(import.meta.url)('node:fs') as typeof import('node:fs');
+    const { readFileSync: readWhole } = fs;
+    // Each read that failed for a file not there: configuration and attributes files are looked for first.
+    const missed: string[] = [];
+    fs.readFileSync = ((path: Parameters<typeof readWhole>[0], ...rest: unknown[]) => {
+      try {
+        return (readWhole as (...args: unknown[]) => unknown)(path, ...rest);
+      } catch (error) {
+        const text = Buffer.isBuffer(path) ? path.toString('latin1') : String(path);
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT' && /(config|config\.worktree|attributes)$/.test(text)) missed.push(text);
+        throw error;
+      }
+    }) as typeof readWhole;
+    syncBuiltinESMExports();
+    try {
+      assert.deepEqual((await store.restore({ snapshot: saved.snapshot.commit })).paths, ['src/a/one.txt']);
+    } finally {
+      fs.readFileSync = readWhole;
+      syncBuiltinESMExports();
+    }
+    assert.deepEqual(missed, []);
+  });
 });

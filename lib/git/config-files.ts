@@ -1,6 +1,6 @@
 // The configuration files git reads by default, found as git finds them: what a cache keyed by
 // git's configuration, or a rule read from it, has to look at.
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { gitEnvironment } from './runner.js';
@@ -49,6 +49,10 @@ export function attributesFiles(commonDir: string, env: Readonly<Record<string, 
  */
 export function fileMentions(file: string | Buffer, pattern: RegExp): boolean {
   try {
+    // Most files looked at are not there (the system's configuration, a folder's
+    // .gitattributes): a look that finds nothing builds no error, which a failed read does, at
+    // twice the cost of the look. A restore asks about a hundred such files.
+    if (statSync(file, { throwIfNoEntry: false }) === undefined) return false;
     return pattern.test(readFileSync(file, 'latin1'));
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
