@@ -8,6 +8,7 @@ import { Plumbing } from '../lib/git/plumbing.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { WipStore } from '../lib/store/wip-store.js';
+import { HASH_CACHE_FILE } from '../lib/managers/hash-cache.js';
 import { isWipError } from '../lib/errors.js';
 
 /** The index entries (path -> stat data) of `git ls-files --debug`. */
@@ -502,5 +503,41 @@ describe('wip restore', () => {
       syncBuiltinESMExports();
     }
     assert.deepEqual(missed, []);
+  });
+
+  it('starts git status without waiting for the read of a hash cache too small to make a private index of', async () => {
+    const dir = makeRepo({ 'src/a/one.txt': 'one\n', 'top.txt': 'top\n' });
+    writeFiles(dir, { 'top.txt': 'top edited\n' });
+    const runner = new SimpleGitRunner(dir);
+    let statusAt = Number.POSITIVE_INFINITY;
+    const store = new WipStore({ cwd: dir, git: { run: (args, options) => {
+      if (args.includes('status')) statusAt = Math.min(statusAt, performance.now());
+      return runner.run(args, options);
+    } } });
+    const saved = await store.save({ label: 'target' });
+    writeFiles(dir, { 'src/a/one.txt': 'one edited\n' });
+    const cacheFile = join(dir, '.git', HASH_CACHE_FILE);
+    assert.ok(statSync(cacheFile).size > 0, 'the save left a hash cache');
+    const promises = createRequire(import.meta.url)('node:fs/promises') as typeof import('node:fs/promises');
+    const { readFile } = promises;
+    let cacheReadAt = Number.POSITIVE_INFINITY;
+    promises.readFile = (async (path: Parameters<typeof readFile>[0], ...rest: unknown[]) => {
+      if (String(path) !== cacheFile) return (readFile as (...args: unknown[]) => Promise<unknown>)(path, ...rest);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const read = await (readFile as (...args: unknown[]) => Promise<unknown>)(path, ...rest);
+      cacheReadAt = Math.min(cacheReadAt, performance.now());
+      return read;
+    }) as typeof readFile;
+    syncBuiltinESMExports();
+    statusAt = Number.POSITIVE_INFINITY;
+    try {
+      assert.deepEqual((await store.restore({ snapshot: saved.snapshot.commit })).paths, ['src/a/one.txt']);
+    } finally {
+      promises.readFile = readFile;
+      syncBuiltinESMExports();
+    }
+    assert.ok(Number.isFinite(cacheReadAt), 'the restore read the hash cache');
+    assert.ok(statusAt < cacheReadAt, `git status started at ${statusAt.toFixed(1)} ms, the cache was read at ${cacheReadAt.toFixed(1)} ms`);
+    assert.equal(readFileSync(join(dir, 'src/a/one.txt'), 'utf8'), 'one\n');
   });
 });

@@ -9,7 +9,7 @@
 // through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
-import { closeSync, fstatSync, lstatSync, openSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -181,8 +181,11 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
       dropKeptIndex(layout.gitDir);
     }
   }
-  const cacheText = privately === null ? await cacheReading : Buffer.alloc(0);
-  if (kept === null && lineCount(cacheText, floor + 1) > floor) {
+  // A cache too small to hold more lines than the floor makes no private index: status starts
+  // without waiting for its read (four round trips to the thread pool), which it is read beside.
+  const few = kept === null && (!Number.isFinite(floor) || (statSync(hashCacheFile, { throwIfNoEntry: false })?.size ?? 0) < (floor + 1) * SHORTEST_CACHE_LINE);
+  const cacheText = privately === null && !few ? await cacheReading : Buffer.alloc(0);
+  if (kept === null && !few && lineCount(cacheText, floor + 1) > floor) {
     const [read, fingerprint, weakened] = await Promise.all([readIdentified(layout.indexFile, hashBytes), fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat, head, env })]);
     readFirst = { data: read.data, fingerprint };
     const entryCount = read.data !== null && read.data.length >= 12 ? read.data.readUInt32BE(8) : 0;
@@ -361,7 +364,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   // A tree built with one taken so is then recorded on a tip of that tree (or of its own), or
   // not at all (`pinned`).
   const tipTree = tipKnown === undefined || tipKnown === null ? null : tipKnown.tree;
-  const cache = privately?.cache ?? hashCache(cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
+  const cache = privately?.cache ?? hashCache(few ? await cacheReading : cacheText, attributesChanged ? null : fingerprint, tipTree, racyMarginMs);
   // A file that cannot be read, or vanishes while hashed, hands the save to git add; a deadline does not.
   // Where no attribute may rewrite a file's bytes, chant writes its blob itself (see
   // lib/git/blob-writer.ts), with the same target as the trees below.
@@ -588,6 +591,13 @@ function filesOf(states: ReadonlyMap<string, { kind: string }>): string[] {
 }
 
 /** The number of lines of a text (or of its bytes), counted up to `enough`. */
+/**
+ * The fewest bytes a line of the hash cache that reads as one takes: a path, a key of two `|`, a
+ * time, a blob id of 40 digits, three NULs and its newline. A cache smaller than this many bytes a
+ * line cannot hold more lines than the floor (a damaged one of shorter lines vouches for nothing).
+ */
+const SHORTEST_CACHE_LINE = 48;
+
 function lineCount(text: string | Buffer, enough: number): number {
   let count = 0;
   for (let at = text.indexOf('\n'); at >= 0 && count < enough; at = text.indexOf('\n', at + 1)) count += 1;
