@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { fileMentions } from '../git/config-files.js';
 import { gitEnvironment } from '../git/runner.js';
 import { replaceCacheFile } from './cache-file.js';
 
@@ -114,18 +115,11 @@ export function readIdentityMemo(gitDir: string, inputs: IdentityInputs): Idents
 
 /**
  * Records the idents git wrote under these inputs, when they are settled and no configuration
- * file git reads includes another; a memo that cannot be written is only a slower next save.
+ * file git reads includes another (or cannot be read); a memo that cannot be written is only a
+ * slower next save.
  */
 export async function saveIdentityMemo(gitDir: string, inputs: IdentityInputs, idents: Idents): Promise<void> {
   if (!inputs.settled) return;
-  for (const file of inputs.config) {
-    let text: string;
-    try {
-      text = readFileSync(file, 'latin1');
-    } catch {
-      continue;
-    }
-    if (/include/i.test(text)) return;
-  }
+  if (inputs.config.some((file) => fileMentions(file, /include/i))) return;
   await replaceCacheFile(join(gitDir, IDENTITY_MEMO_FILE), `${JSON.stringify({ key: inputs.key, author: idents.author.toString('base64'), committer: idents.committer.toString('base64'), configured: idents.configured })}\n`);
 }
