@@ -310,6 +310,32 @@ describe('the secret gate', () => {
     }
   });
 
+  it('scans the whole snapshot from a subfolder where diff.relative is set: a token at the top is held back', async () => {
+    // git log in a subfolder with diff.relative lists only what changed there: a .env at the top
+    // of the checkout went to the remote unscanned.
+    const { dir, remote, policy } = box();
+    mkdirSync(join(dir, 'sub'));
+    writeFileSync(join(dir, 'sub', 'a.txt'), 'a\n');
+    git(dir, ['config', 'diff.relative', 'true']);
+    const sub = join(dir, 'sub');
+    const store = new WipStore({ cwd: sub, policy });
+    const replicator = new Replicator({ cwd: sub, policy });
+    const first = (await store.save({ label: 'clean' })).snapshot.commit;
+    assert.equal((await replicator.push()).replication.pushed.length, 1);
+    writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+    writeFileSync(join(dir, 'sub', 'a.txt'), 'b\n');
+    const secret = (await store.save({ label: 'secret' })).snapshot.commit;
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, snapshot }) => ({ path, snapshot })), [{ path: '.env', snapshot: secret }]);
+    assert.equal(remoteTip(remote), first);
+    // save --scan lists the new snapshot's changes the same way.
+    writeFileSync(join(dir, 'aws.env'), `AWS_SECRET_ACCESS_KEY=${AWS_SECRET}\n`);
+    writeFileSync(join(dir, 'sub', 'a.txt'), 'c\n');
+    const scanned = await runCli(sub, ['workspace', 'wip', 'save', '--scan']);
+    assert.equal(scanned.code, 0, scanned.stdout);
+    assert.deepEqual(scanned.doc.findings.map(({ path }: { path: string }) => path), ['aws.env']);
+  });
+
   it('lets a false positive go once the host allows its id, and the document says nothing was held', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);

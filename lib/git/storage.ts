@@ -303,8 +303,10 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   // HEAD named, which a branch reaches, so the branches' history is never walked. Each commit is
   // "\x01<commit> <parents>\0", then per change ":<modes> <ids> <status>\0<path>\0". No
   // --diff-filter: in a log it would also drop the commits that only delete from the chain.
+  // --no-relative: with diff.relative set, a log run in a subfolder lists only what changed
+  // there, and the rest of the snapshot went unscanned.
   const log = (negatives: readonly string[] | null): Promise<string> => run(git, cwd, [
-    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
+    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-relative', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
     '--ignore-missing', ...(negatives === null ? ['--not', '--branches', '--tags'] : []), '--stdin',
   ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}` });
   let out = await log(null);
