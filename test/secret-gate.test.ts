@@ -336,6 +336,31 @@ describe('the secret gate', () => {
     assert.deepEqual(scanned.doc.findings.map(({ path }: { path: string }) => path), ['aws.env']);
   });
 
+  it('scans what the push sends where a replace ref puts a clean object in its place: a snapshot replaced by a clean commit, a packed blob replaced by a clean one', async () => {
+    // git push sends the objects themselves; the gate followed replace refs, so it listed the
+    // clean commit's files, and read the clean blob for the packed one: the token went unscanned.
+    for (const replaced of ['snapshot', 'blob'] as const) {
+      const { dir, remote, store, replicator } = box();
+      const first = (await store.save({ label: 'clean' })).snapshot.commit;
+      assert.equal((await replicator.push()).replication.pushed.length, 1);
+      writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+      const secret = (await store.save({ label: 'secret' })).snapshot.commit;
+      if (replaced === 'snapshot') {
+        const parents = git(dir, ['rev-list', '--parents', '-n', '1', secret]).trim().split(' ').slice(1);
+        const clean = git(dir, ['commit-tree', `${first}^{tree}`, ...parents.flatMap((parent) => ['-p', parent]), '-m', 'clean']).trim();
+        git(dir, ['replace', secret, clean]);
+      } else {
+        const clean = git(dir, ['hash-object', '-w', '--stdin'], { input: 'GITHUB_TOKEN=\n' }).trim();
+        git(dir, ['replace', git(dir, ['rev-parse', `${secret}:.env`]).trim(), clean]);
+        git(dir, ['repack', '-a', '-d', '-q']);
+        git(dir, ['prune-packed']);
+      }
+      const { replication } = await replicator.push();
+      assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, snapshot }) => ({ path, snapshot })), [{ path: '.env', snapshot: secret }], replaced);
+      assert.equal(remoteTip(remote), first, replaced);
+    }
+  });
+
   it('lets a false positive go once the host allows its id, and the document says nothing was held', async () => {
     const { dir, remote, store, replicator } = box();
     writeFileSync(join(dir, 'fixture.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);

@@ -308,15 +308,15 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   const log = (negatives: readonly string[] | null): Promise<string> => run(git, cwd, [
     'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-relative', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
     '--ignore-missing', ...(negatives === null ? ['--not', '--branches', '--tags'] : []), '--stdin',
-  ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}` });
+  ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}`, env: AS_STORED });
   let out = await log(null);
   // A branch or tag that reaches a snapshot (one made on it to look at it) would end the walk
   // there, and what lies below would go unscanned: where the walk ends on a snapshot the remote
   // is not known to hold, it runs again with only the branches and tags that do not reach it.
   for (let ended = chainEnd(out, tip); ended !== null && !known.includes(ended) && (ended !== tip || await isSnapshot(git, cwd, ended));) {
     // Ended by what the remote holds (a known commit above it), not by a branch: nothing to redo.
-    if ((await run(git, cwd, ['for-each-ref', '--count=1', '--format=%(refname)', `--contains=${ended}`, 'refs/heads', 'refs/tags'])).trim() === '') break;
-    const below = (await run(git, cwd, ['for-each-ref', '--format=%(objectname)', `--no-contains=${ended}`, 'refs/heads', 'refs/tags'])).split('\n').filter((line) => OBJECT_NAME.test(line));
+    if ((await run(git, cwd, ['for-each-ref', '--count=1', '--format=%(refname)', `--contains=${ended}`, 'refs/heads', 'refs/tags'], { env: AS_STORED })).trim() === '') break;
+    const below = (await run(git, cwd, ['for-each-ref', '--format=%(objectname)', `--no-contains=${ended}`, 'refs/heads', 'refs/tags'], { env: AS_STORED })).split('\n').filter((line) => OBJECT_NAME.test(line));
     out = await log(below);
     const next = chainEnd(out, tip);
     if (next === ended) break;
@@ -369,7 +369,7 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
  * id, then its changes, NUL-separated.
  */
 async function stagedBlobs(git: GitRunner, cwd: string, indexCommits: ReadonlyMap<string, string>): Promise<Map<string, AddedBlob[]>> {
-  const out = await run(git, cwd, ['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-abbrev', '--stdin'], { input: [...indexCommits.keys()].map((commit) => `${commit}\n`).join('') });
+  const out = await run(git, cwd, ['diff-tree', '-r', '-z', '--raw', '--no-renames', '--no-abbrev', '--stdin'], { input: [...indexCommits.keys()].map((commit) => `${commit}\n`).join(''), env: AS_STORED });
   const found = new Map<string, AddedBlob[]>();
   let snapshot: string | undefined;
   const fields = out.split('\0');
@@ -399,6 +399,14 @@ function addedFile(field: string): string | null {
   const [, newMode, , newBlob, status] = field.slice(1).split(' ');
   return (status === 'A' || status === 'M' || status === 'T') && newMode?.startsWith('100') === true && newBlob !== undefined ? newBlob : null;
 }
+
+/**
+ * The environment of the secret gate's git calls: objects as stored, never what a replace ref
+ * (`git replace`) puts in their place. A push sends the objects themselves, and with replace refs
+ * followed, a commit or tree replaced by a clean one listed the clean one's files, and a packed
+ * blob replaced read as the clean one: what went was never scanned.
+ */
+const AS_STORED: Readonly<Record<string, string>> = { GIT_NO_REPLACE_OBJECTS: '1' };
 
 /** A full object id, as for-each-ref prints them. */
 const OBJECT_NAME = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
@@ -443,7 +451,7 @@ function firstCheckpointIndexes(out: string): Set<string> {
 
 /** Whether a commit is a snapshot: its message carries chant's branch trailer. */
 async function isSnapshot(git: GitRunner, cwd: string, commit: string): Promise<boolean> {
-  const message = await run(git, cwd, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Branch,valueonly)', commit, '--']);
+  const message = await run(git, cwd, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Branch,valueonly)', commit, '--'], { env: AS_STORED });
   return message.trim().length > 0;
 }
 
@@ -453,11 +461,13 @@ async function isSnapshot(git: GitRunner, cwd: string, commit: string): Promise<
  * @param cwd - a folder inside the checkout
  * @param blobs - blob ids
  * @param limit - the most bytes of each kept
+ * @param asStored - read each blob itself, not what a replace ref puts in its place (what a push
+ *   sends); a loose blob is read as itself either way
  * @returns each blob's content by id
  * @throws {@link WipError} `git-failed`
  * @internal
  */
-export async function readBlobs(git: GitRunner, cwd: string, blobs: readonly string[], limit: number): Promise<Map<string, Buffer>> {
+export async function readBlobs(git: GitRunner, cwd: string, blobs: readonly string[], limit: number, asStored = false): Promise<Map<string, Buffer>> {
   const unique = [...new Set(blobs)];
   // Those a save just wrote are loose: read in-process, checked against their ids, without the
   // cat-file process; git is asked only for what is not there loose (packed, or in an alternate).
@@ -465,7 +475,7 @@ export async function readBlobs(git: GitRunner, cwd: string, blobs: readonly str
   const contents = dir === null ? new Map<string, Buffer>() : readLooseBlobs(dir, unique, limit);
   const missing = unique.filter((oid) => !contents.has(oid));
   if (missing.length === 0) return contents;
-  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: missing.map((oid) => `${oid}\n`).join('') });
+  const { stdoutBuffer } = await runBuffer(git, cwd, ['cat-file', '--batch'], { input: missing.map((oid) => `${oid}\n`).join(''), ...(asStored ? { env: AS_STORED } : {}) });
   const objects = parseBatch(stdoutBuffer, missing.length) ?? [];
   for (const object of objects) {
     if (object !== null && object.type === 'blob') contents.set(object.oid, Buffer.from(object.content.subarray(0, limit)));

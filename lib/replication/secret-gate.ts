@@ -247,7 +247,7 @@ export async function scanBlobs(git: GitRunner, cwd: string, blobs: readonly Add
     return true;
   });
   if (files.length === 0) return [];
-  const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), Infinity), warmed ?? loadScanner()]);
+  const [contents, lint] = await Promise.all([readBlobs(git, cwd, files.map((file) => file.blob), Infinity, true), warmed ?? loadScanner()]);
   // A file git-lfs keeps is a pointer in the snapshot; what it points to goes with the push too
   // (its LFS objects are pushed), so that is what is scanned, from the local LFS store.
   const lfs = await lfsContents(git, cwd, contents);
