@@ -423,7 +423,7 @@ describe('the secret gate', () => {
     const { dir } = box();
     const inner = new SimpleGitRunner(dir);
     // The scan's one git log of what the snapshot adds fails, as a killed or broken git would.
-    const failing: GitRunner = { run: (args, options) => inner.run(args[0] === 'log' && args.includes('--raw') ? ['log', '--no-such-option'] : args, options) };
+    const failing: GitRunner = { run: (args, options) => inner.run(args.includes('log') && args.includes('--raw') ? ['log', '--no-such-option'] : args, options) };
     const store = new WipStore({ cwd: dir, git: failing, policy: null });
     writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
     const saved = await store.save({ label: 'turn:1', scan: true });
@@ -631,6 +631,25 @@ describe('the secret gate and what a checkpoint staged', () => {
     const { replication } = await replicator.push();
     assert.equal(remoteTip(remote), null, 'nothing went');
     assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, line, snapshot: s }) => ({ path, line, s })), [{ path: 'dump.bin', line: null, s: snapshot.commit }]);
+  });
+
+  it('reads chant\'s trailers as written whatever trailer.separators or core.commentChar say: a token staged in a checkpoint\'s recorded index is held back', async () => {
+    // With either setting, git's %(trailers) read no Chant-Wip-* trailer: the checkpoint's index
+    // commit was not found, and what it staged went to the remote unscanned.
+    for (const [key, value] of [['trailer.separators', '='], ['core.commentChar', 'C']] as const) {
+      const { dir, remote, store, replicator } = box();
+      git(dir, ['config', key, value]);
+      writeFileSync(join(dir, 'notes.txt'), 'first\n');
+      const first = (await store.save({ label: 'one' })).snapshot.commit;
+      assert.equal((await replicator.push()).replication.pushed.length, 1, key);
+      writeFileSync(join(dir, '.env'), `GITHUB_TOKEN=${GITHUB_TOKEN}\n`);
+      git(dir, ['add', '.env']);
+      writeFileSync(join(dir, '.env'), 'GITHUB_TOKEN=\n');
+      const checkpoint = (await store.restore({ snapshot: first })).checkpoint.snapshot.commit;
+      const { replication } = await replicator.push();
+      assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, snapshot }) => ({ path, snapshot })), [{ path: '.env', snapshot: checkpoint }], key);
+      assert.equal(remoteTip(remote), first, key);
+    }
   });
 
   it('scans the index a restore\'s checkpoint recorded: a token staged, then edited away in the working tree, holds the checkpoint back', async () => {

@@ -306,7 +306,7 @@ export async function addedBlobs(git: GitRunner, cwd: string, tip: string, known
   // --no-relative: with diff.relative set, a log run in a subfolder lists only what changed
   // there, and the rest of the snapshot went unscanned.
   const log = (negatives: readonly string[] | null): Promise<string> => run(git, cwd, [
-    'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-relative', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
+    ...TRAILERS_AS_WRITTEN, 'log', '--first-parent', '--diff-merges=first-parent', '--raw', '-z', '--no-renames', '--no-relative', '--no-abbrev', '--reverse', '--format=%x01%H %P%x02%(trailers:key=Chant-Wip-Head,valueonly,separator=%x20)%x03%(trailers:key=Chant-Wip-Index,valueonly,separator=%x20)',
     '--ignore-missing', ...(negatives === null ? ['--not', '--branches', '--tags'] : []), '--stdin',
   ], { input: `${tip}\n${[...new Set([...known, ...(negatives ?? [])])].map((oid) => `^${oid}\n`).join('')}`, env: AS_STORED });
   let out = await log(null);
@@ -408,6 +408,14 @@ function addedFile(field: string): string | null {
  */
 const AS_STORED: Readonly<Record<string, string>> = { GIT_NO_REPLACE_OBJECTS: '1' };
 
+/**
+ * Settings under which git's `%(trailers)` reads chant's trailers as chant writes them (`Key:
+ * value` lines at the end of the message): a `trailer.separators` without `:`, or a
+ * `core.commentChar` of `C`, had the gate read none, so a checkpoint's recorded index went
+ * unscanned, and a branch reaching into a chain ended its walk there.
+ */
+const TRAILERS_AS_WRITTEN = ['-c', 'trailer.separators=:', '-c', 'core.commentChar=#'] as const;
+
 /** A full object id, as for-each-ref prints them. */
 const OBJECT_NAME = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -451,7 +459,7 @@ function firstCheckpointIndexes(out: string): Set<string> {
 
 /** Whether a commit is a snapshot: its message carries chant's branch trailer. */
 async function isSnapshot(git: GitRunner, cwd: string, commit: string): Promise<boolean> {
-  const message = await run(git, cwd, ['log', '-1', '--format=%(trailers:key=Chant-Wip-Branch,valueonly)', commit, '--'], { env: AS_STORED });
+  const message = await run(git, cwd, [...TRAILERS_AS_WRITTEN, 'log', '-1', '--format=%(trailers:key=Chant-Wip-Branch,valueonly)', commit, '--'], { env: AS_STORED });
   return message.trim().length > 0;
 }
 
