@@ -314,6 +314,40 @@ describe('prune', () => {
     assert.equal(await whileFetching(common, async () => 'fetched'), 'fetched', 'with the gc done, a fetch goes at once');
   });
 
+  it('writes again the rewritten chain a git gc --prune=now took as the ref moved, so every snapshot it kept is whole', async () => {
+    const dir = makeRepo();
+    buildChain(dir, 40);
+    const packs = join(dir, '.git', 'objects', 'pack');
+    let before: string[] = [];
+    let collected = 0;
+    const inner = new SimpleGitRunner(dir);
+    const collecting = new WipStore({
+      cwd: dir,
+      policy: null,
+      git: {
+        async run(args, options) {
+          if (verbOf(args) === 'index-pack') before = readdirSync(packs);
+          const out = await inner.run(args, options);
+          // A gc that listed the packs and walked the refs before the move ends after it: it deletes
+          // the pack the prune wrote, whose commits no ref named when it walked.
+          if (verbOf(args) === 'update-ref' && args.includes('chant wip: prune') && collected === 0) {
+            collected += 1;
+            for (const name of readdirSync(packs)) if (!before.includes(name)) rmSync(join(packs, name));
+          }
+          return out;
+        },
+      },
+    });
+    const result = await collecting.prune({ keepLast: 5 });
+    assert.equal(collected, 1, 'the pack was taken after the ref moved');
+    assert.equal(result.branches[0]?.kept, 5);
+    const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+    const chain = git(dir, ['log', '--first-parent', '--format=%H %T', 'refs/chant/wip/main', '--not', 'HEAD']).trim().split('\n');
+    assert.equal(chain.length, 5);
+    for (const line of chain) assert.equal(spawnSync('git', ['cat-file', '-e', `${line.split(' ')[1]}^{tree}`], { cwd: dir }).status, 0, line);
+  });
+
   it('refuses with wip-race and changes nothing when the chain moves under it', async () => {
     const dir = makeRepo();
     buildChain(dir, 20);
