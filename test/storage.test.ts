@@ -348,6 +348,41 @@ describe('prune', () => {
     for (const line of chain) assert.equal(spawnSync('git', ['cat-file', '-e', `${line.split(' ')[1]}^{tree}`], { cwd: dir }).status, 0, line);
   });
 
+  it('puts the chain back and fails, saying so, when the commits a gc took as the ref moved cannot be written again', async () => {
+    const dir = makeRepo();
+    buildChain(dir, 20);
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const packs = join(dir, '.git', 'objects', 'pack');
+    let before: string[] = [];
+    let packed = 0;
+    const inner = new SimpleGitRunner(dir);
+    const failing = new WipStore({
+      cwd: dir,
+      policy: null,
+      git: {
+        async run(args, options) {
+          if (verbOf(args) === 'index-pack') {
+            packed += 1;
+            // The disk is full by the time the commits are written again.
+            if (packed === 2) throw new Error('fatal: unable to create temporary file: No space left on device');
+            before = readdirSync(packs);
+          }
+          const out = await inner.run(args, options);
+          if (verbOf(args) === 'update-ref' && args.includes('chant wip: prune')) {
+            for (const name of readdirSync(packs)) if (!before.includes(name)) rmSync(join(packs, name));
+          }
+          return out;
+        },
+      },
+    });
+    await assertRefusal(() => failing.prune({ keepLast: 3 }), 'git-failed', /gc run meanwhile.*No space left.*put back where they were, nothing was dropped/);
+    assert.equal(packed, 2, 'the commits were written again once');
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+    assert.equal(git(dir, ['rev-list', '--count', 'refs/chant/wip/main', '--not', 'HEAD']).trim(), '20');
+    const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
+    assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+  });
+
   it('refuses with wip-race and changes nothing when the chain moves under it', async () => {
     const dir = makeRepo();
     buildChain(dir, 20);
