@@ -2,6 +2,7 @@
 // chain as one pack, and letting the old one go (reflogs, gc). See docs/design.md, "Bounded
 // storage".
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseBatch } from './formats/batch.js';
 import { objectHash } from './formats/object-format.js';
@@ -187,12 +188,40 @@ export function objectId(type: string, content: Buffer, objectFormat: string): s
  * @param cwd - a folder inside the checkout
  * @param bodies - each commit's content
  * @param objectFormat - `sha1` or `sha256`
+ * @returns the pack's file name without its extension (`pack-<hash>`), or null when none was
+ *   written or git did not name it
  * @throws {@link WipError} `git-failed`
  * @internal
  */
-export async function writeCommits(git: GitRunner, cwd: string, bodies: readonly Buffer[], objectFormat: string): Promise<void> {
-  if (bodies.length === 0) return;
-  await run(git, cwd, ['index-pack', '--stdin', '--fix-thin'], { input: packOf(bodies, OBJ_COMMIT, objectFormat) });
+export async function writeCommits(git: GitRunner, cwd: string, bodies: readonly Buffer[], objectFormat: string): Promise<string | null> {
+  if (bodies.length === 0) return null;
+  const out = await run(git, cwd, ['index-pack', '--stdin', '--fix-thin'], { input: packOf(bodies, OBJ_COMMIT, objectFormat) });
+  const named = /^(?:pack|keep)\t([0-9a-f]{40,64})$/m.exec(out);
+  return named === null ? null : `pack-${named[1]}`;
+}
+
+/**
+ * Whether the pack {@link writeCommits} named is still in the objects folder `dir`, its index
+ * with it: a gc deletes a pack whole, so while it is there so is every commit it holds.
+ * @internal
+ */
+export function packThere(dir: string, pack: string | null): boolean {
+  return pack !== null && existsSync(join(dir, 'pack', `${pack}.pack`)) && existsSync(join(dir, 'pack', `${pack}.idx`));
+}
+
+/**
+ * Which of `oids` git holds nowhere, loose or packed, in one `cat-file --batch-check`.
+ * @param git - the runner
+ * @param cwd - a folder inside the checkout
+ * @param oids - full object ids
+ * @returns those missing
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function objectsGone(git: GitRunner, cwd: string, oids: readonly string[]): Promise<string[]> {
+  if (oids.length === 0) return [];
+  const out = await run(git, cwd, ['cat-file', '--batch-check=%(objectname)'], { input: oids.map((oid) => `${oid}\n`).join('') });
+  return out.split('\n').flatMap((line) => (line.endsWith(' missing') ? [line.slice(0, -' missing'.length)] : []));
 }
 
 /**
@@ -207,6 +236,16 @@ export async function writeCommits(git: GitRunner, cwd: string, bodies: readonly
 export async function expireUnreachableReflogs(git: GitRunner, cwd: string, refs: readonly string[]): Promise<void> {
   if (refs.length === 0) return;
   await run(git, cwd, ['reflog', 'expire', '--expire-unreachable=now', '--end-of-options', ...refs]);
+}
+
+/**
+ * Deletes the newest `count` entries of `ref`'s reflog, one at a time (each delete numbers the
+ * entries afresh): a move undone leaves none naming the commits it moved to.
+ * @throws {@link WipError} `git-failed`
+ * @internal
+ */
+export async function dropNewestReflogEntries(git: GitRunner, cwd: string, ref: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) await run(git, cwd, ['reflog', 'delete', '--end-of-options', `${ref}@{0}`]);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { Snapshot } from '../documents/snapshot.js';
 import { cancelledError, checkNotAborted, WipError } from '../errors.js';
 import { moveRefs } from '../git/remote.js';
 import { removeStaleRefLock } from '../git/ref-writer.js';
-import { chainHolds, collectGarbageNow, commitBytes, expireUnreachableReflogs, objectId, readRawCommits, writeCommits } from '../git/storage.js';
+import { chainHolds, collectGarbageNow, commitBytes, dropNewestReflogEntries, expireUnreachableReflogs, objectId, objectsGone, packThere, readRawCommits, writeCommits } from '../git/storage.js';
 import type { RawCommit } from '../git/storage.js';
 import { parentBelow } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
@@ -219,7 +219,7 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     // Nothing to drop, and gc asked for: it runs all the same, for what an earlier prune dropped
     // while its gc was left undone (a lock held past the wait, a fetch running).
     if (rewrites.length === 0) return { dryRun, rules, branches: results, collected: !dryRun && options.gc === true, replication: null };
-    await writeCommits(early.git, context.cwd, bodies, layout.objectFormat);
+    const pack = await writeCommits(early.git, context.cwd, bodies, layout.objectFormat);
     // The last moment a signal cancels: the move is the prune.
     checkNotAborted(signal);
     // The records name the checkpoints as written again before the move too, so that a prune
@@ -238,6 +238,10 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
       if (!RACED.test(said)) throw new WipError('git-failed', `${said}; nothing was dropped`, { cause: error });
       throw new WipError('wip-race', `a chain moved while it was pruned (a save in another worktree?); nothing was dropped, run the prune again`, { cause: error });
     }
+    // A `git gc --prune=now` run by hand that walked the refs before the move and ends after it
+    // deletes the pack just written, tips and all: the chains would name commits that are gone.
+    // Once the refs name them a gc keeps them, so they are written again from the bytes here.
+    if (!packThere(layout.objectsDir, pack)) await writeAgain(context, rewrites, bodies, [...renamed.values()], layout.objectFormat);
     renameMarkedCheckpoints(markDirs, renamed);
     try {
       await expireUnreachableReflogs(context.git, context.cwd, rewrites.map((rewrite) => rewrite.ref));
@@ -278,6 +282,28 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
   // The push runs outside the lock: it is the network, and a save may go on meanwhile.
   if (push && policy !== null) result.replication = (await replicatorOf(context, policy).pushPruned()).replication;
   return result;
+}
+
+/**
+ * Writes again the commits of chains just moved whose pack is gone, and checks git holds each.
+ * Where it cannot, the chains go back where they were (a gc that took the new commits had walked
+ * the old ones, and their reflogs still name them) and the prune fails, saying so.
+ */
+async function writeAgain(context: StoreContext, rewrites: ReadonlyArray<{ ref: string; next: string; expected: string }>, bodies: readonly Buffer[], commits: readonly string[], objectFormat: string): Promise<void> {
+  try {
+    await writeCommits(context.git, context.cwd, bodies, objectFormat);
+    const gone = await objectsGone(context.git, context.cwd, commits);
+    if (gone.length > 0) throw new WipError('git-failed', `${gone.length} of them still missing once written again, ${(gone[0] as string).slice(0, 12)} first`);
+  } catch (error) {
+    const said = error instanceof Error ? error.message : String(error);
+    const back = await moveRefs(context.git, context.cwd, rewrites.map((rewrite) => ({ ref: rewrite.ref, next: rewrite.expected, expected: rewrite.next })), 'chant wip: prune undone').then(() => true, () => false);
+    // Neither the move nor its undo stays in the reflogs: both name commits that are gone, and git fsck says so.
+    if (back) for (const rewrite of rewrites) await dropNewestReflogEntries(context.git, context.cwd, rewrite.ref, 2).catch(() => undefined);
+    const where = back
+      ? 'the chains were put back where they were, nothing was dropped'
+      : `putting the chains back failed too: ${rewrites.map((rewrite) => `${rewrite.ref} was at ${rewrite.expected}`).join(', ')} (its reflog names it)`;
+    throw new WipError('git-failed', `a git gc run meanwhile deleted the pruned chains' commits and writing them again failed (${said}); ${where}`, { cause: error });
+  }
 }
 
 /**
