@@ -291,7 +291,8 @@ describe('the working tree built from git status', () => {
       `1 AD N... 000000 100644 000000 ${zero} ${oid} added then deleted`,
       `1 D. N... 100644 000000 000000 ${oid} ${zero} removed`,
       `1 .A N... 000000 000000 100644 ${zero} ${zero} intent`,
-      '? new/file', '',
+      `1 .M N... 100644 100644 100644 ${oid} ${oid}  two  spaces `,
+      '? new/file', '', '',
     ].join('\0'));
     assert.ok(plan !== null);
     assert.equal(plan.head, oid);
@@ -301,6 +302,7 @@ describe('the working tree built from git status', () => {
       'added then deleted': { kind: 'absent' },
       removed: { kind: 'absent' },
       intent: { kind: 'file', mode: '100644' },
+      ' two  spaces ': { kind: 'file', mode: '100644' },
     });
     assert.deepEqual(plan.untracked, ['new/file']);
     for (const record of [
@@ -310,6 +312,11 @@ describe('the working tree built from git status', () => {
       '? nested/repo/',
       `1 .M N... 100644 100644 100644 ${oid} ${oid} "quoted`,
       `1 .M N... 100644 100644 100644 ${oid} ${oid} line\nbreak`,
+      `1 .M N... 100644 100644 100644 ${oid} ${oid}`,
+      `1 .M N... 100644 100644 100644 ${oid} ${oid} `,
+      `1 .M N... 100644 100644 ${oid} ${oid} short`,
+      `1 .M N... 160000 100644 100644 ${oid} ${oid} was a submodule`,
+      `2 R. N... 100644 100644 100644 ${oid} ${oid} R100 renamed\0old`,
     ]) {
       assert.equal(readStatus(`# branch.oid ${oid}\0${record}\0`), null, record);
     }

@@ -27,24 +27,41 @@ export function readStatus(out: string): StatusPlan | null {
   let head: string | null = null;
   const states = new Map<string, PathState>();
   const untracked: string[] = [];
-  for (const record of out.split('\0')) {
-    if (record.length === 0) continue;
-    if (record.startsWith('# ')) {
-      if (record.startsWith('# branch.oid ')) head = record.slice('# branch.oid '.length);
+  // Read in place, by offsets into the text: a tree with 10,000 files modified since HEAD has
+  // status name them all on every save, and a split of each record into its fields made nine
+  // strings and an array a record.
+  for (let at = 0; at < out.length;) {
+    let end = out.indexOf('\0', at);
+    if (end < 0) end = out.length;
+    const start = at;
+    at = end + 1;
+    if (end === start) continue;
+    if (out.startsWith('# ', start)) {
+      if (out.startsWith('# branch.oid ', start)) head = out.slice(start + '# branch.oid '.length, end);
       continue;
     }
-    if (record.startsWith('? ')) {
-      const path = record.slice(2);
+    if (out.startsWith('? ', start)) {
+      const path = out.slice(start + 2, end);
       if (!passable(path) || path.endsWith('/')) return null;
       untracked.push(path);
       continue;
     }
-    if (!record.startsWith('1 ')) return null;
-    const fields = record.split(' ');
-    const [, xy = '', sub = '', , modeIndex = '', modeWork = '', , oidIndex = ''] = fields;
-    const path = fields.slice(8).join(' ');
-    if (fields.length < 9 || !passable(path) || !sub.startsWith('N') || fields.slice(3, 6).includes('160000')) return null;
-    const state = stateOf(xy, modeIndex, modeWork, oidIndex);
+    if (!out.startsWith('1 ', start)) return null;
+    // `1 XY sub mH mI mW hH hI path`: fixed fields, then the path, all that follows the eighth space.
+    const s2 = out.indexOf(' ', start + 2);
+    const s3 = s2 < 0 ? -1 : out.indexOf(' ', s2 + 1);
+    const s4 = s3 < 0 ? -1 : out.indexOf(' ', s3 + 1);
+    const s5 = s4 < 0 ? -1 : out.indexOf(' ', s4 + 1);
+    const s6 = s5 < 0 ? -1 : out.indexOf(' ', s5 + 1);
+    const s7 = s6 < 0 ? -1 : out.indexOf(' ', s6 + 1);
+    const s8 = s7 < 0 ? -1 : out.indexOf(' ', s7 + 1);
+    if (s8 < 0 || s8 >= end) return null;
+    const xy = out.slice(start + 2, s2);
+    const modeIndex = out.slice(s4 + 1, s5);
+    const modeWork = out.slice(s5 + 1, s6);
+    const path = out.slice(s8 + 1, end);
+    if (!passable(path) || !out.startsWith('N', s2 + 1) || out.slice(s3 + 1, s4) === '160000' || modeIndex === '160000' || modeWork === '160000') return null;
+    const state = stateOf(xy, modeIndex, modeWork, out.slice(s7 + 1, s8));
     if (state === null) return null;
     states.set(path, state);
   }
