@@ -11,6 +11,7 @@ import { zlibStored } from '../lib/git/formats/pack.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
 import { readStatus } from '../lib/git/formats/status.js';
+import { refusedByObjectChecks } from '../lib/store/tree-paths.js';
 import { workingTreeByStatus } from '../lib/store/working-tree.js';
 import { attributesElsewhere } from '../lib/git/blob-writer.js';
 import { WipStore } from '../lib/store/wip-store.js';
@@ -321,6 +322,18 @@ describe('the working tree built from git status', () => {
       assert.equal(readStatus(`# branch.oid ${oid}\0${record}\0`), null, record);
     }
     assert.equal(readStatus('# branch.oid (initial)\0'), null, 'no commit to build on');
+  });
+
+  it('refuses a path by what fsck reads any of its names as, not only its first', () => {
+    const refused: Array<[string, string]> = [
+      ['src/.git/config', '100644'], ['src/.GIT', '100644'], ['src/git~1/x', '100644'], ['a/\u200c.git', '100644'],
+      ['a/b\\.git', '100644'], ['a/.gitmodules', '120000'], ['a/.gitmodules/x', '100644'], ['a/.gitattributes/x', '100644'], ['a/.gitmodules', '160000'],
+    ];
+    const passed: Array<[string, string]> = [
+      ['a/.gitmodules', '100644'], ['a/.gitattributes', '100644'], ['src/d5/file.txt', '100644'], ['src/gadget.txt', '100644'], ['a/sub', '160000'], ['a/b/.Git~', '100644'],
+    ];
+    for (const [path, mode] of refused) assert.equal(refusedByObjectChecks(path, mode), true, `${JSON.stringify(path)} ${mode}`);
+    for (const [path, mode] of passed) assert.equal(refusedByObjectChecks(path, mode), false, `${JSON.stringify(path)} ${mode}`);
   });
 
   it('takes a save from status: no temporary index, and the snapshot equals git add --all', async () => {
