@@ -590,7 +590,6 @@ function filesOf(states: ReadonlyMap<string, { kind: string }>): string[] {
   return files;
 }
 
-/** The number of lines of a text (or of its bytes), counted up to `enough`. */
 /**
  * The fewest bytes a line of the hash cache that reads as one takes: a path, a key of two `|`, a
  * time, a blob id of 40 digits, three NULs and its newline. A cache smaller than this many bytes a
@@ -598,6 +597,7 @@ function filesOf(states: ReadonlyMap<string, { kind: string }>): string[] {
  */
 const SHORTEST_CACHE_LINE = 48;
 
+/** The number of lines of a text (or of its bytes), counted up to `enough`. */
 function lineCount(text: string | Buffer, enough: number): number {
   let count = 0;
   for (let at = text.indexOf('\n'); at >= 0 && count < enough; at = text.indexOf('\n', at + 1)) count += 1;
