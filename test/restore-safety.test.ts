@@ -395,6 +395,40 @@ describe('restore: a blob of the checkpoint gone from disk', () => {
     assert.equal(readFileSync(join(dir, 'sub', 'precious.txt'), 'utf8'), 'precious work\n');
     assert.equal(spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' }).status, 0);
   });
+
+  it('writes such a blob again with the permissions git gives in a repository its configuration shares, its fan-out folder too, so the group can still write objects there', async () => {
+    const dir = makeRepo();
+    git(dir, ['config', 'core.sharedRepository', 'group']);
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'a\n' });
+    const first = (await store.save({ label: 'first' })).snapshot.commit;
+    const candidates = Array.from({ length: 8 }, (_, index) => `sub/precious${index}.txt`);
+    writeFiles(dir, Object.fromEntries(candidates.map((path) => [path, `precious work ${path}\n`])));
+    // Taken by the checkpoint from the hash cache as held by the tip's tree (see above).
+    await new Promise((resolve) => setTimeout(resolve, RACY_MARGIN_MS + 1000));
+    const second = (await store.save({ label: 'second' })).snapshot.commit;
+    // One whose blob is the only object in its fan-out folder: gone, and its folder with it, as
+    // git prune leaves a folder it empties.
+    const objects = join(dir, '.git', 'objects');
+    const path = candidates.find((candidate) => {
+      const oid = git(dir, ['rev-parse', `${second}:${candidate}`]).trim();
+      return readdirSync(join(objects, oid.slice(0, 2))).length === 1;
+    });
+    assert.notEqual(path, undefined, 'a blob alone in its folder');
+    const blob = git(dir, ['rev-parse', `${second}:${path as string}`]).trim();
+    rmSync(join(objects, blob.slice(0, 2)), { recursive: true });
+    assert.notEqual(spawnSync('git', ['cat-file', '-e', blob], { cwd: dir }).status, 0, 'the blob is gone');
+    // A umask that takes the group's bits: git gives them back to what it writes.
+    const umask = process.umask(0o077);
+    try {
+      await store.restore({ snapshot: first });
+    } finally {
+      process.umask(umask);
+    }
+    assert.equal(git(dir, ['cat-file', 'blob', blob]), `precious work ${path as string}\n`, 'the blob is on disk again');
+    assert.equal(statSync(join(objects, blob.slice(0, 2))).mode & 0o070, 0o070, 'the group may write in its folder');
+    assert.equal(statSync(join(objects, blob.slice(0, 2), blob.slice(2))).mode & 0o777, 0o440, 'the group may read it');
+  });
 });
 
 describe('restore: names that are not UTF-8', () => {
