@@ -857,15 +857,34 @@ export class Plumbing {
     if (raws.length === 0) return [];
     const known = objectFormat === null ? null : rawIdsInProcess(top, raws, objectFormat);
     if (known !== null) return known;
-    // git reads one path a line, unquoting a line that begins with a double quote and dropping
-    // a carriage return at its end: such paths go quoted.
-    const lines = raws.map((raw) => {
-      const bytes = Buffer.from(raw, 'latin1');
-      return Buffer.concat([/^"|[\n]|\r$/.test(raw) ? Buffer.from(quotePath(bytes), 'utf8') : bytes, Buffer.from('\n')]);
-    });
-    const out = await this.run(['hash-object', '--no-filters', '--stdin-paths'], { cwd: top, input: Buffer.concat(lines) });
+    const out = await this.run(['hash-object', '--no-filters', '--stdin-paths'], { cwd: top, input: stdinPaths(raws) });
     return out.split('\n').filter((line) => line.length > 0);
   }
+
+  /**
+   * Writes the blobs of the files at `raws` (byte strings, paths from `top`) as they are on disk,
+   * no filter or end-of-line conversion applied (`git hash-object -w --no-filters`): with the
+   * permissions git gives its objects and their folders, which a repository's configuration may
+   * make its own (`core.sharedRepository`).
+   * @returns each file's blob id
+   */
+  async writeRaw(top: string, raws: readonly string[]): Promise<string[]> {
+    if (raws.length === 0) return [];
+    const out = await this.run(['hash-object', '-w', '--no-filters', '--stdin-paths'], { cwd: top, input: stdinPaths(raws) });
+    return out.split('\n').filter((line) => line.length > 0);
+  }
+}
+
+/**
+ * Paths (byte strings) as `hash-object --stdin-paths` reads them, one a line: git unquotes a line
+ * that begins with a double quote and drops a carriage return at its end, so such paths, and
+ * those holding a newline, go quoted.
+ */
+function stdinPaths(raws: readonly string[]): Buffer {
+  return Buffer.concat(raws.map((raw) => {
+    const bytes = Buffer.from(raw, 'latin1');
+    return Buffer.concat([/^"|[\n]|\r$/.test(raw) ? Buffer.from(quotePath(bytes), 'utf8') : bytes, Buffer.from('\n')]);
+  }));
 }
 
 /** Up to this many bytes in all, {@link Plumbing.hashRaw} reads the files itself. */

@@ -31,7 +31,7 @@ import type { StoreContext } from './context.js';
 import { applyOps, available as folderWriterAvailable, FolderRaceError } from './folder-writer.js';
 import { entriesInTree, PATH_MAX } from './tree-paths.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
-import { healBrokenLooseBlob } from '../git/loose-target.js';
+import { healBrokenLooseBlob, looseTarget } from '../git/loose-target.js';
 import type { CheckedReads } from '../git/loose-objects.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
@@ -804,7 +804,11 @@ async function inexactFiles(plumbing: Plumbing, layout: RepositoryLayout, curren
   // the tip): the restore would otherwise remove or overwrite the file and its undo fail.
   const held = plain ? files.filter((change, index) => raws[index] === change.oldOid) : [];
   const absent = await absentBlobs(plumbing, layout, held.map((change) => change.oldOid));
-  const broken = held.filter((change) => !healed(layout, change, absent.has(change.oldOid), reads));
+  // Where the configuration shares the repository (or cannot be read), git gives its objects and
+  // their folders permissions of its own: those git holds nowhere are written by git, as they are.
+  const byGit = absent.size > 0 && looseTarget(layout, env) === null ? held.filter((change) => absent.has(change.oldOid)) : [];
+  const writtenByGit = await writeAbsentByGit(plumbing, layout, byGit);
+  const broken = held.filter((change) => (byGit.includes(change) ? !writtenByGit.has(change.raw) : !healed(layout, change, absent.has(change.oldOid), reads)));
   const converted = [...plain ? files.filter((change, index) => raws[index] !== change.oldOid || broken.includes(change)) : files, ...mayConvert ? links : []];
   if (converted.length === 0) return [];
   const scratch = stagingFolder(layout.gitDir);
@@ -840,6 +844,17 @@ function healed(layout: RepositoryLayout, change: TreeChange, absent: boolean, r
   } catch {
     return false;
   }
+}
+
+/**
+ * Writes the blobs of `changes`' files, whose bytes hash to the checkpoint's blob of each, by
+ * git, as they are; returns the paths whose blob is written so. A call that fails writes none:
+ * those files are then compared with git's checkout of their blob, which fails, and refused.
+ */
+async function writeAbsentByGit(plumbing: Plumbing, layout: RepositoryLayout, changes: readonly TreeChange[]): Promise<Set<string>> {
+  if (changes.length === 0) return new Set();
+  const oids = await plumbing.writeRaw(layout.top, changes.map((change) => change.raw)).catch((): string[] => []);
+  return new Set(changes.filter((change, at) => oids[at] === change.oldOid).map((change) => change.raw));
 }
 
 /**
