@@ -163,6 +163,26 @@ test('a loose blob is put whole again from its file only where it is broken, the
   assert.equal(reads, 1, 'a packed blob is not read from the file');
 });
 
+test('a loose blob put whole again keeps the permissions of the file it replaces, which git gave it (in a repository whose configuration shares it, not the umask\'s)', () => {
+  const dir = makeRepo();
+  git(dir, ['config', 'core.sharedRepository', 'group']);
+  writeFiles(dir, { 'a.txt': 'some bytes\n' });
+  const objects = join(dir, '.git', 'objects');
+  // A umask that takes the group's bits: git gives them back to what it writes.
+  const umask = process.umask(0o077);
+  try {
+    const oid = git(dir, ['hash-object', '-w', 'a.txt']).trim();
+    const file = join(objects, oid.slice(0, 2), oid.slice(2));
+    assert.equal(statSync(file).mode & 0o777, 0o440, 'as git writes it');
+    truncateSync(file, 5);
+    assert.equal(healBrokenLooseBlob(objects, oid, () => readFileSync(join(dir, 'a.txt')), 'sha1'), true);
+    assert.equal(statSync(file).mode & 0o777, 0o440, 'the group may still read it');
+    assert.equal(git(dir, ['cat-file', 'blob', oid]), 'some bytes\n');
+  } finally {
+    process.umask(umask);
+  }
+});
+
 test('a save writes again the blobs a git gc --prune=now took between git writing them and the ref naming the snapshot, so the snapshot is whole', async () => {
   const dir = makeRepo();
   // More files than a save hashes itself: git's hash-object writes their blobs, and the gc runs right after it.
