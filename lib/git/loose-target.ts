@@ -3,7 +3,7 @@
 // mentions `core.sharedRepository`, where git adds its own, is left to git), and synced to disk
 // when the configuration asks git to sync loose objects (`core.fsync`, `core.fsyncObjectFiles`).
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fchmodSync, fsyncSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, unlinkSync, utimesSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 import { looseObject } from './formats/loose.js';
@@ -143,11 +143,13 @@ const HEALED_BYTES = 32 * 1024 * 1024;
 /**
  * Puts whole again the loose blob `oid` whose file a crash or a power loss emptied or cut short
  * (it does not read back as `oid`), from what `content` reads, bytes known to hash to it (a file
- * of the working tree git writes back as it is), read only once the loose file is found broken: git takes an object there loose as held, writes it
- * never again, and the snapshots that name it (every later save of an unchanged file too) could
- * give nothing back. The new file is written beside it and renamed over it. With `absent`, the
- * caller knows git holds the blob nowhere (neither loose nor packed: a `git gc --prune=now` took
- * it between a save's writes and its move of the ref), and it is written as a loose object anew.
+ * of the working tree git writes back as it is), read only once the loose file is found broken:
+ * git takes an object there loose as held, writes it never again, and the snapshots that name it
+ * (every later save of an unchanged file too) could give nothing back. The new file is written
+ * beside it, with its permissions, and renamed over it. With `absent`, the caller knows git holds
+ * the blob nowhere (neither loose nor packed: a `git gc --prune=now` took it between a save's
+ * writes and its move of the ref), and it is written as a loose object anew, with the umask's
+ * permissions (the caller leaves a repository whose configuration shares it to git).
  * @returns false where the object is not there loose (and not `absent`), reads back whole
  *   already, or `content` is not its bytes; true where it was put back
  * @throws the file system's error when it cannot be written
@@ -167,6 +169,9 @@ export function healBrokenLooseBlob(objectsDir: string, oid: string, content: ()
   const fd = openSync(temporary, 'wx', 0o444);
   try {
     try {
+      // The permissions of the file it replaces, which git gave it (a repository whose
+      // configuration shares it has git add the group's to the umask's), readable by its owner.
+      if (stats !== undefined) fchmodSync(fd, (stats.mode & 0o777) | 0o400);
       writeAll(fd, object.file);
       fsyncSync(fd);
     } finally {
