@@ -76,7 +76,8 @@ export function available(): boolean {
 /**
  * Makes `ops` in the working tree at `top`: first every removal (files, and the folders that
  * are left empty by them and receive nothing), then every write, each a rename of the staged
- * file (`<staging>/<path>`), or a copy where the staging folder is on another file system.
+ * file (`<staging>/<path>`, or the name `stagedAs` gives it), or a copy where the staging folder
+ * is on another file system.
  * @param top - the top of the working tree
  * @param staging - the folder the staged files are in, under the same relative paths unless
  *   `stagedAs` names them
