@@ -206,6 +206,33 @@ test('a save writes again the blobs a git gc --prune=now took between git writin
   assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
 
+test('a save writes again the blobs a git gc --prune=now took of the files still there when one of its files is gone meanwhile', async () => {
+  const dir = makeRepo();
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
+  const inner = new SimpleGitRunner(dir);
+  let collected = 0;
+  let removed = 0;
+  const runner: GitRunner = {
+    run: async (args, options) => {
+      // Once the ref names the snapshot, the save asks git which of the blobs not there loose it
+      // holds: the first file, whose blob the gc took, is deleted then.
+      if (args.includes('cat-file') && collected === 1 && removed === 0) {
+        removed += 1;
+        rmSync(join(dir, 'd', 'f0.txt'));
+      }
+      const out = await inner.run(args, options);
+      if (args.includes('hash-object') && collected === 0) {
+        collected += 1;
+        git(dir, ['gc', '-q', '--prune=now']);
+      }
+      return out;
+    },
+  };
+  const saved = await new WipStore({ cwd: dir, git: runner }).save({});
+  assert.equal(removed, 1, 'the file was deleted as the save wrote the blobs again');
+  for (const index of [1, 7, 149]) assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f${index}.txt`], { allowFail: true }), `work ${index}\n`, `d/f${index}.txt`);
+});
+
 test('a restore writes again the blobs of its checkpoint a git gc --prune=now took between git writing them and the ref naming the checkpoint, those of files it leaves alone too, so the checkpoint is whole', async () => {
   const dir = makeRepo();
   const plain = new WipStore({ cwd: dir });
