@@ -478,7 +478,19 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     if (blobs.length === 0) return;
     const held = await plumbing.objectInfo(blobs.map(({ oid }) => oid));
     const gone = blobs.filter(({ oid }) => (held.get(oid) ?? null) === null);
-    if (gone.length > 0) await plumbing.hashFiles(top, [...new Set(gone.map(({ path }) => path))]);
+    // Only the files still there: one hash-object stops at the first it cannot open, and a file
+    // deleted meanwhile left the blobs of all those after it unwritten. Should one go between the
+    // look and the call, each is hashed on its own, and only a file gone by then is let go: a
+    // restore must not touch a file whose blob its checkpoint could not hold.
+    const paths = [...new Set(gone.map(({ path }) => path))].filter((path) => statOf(top, path)?.isFile() === true);
+    if (paths.length === 0) return;
+    await plumbing.hashFiles(top, paths).catch(async () => {
+      for (const path of paths) {
+        await plumbing.hashFiles(top, [path]).catch((error: unknown) => {
+          if (statOf(top, path)?.isFile() === true) throw error;
+        });
+      }
+    });
   };
   return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain, keepStatusIndex, keepWritten };
 }
