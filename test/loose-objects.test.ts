@@ -272,3 +272,29 @@ test('the ids with no loose file are found by a look at each, or for many by one
   assert.deepEqual(notThereLoose(objects, [...oids, never]), [...removed, never], 'many: listed');
   assert.deepEqual(notThereLoose(objects, [...oids.slice(0, 10), oids[250] as string, never]), [oids[3] as string, oids[250] as string, never], 'few: looked at');
 });
+
+test('a restore whose checkpoint\'s objects a gc took and that cannot write them again is refused before any file is touched, saying nothing was changed', async () => {
+  const dir = makeRepo();
+  const plain = new WipStore({ cwd: dir });
+  writeFiles(dir, { 'a.txt': 'first\n' });
+  const first = (await plain.save({})).snapshot.commit;
+  writeFiles(dir, { 'a.txt': 'second\n', ...Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])) });
+  const inner = new SimpleGitRunner(dir);
+  let hashed = 0;
+  const runner: GitRunner = {
+    run: async (args, options) => {
+      // The first hash-object writes the blobs and a gc takes them; every later one (the write again) fails, as on a full disk.
+      if (args.includes('hash-object') && ++hashed > 1) throw new Error('error: unable to write loose object: No space left on device');
+      const out = await inner.run(args, options);
+      if (args.includes('hash-object')) git(dir, ['gc', '-q', '--prune=now']);
+      return out;
+    },
+  };
+  await assert.rejects(new WipStore({ cwd: dir, git: runner }).restore({ snapshot: first, paths: ['a.txt'] }), (error: unknown) => {
+    assert.equal((error as { code?: string }).code, 'git-failed');
+    assert.match((error as Error).message, /a git gc took meanwhile .*No space left on device.*nothing was changed; the checkpoint [0-9a-f]{12} is on the chain/s);
+    return true;
+  });
+  assert.ok(hashed > 1, 'the objects were written again, and that failed');
+  assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'second\n', 'the file the restore was to overwrite is as it was');
+});
