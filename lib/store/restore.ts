@@ -225,7 +225,11 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         });
         // The objects the checkpoint's tree was built with are named by its ref now: any a gc took
         // before (a `git gc --prune=now` by hand) is written again before a file is touched.
-        if (prepared.keepWritten !== null) await prepared.keepWritten();
+        if (prepared.keepWritten !== null) {
+          await prepared.keepWritten().catch((error: unknown) => {
+            throw new WipError('git-failed', `cannot write again the objects of this restore's checkpoint that a git gc took meanwhile (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+          });
+        }
         report(onProgress, 'checkpoint', 1, 1);
         // From here on a kill leaves the working tree part written: the mark says so to the
         // next list or save, naming the checkpoint that gives it back.
