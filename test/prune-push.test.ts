@@ -489,4 +489,27 @@ describe('a pruned chain and the remote', () => {
     await storeB.restore({ snapshot: record.checkpoint });
     assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });
+  // git's %(trailers) reads trailers through trailer.separators and core.commentChar: with a
+  // separator other than ':', or the comment character C, it read no prune marker, so a pruned
+  // chain was never proven to hold the replica it replaced.
+  for (const [key, value] of [['trailer.separators', '#'], ['core.commentChar', 'C']] as const) {
+    it(`reads the prune markers as written whatever ${key} says: the prune push goes, and a fetching box takes the pruned chain`, async () => {
+      const { remote, a, b, policy } = boxes();
+      git(a, ['config', key, value]);
+      git(b, ['config', key, value]);
+      buildChain(a, 10);
+      const replicatorA = new Replicator({ cwd: a, policy });
+      assert.equal((await replicatorA.push()).replication.pushed.length, 1);
+      const replicatorB = new Replicator({ cwd: b, policy });
+      await replicatorB.fetch();
+      await new WipStore({ cwd: a, policy }).prune({ keepLast: 3 });
+      const pruned = git(a, ['rev-parse', 'refs/chant/wip/main']).trim();
+      assert.deepEqual((await replicatorA.pushPruned()).replication.pushed, [{ ref: 'refs/chant/wip/main', commit: pruned }]);
+      assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+      git(b, ['checkout', '-q', '-b', 'elsewhere']);
+      const fetched = await replicatorB.fetch();
+      assert.deepEqual(fetched.refs.map(({ ref, result, pruned: was, aside }) => ({ ref, result, was, aside })), [{ ref: 'refs/chant/wip/main', result: 'fast-forward', was: true, aside: undefined }]);
+      assert.equal(git(b, ['rev-parse', 'refs/chant/wip/main']).trim(), pruned);
+    });
+  }
 });
