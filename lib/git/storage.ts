@@ -52,7 +52,7 @@ export async function uniqueDiskUsage(git: GitRunner, cwd: string, tips: readonl
  */
 export async function replacedTips(git: GitRunner, cwd: string, tip: string, local: string): Promise<Set<string>> {
   const out = await run(git, cwd, [
-    'log', '--first-parent', '--format=%(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
+    ...TRAILERS_AS_WRITTEN, 'log', '--first-parent', '--format=%(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
     tip, '--not', local, '--',
   ]);
   return new Set(out.split(/\s+/).filter((word) => /^[0-9a-f]{40,64}$/.test(word)));
@@ -72,7 +72,7 @@ export async function replacedTips(git: GitRunner, cwd: string, tip: string, loc
  */
 export async function replacedTipsEachSide(git: GitRunner, cwd: string, left: string, right: string): Promise<{ left: Set<string>; right: Set<string> }> {
   const out = await run(git, cwd, [
-    'log', '--first-parent', '--left-right', '--format=%m %(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
+    ...TRAILERS_AS_WRITTEN, 'log', '--first-parent', '--left-right', '--format=%m %(trailers:key=Chant-Wip-Pruned,valueonly,separator=%x20) %(trailers:key=Chant-Wip-Pruned-Remote,valueonly,separator=%x20)',
     `${left}...${right}`, '--',
   ]);
   const sides = { left: new Set<string>(), right: new Set<string>() };
@@ -451,7 +451,9 @@ const AS_STORED: Readonly<Record<string, string>> = { GIT_NO_REPLACE_OBJECTS: '1
  * Settings under which git's `%(trailers)` reads chant's trailers as chant writes them (`Key:
  * value` lines at the end of the message): a `trailer.separators` without `:`, or a
  * `core.commentChar` of `C`, had the gate read none, so a checkpoint's recorded index went
- * unscanned, and a branch reaching into a chain ended its walk there.
+ * unscanned, and a branch reaching into a chain ended its walk there; and had the prune markers
+ * read as naming nothing, so a prune push went nowhere and a fetching box took a pruned chain
+ * that replaced its tip for one diverged from it.
  */
 const TRAILERS_AS_WRITTEN = ['-c', 'trailer.separators=:', '-c', 'core.commentChar=#'] as const;
 
