@@ -183,14 +183,17 @@ test('a loose blob put whole again keeps the permissions of the file it replaces
   }
 });
 
-test('a save writes again the blobs a git gc --prune=now took between git writing them and the ref naming the snapshot, so the snapshot is whole', async () => {
-  const dir = makeRepo();
-  // More files than a save hashes itself: git's hash-object writes their blobs, and the gc runs right after it.
-  writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
+/**
+ * A runner that runs `git gc --prune=now` right after the first `git hash-object` of the call, as
+ * a user's gc in the window between a save's writes and its move of the ref; `before` sees each
+ * command first.
+ */
+function gcAfterHashObject(dir: string, before: (args: readonly string[], collected: number) => void = () => undefined): { runner: GitRunner; collected: () => number } {
   const inner = new SimpleGitRunner(dir);
   let collected = 0;
   const runner: GitRunner = {
     run: async (args, options) => {
+      before(args, collected);
       const out = await inner.run(args, options);
       if (args.includes('hash-object') && collected === 0) {
         collected += 1;
@@ -199,35 +202,38 @@ test('a save writes again the blobs a git gc --prune=now took between git writin
       return out;
     },
   };
-  const saved = await new WipStore({ cwd: dir, git: runner }).save({});
-  assert.equal(collected, 1, 'the gc ran after hash-object');
+  return { runner, collected: () => collected };
+}
+
+/** `git fsck` finds nothing missing or broken. */
+function assertWhole(dir: string): void {
   const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
   assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+}
+
+test('a save writes again the blobs a git gc --prune=now took between git writing them and the ref naming the snapshot, so the snapshot is whole', async () => {
+  const dir = makeRepo();
+  // More files than a save hashes itself: git's hash-object writes their blobs, and the gc runs right after it.
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
+  const { runner, collected } = gcAfterHashObject(dir);
+  const saved = await new WipStore({ cwd: dir, git: runner }).save({});
+  assert.equal(collected(), 1, 'the gc ran after hash-object');
+  assertWhole(dir);
   assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
 
 test('a save writes again the blobs a git gc --prune=now took of the files still there when one of its files is gone meanwhile', async () => {
   const dir = makeRepo();
   writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
-  const inner = new SimpleGitRunner(dir);
-  let collected = 0;
   let removed = 0;
-  const runner: GitRunner = {
-    run: async (args, options) => {
-      // Once the ref names the snapshot, the save asks git which of the blobs not there loose it
-      // holds: the first file, whose blob the gc took, is deleted then.
-      if (args.includes('cat-file') && collected === 1 && removed === 0) {
-        removed += 1;
-        rmSync(join(dir, 'd', 'f0.txt'));
-      }
-      const out = await inner.run(args, options);
-      if (args.includes('hash-object') && collected === 0) {
-        collected += 1;
-        git(dir, ['gc', '-q', '--prune=now']);
-      }
-      return out;
-    },
-  };
+  const { runner } = gcAfterHashObject(dir, (args, collected) => {
+    // Once the ref names the snapshot, the save asks git which of the blobs not there loose it
+    // holds: the first file, whose blob the gc took, is deleted then.
+    if (args.includes('cat-file') && collected === 1 && removed === 0) {
+      removed += 1;
+      rmSync(join(dir, 'd', 'f0.txt'));
+    }
+  });
   const saved = await new WipStore({ cwd: dir, git: runner }).save({});
   assert.equal(removed, 1, 'the file was deleted as the save wrote the blobs again');
   for (const index of [1, 7, 149]) assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f${index}.txt`], { allowFail: true }), `work ${index}\n`, `d/f${index}.txt`);
@@ -239,23 +245,11 @@ test('a restore writes again the blobs of its checkpoint a git gc --prune=now to
   writeFiles(dir, { 'a.txt': 'first\n' });
   const first = (await plain.save({})).snapshot.commit;
   writeFiles(dir, { 'a.txt': 'second\n', ...Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])) });
-  const inner = new SimpleGitRunner(dir);
-  let collected = 0;
-  const runner: GitRunner = {
-    run: async (args, options) => {
-      const out = await inner.run(args, options);
-      if (args.includes('hash-object') && collected === 0) {
-        collected += 1;
-        git(dir, ['gc', '-q', '--prune=now']);
-      }
-      return out;
-    },
-  };
+  const { runner, collected } = gcAfterHashObject(dir);
   // Of a.txt alone: the checkpoint holds the new files, which the restore leaves as they are.
   const restored = await new WipStore({ cwd: dir, git: runner }).restore({ snapshot: first, paths: ['a.txt'] });
-  assert.equal(collected, 1, 'the gc ran after hash-object');
-  const fsck = spawnSync('git', ['fsck', '--no-dangling'], { cwd: dir, encoding: 'utf8' });
-  assert.equal(fsck.status, 0, `${fsck.stdout}${fsck.stderr}`);
+  assert.equal(collected(), 1, 'the gc ran after hash-object');
+  assertWhole(dir);
   assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
 
@@ -279,22 +273,18 @@ test('a restore whose checkpoint\'s objects a gc took and that cannot write them
   writeFiles(dir, { 'a.txt': 'first\n' });
   const first = (await plain.save({})).snapshot.commit;
   writeFiles(dir, { 'a.txt': 'second\n', ...Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])) });
-  const inner = new SimpleGitRunner(dir);
-  let hashed = 0;
-  const runner: GitRunner = {
-    run: async (args, options) => {
-      // The first hash-object writes the blobs and a gc takes them; every later one (the write again) fails, as on a full disk.
-      if (args.includes('hash-object') && ++hashed > 1) throw new Error('error: unable to write loose object: No space left on device');
-      const out = await inner.run(args, options);
-      if (args.includes('hash-object')) git(dir, ['gc', '-q', '--prune=now']);
-      return out;
-    },
-  };
+  let retried = false;
+  // The first hash-object writes the blobs and a gc takes them; every later one (the write again) fails, as on a full disk.
+  const { runner } = gcAfterHashObject(dir, (args, collected) => {
+    if (!args.includes('hash-object') || collected === 0) return;
+    retried = true;
+    throw new Error('error: unable to write loose object: No space left on device');
+  });
   await assert.rejects(new WipStore({ cwd: dir, git: runner }).restore({ snapshot: first, paths: ['a.txt'] }), (error: unknown) => {
     assert.equal((error as { code?: string }).code, 'git-failed');
     assert.match((error as Error).message, /a git gc took meanwhile .*No space left on device.*nothing was changed; the checkpoint [0-9a-f]{12} is on the chain/s);
     return true;
   });
-  assert.ok(hashed > 1, 'the objects were written again, and that failed');
+  assert.ok(retried, 'the objects were written again, and that failed');
   assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'second\n', 'the file the restore was to overwrite is as it was');
 });
