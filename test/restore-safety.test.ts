@@ -829,17 +829,25 @@ describe('restore: the undo is exact', () => {
   });
 });
 
+/**
+ * Writes a file whose path is under PATH_MAX from the top of the working tree `dir` and over it
+ * from a staging folder in `.git`; returns the top folder of its path, its folder and its name.
+ */
+function writeDeepFile(dir: string): { segment: string; folder: string; name: string } {
+  const segment = 'p'.repeat(200);
+  const depth = Math.floor((4095 - dir.length - 30) / 201);
+  const folder = Array.from({ length: depth }, () => segment).join('/');
+  const name = 'f'.repeat(4095 - dir.length - 1 - folder.length - 1 - 20);
+  spawnSync('sh', ['-c', `mkdir -p "${folder}" && cd "${folder}" && echo deep > "${name}"`], { cwd: dir });
+  return { segment, folder, name };
+}
+
 describe('restore: git failing partway', () => {
   it('a path longer than the system takes from the staging folder puts the working tree back, and the refusal says so', async () => {
     // An attribute that mentions text: git writes the files into the staging folder under their
     // paths (the restore's own writer stages them side by side, and writes such a path: below).
     const dir = makeRepo({ 'README.md': 'x\n', '.gitattributes': '* -text\n' });
-    // Under PATH_MAX from the top of the working tree, over it from the staging folder in .git.
-    const segment = 'p'.repeat(200);
-    const depth = Math.floor((4095 - dir.length - 30) / 201);
-    const folder = Array.from({ length: depth }, () => segment).join('/');
-    const name = 'f'.repeat(4095 - dir.length - 1 - folder.length - 1 - 20);
-    spawnSync('sh', ['-c', `mkdir -p "${folder}" && cd "${folder}" && echo deep > "${name}"`], { cwd: dir });
+    const { segment } = writeDeepFile(dir);
     const store = new WipStore({ cwd: dir });
     const saved = await store.save({ label: 'deep' });
     try {
@@ -856,11 +864,7 @@ describe('restore: git failing partway', () => {
 
   it('writes a path longer than the system takes from the staging folder, though not from the top, where it writes the files itself', async () => {
     const dir = makeRepo({ 'README.md': 'x\n' });
-    const segment = 'p'.repeat(200);
-    const depth = Math.floor((4095 - dir.length - 30) / 201);
-    const folder = Array.from({ length: depth }, () => segment).join('/');
-    const name = 'f'.repeat(4095 - dir.length - 1 - folder.length - 1 - 20);
-    spawnSync('sh', ['-c', `mkdir -p "${folder}" && cd "${folder}" && echo deep > "${name}"`], { cwd: dir });
+    const { segment, folder, name } = writeDeepFile(dir);
     const store = new WipStore({ cwd: dir });
     const saved = await store.save({ label: 'deep' });
     try {
