@@ -32,6 +32,7 @@ import { applyOps, available as folderWriterAvailable, FolderRaceError } from '.
 import { entriesInTree, PATH_MAX } from './tree-paths.js';
 import { blobsStillHeld } from '../git/blob-writer.js';
 import { healBrokenLooseBlob, looseTarget } from '../git/loose-target.js';
+import { notThereLoose } from '../git/loose-objects.js';
 import type { CheckedReads } from '../git/loose-objects.js';
 import type { FolderOp } from './folder-writer.js';
 import { unsavedOf } from '../snapshot/left-out.js';
@@ -867,7 +868,7 @@ async function writeAbsentByGit(plumbing: Plumbing, layout: RepositoryLayout, ch
  * them all as absent: writing a loose copy of a blob git holds costs room, never a file.
  */
 async function absentBlobs(plumbing: Plumbing, layout: RepositoryLayout, oids: readonly string[]): Promise<Set<string>> {
-  const notLoose = [...new Set(oids)].filter((oid) => !existsSync(join(layout.objectsDir, oid.slice(0, 2), oid.slice(2))));
+  const notLoose = notThereLoose(layout.objectsDir, [...new Set(oids)]);
   if (notLoose.length === 0) return new Set();
   const info = await plumbing.objectInfo(notLoose).catch(() => null);
   return new Set(notLoose.filter((oid) => info === null || (info.get(oid) ?? null) === null));
