@@ -253,6 +253,36 @@ test('a restore writes again the blobs of its checkpoint a git gc --prune=now to
   assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/f7.txt`]), 'work 7\n');
 });
 
+test('a save and a restore staged through a temporary index write again the blobs and trees a git gc --prune=now took between git writing them and the ref naming the snapshot', async () => {
+  const dir = makeRepo();
+  writeFiles(dir, { 'a.txt': 'first\n' });
+  const first = (await new WipStore({ cwd: dir }).save({})).snapshot.commit;
+  // git add writes the blobs, git write-tree the trees; the commit and its ref are chant's own,
+  // and the gc runs as the commit is dated, between the two.
+  const gcAsDated = (): { clock: () => Date; collected: () => number } => {
+    let collected = 0;
+    return { collected: () => collected, clock: () => {
+      if (collected === 0) git(dir, ['gc', '-q', '--prune=now']);
+      collected += 1;
+      return new Date();
+    } };
+  };
+  writeFiles(dir, Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`d/f${index}.txt`, `work ${index}\n`])));
+  const saving = gcAsDated();
+  const saved = await new WipStore({ cwd: dir, clock: saving.clock, staging: 'index' }).save({});
+  assert.ok(saving.collected() > 0, 'the gc ran');
+  assertWhole(dir);
+  assert.equal(git(dir, ['cat-file', 'blob', `${saved.snapshot.commit}:d/f7.txt`]), 'work 7\n');
+  // The restore's checkpoint: new files again, and a.txt changed, which the restore overwrites.
+  writeFiles(dir, { 'a.txt': 'second\n', ...Object.fromEntries(Array.from({ length: 150 }, (_, index) => [`e/f${index}.txt`, `more ${index}\n`])) });
+  const restoring = gcAsDated();
+  const restored = await new WipStore({ cwd: dir, clock: restoring.clock, staging: 'index' }).restore({ snapshot: first, paths: ['a.txt'] });
+  assert.ok(restoring.collected() > 0, 'the gc ran');
+  assertWhole(dir);
+  assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:a.txt`]), 'second\n', 'the undo holds what was overwritten');
+  assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:e/f7.txt`]), 'more 7\n');
+});
+
 test('the ids with no loose file are found by a look at each, or for many by one listing of each fan-out folder, with the same answer', () => {
   const dir = makeRepo();
   const objects = join(dir, '.git', 'objects');
