@@ -17,6 +17,7 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
+import { indexWrites, keepIndexWritten } from './keep-written.js';
 import { LAST_RESTORE, markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
 import type { RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
@@ -112,8 +113,8 @@ const GITLINK = '160000';
 interface Prepared {
   /** The temporary index the working tree was staged into; null when a plan built its tree from git status. */
   indexFile: string | null;
-  /** Built from git status: once the checkpoint is recorded, writes again what a gc took of the objects that build wrote (see WorkingTree.keepWritten). */
-  keepWritten: (() => Promise<void>) | null;
+  /** Once the checkpoint is recorded, writes again what a gc took of the objects its tree was built with (see lib/store/keep-written.ts). */
+  keepWritten: () => Promise<void>;
   /** The working tree's tree, as a save would record it. */
   current: string;
   /** The changes the restore makes: all, or those under the paths it is limited to. */
@@ -226,11 +227,9 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
         });
         // The objects the checkpoint's tree was built with are named by its ref now: any a gc took
         // before (a `git gc --prune=now` by hand) is written again before a file is touched.
-        if (prepared.keepWritten !== null) {
-          await prepared.keepWritten().catch((error: unknown) => {
-            throw new WipError('git-failed', `cannot write again the objects of this restore's checkpoint that a git gc took meanwhile (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
-          });
-        }
+        await prepared.keepWritten().catch((error: unknown) => {
+          throw new WipError('git-failed', `cannot write again the objects of this restore's checkpoint that a git gc took meanwhile (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+        });
         report(onProgress, 'checkpoint', 1, 1);
         // From here on a kill leaves the working tree part written: the mark says so to the
         // next list or save, naming the checkpoint that gives it back.
@@ -413,6 +412,9 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   indexing.catch(() => undefined);
   try {
     const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
+    // Staged through the temporary index: what git wrote, read before the restore stages its
+    // target into the same file, for the write-again once the checkpoint is recorded.
+    const writes = fast !== null ? null : await indexWrites(layout, indexFile as string).catch(stopped);
     // git reads the checkout's index before it diffs two trees only for .gitmodules' ignore
     // settings of gitlinks changed on both sides: with no gitlink in the working tree's tree, or
     // a .gitmodules in the working tree (read first), it is pointed at an index that is not there.
@@ -445,7 +447,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, keepWritten: fast === null ? null : fast.keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds, reads };
+    return { indexFile, keepWritten: writes !== null ? () => keepIndexWritten(plumbing, layout, writes, current) : (fast as NonNullable<typeof fast>).keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds, reads };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });

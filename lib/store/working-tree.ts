@@ -39,6 +39,7 @@ import type { LooseTarget } from '../git/loose-target.js';
 import { mayConvertAutomatically } from '../git/line-endings.js';
 import { readBlobs } from '../git/storage.js';
 import { tipFromFiles } from './checkout.js';
+import { writeBlobsAgain } from './keep-written.js';
 import { isAttributes, STATUS_INDEX_MINIMUM, STATUS_INDEX_SHARE, writeStatusIndex } from './status-index.js';
 import type { StatusIndex } from './status-index.js';
 import { refusedByObjectChecks, unwritablePath } from './tree-paths.js';
@@ -468,29 +469,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   };
   // A `git gc --prune=now` run by hand meanwhile (git's own gc prunes only what is weeks old)
   // deletes every object no ref names yet: the blobs and trees this build wrote, until the ref
-  // holds the snapshot. Once it does, those gone are written again, a blob from its file (where
-  // the file still holds it); no process runs unless one of them is not there loose.
+  // holds the snapshot. Once it does, those gone are written again, a blob from its file (see
+  // lib/store/keep-written.ts); no process runs unless one of them is not there loose.
   const keepWritten = async (): Promise<void> => {
     const treesGone = new Set(notThereLoose(objectsDir, built.writes.map((write) => write.oid)));
     if (treesGone.size > 0) await plumbing.writeTrees(built.writes.filter((write) => treesGone.has(write.oid)).map((write) => write.body), objectFormat, target ?? undefined);
-    const blobsGone = new Set(notThereLoose(objectsDir, fresh.map(({ oid }) => oid)));
-    const blobs = fresh.filter(({ oid }) => blobsGone.has(oid));
-    if (blobs.length === 0) return;
-    const held = await plumbing.objectInfo(blobs.map(({ oid }) => oid));
-    const gone = blobs.filter(({ oid }) => (held.get(oid) ?? null) === null);
-    // Only the files still there: one hash-object stops at the first it cannot open, and a file
-    // deleted meanwhile left the blobs of all those after it unwritten. Should one go between the
-    // look and the call, each is hashed on its own, and only a file gone by then is let go: a
-    // restore must not touch a file whose blob its checkpoint could not hold.
-    const paths = [...new Set(gone.map(({ path }) => path))].filter((path) => statOf(top, path)?.isFile() === true);
-    if (paths.length === 0) return;
-    await plumbing.hashFiles(top, paths).catch(async () => {
-      for (const path of paths) {
-        await plumbing.hashFiles(top, [path]).catch((error: unknown) => {
-          if (statOf(top, path)?.isFile() === true) throw error;
-        });
-      }
-    });
+    await writeBlobsAgain(plumbing, objectsDir, top, fresh);
   };
   return { tree: built.root, tip, gitlinks: gitlinksOf(entries), leftOut, flagged, pinned, indexHolds: (tree) => index.holds(tree), indexPlain: index.plain, keepStatusIndex, keepWritten };
 }
