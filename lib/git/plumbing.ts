@@ -848,8 +848,8 @@ export class Plumbing {
 
   /**
    * The ids the files at `raws` (byte strings, paths from `top`) have as they are on disk, no
-   * filter or end-of-line conversion applied, written nowhere. Paths holding a newline are left
-   * out (hash-object reads one path a line): their entry is null. Given the object format, a
+   * filter or end-of-line conversion applied, written nowhere, one a path in order (a path
+   * holding a newline goes to git quoted: see stdinPaths). Given the object format, a
    * few regular files are hashed here, as `hash-object --no-filters` hashes them, without the
    * process (a restore asks this of the files it overwrites).
    */
