@@ -14,7 +14,7 @@ import type { GitRunner } from '../lib/git/runner.js';
 import { readBlobs } from '../lib/git/storage.js';
 import { healBrokenLooseBlob, looseTarget, syncsLooseObjects } from '../lib/git/loose-target.js';
 import { WipStore } from '../lib/store/wip-store.js';
-import { git, makeRepo, tempDir, writeFiles } from './helpers.js';
+import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 
 function recording(cwd: string): { git: GitRunner; calls: string[][] } {
   const inner = new SimpleGitRunner(cwd);
@@ -317,4 +317,28 @@ test('a restore whose checkpoint\'s objects a gc took and that cannot write them
   });
   assert.ok(retried, 'the objects were written again, and that failed');
   assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'second\n', 'the file the restore was to overwrite is as it was');
+});
+
+/** Cuts the loose file of `oid` to half its bytes, as a crash while git wrote it, or a disk fault, leaves it. */
+function cutShort(dir: string, oid: string): void {
+  const file = join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+  const bytes = readFileSync(file);
+  rmSync(file, { force: true });
+  writeFileSync(file, bytes.subarray(0, Math.floor(bytes.length / 2)));
+}
+
+test('a save and a restore read the working tree through git add where a loose tree of HEAD on the way to a change is cut short, which git add does not read, where both failed as git-failed', async () => {
+  const dir = makeRepo({ 'README.md': 'hello\n', 'd/b.txt': 'b\n', 'd/e/y.txt': 'y\n' });
+  const store = new WipStore({ cwd: dir });
+  writeFiles(dir, { 'd/b.txt': 'first\n' });
+  const first = await store.save({});
+  cutShort(dir, git(dir, ['rev-parse', 'HEAD:d']).trim());
+  writeFiles(dir, { 'd/b.txt': 'second, unsaved\n', 'd/e/new.txt': 'new\n' });
+  const saved = await store.save({});
+  assert.equal(saved.created, true);
+  assert.equal(saved.snapshot.tree, stagedTree(dir), 'the tree git add --all gives');
+  writeFiles(dir, { 'd/b.txt': 'third, unsaved\n' });
+  const restored = await store.restore({ snapshot: first.snapshot.commit });
+  assert.equal(readFileSync(join(dir, 'd', 'b.txt'), 'utf8'), 'first\n');
+  assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/b.txt`]), 'third, unsaved\n', 'the checkpoint holds what the restore overwrote');
 });
