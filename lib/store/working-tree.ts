@@ -403,7 +403,13 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   const readBases = async (needed: readonly string[]): Promise<{ tip: RefRecord | null; trees: Array<GitObject | null> } | null> => {
     const local = tipKnown === undefined ? null : readLooseFolderTrees(objectsDir, head, needed, objectFormat, reading.reads);
     if (local !== null) return { tip: tipKnown as RefRecord | null, trees: local };
-    const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]);
+    // An object git cannot read (a loose file cut short by a crash or a disk fault) stops the
+    // cat-file whole: the save goes to git add, which builds the tree from the index and reads
+    // no tree of HEAD's on the way (a deadline or a cancel still stops it).
+    const objects = await plumbing.readObjects([tipRef, ...needed.map(treeName)]).catch((error: unknown) => {
+      if (isWipError(error, 'git-failed')) return null;
+      throw error;
+    });
     if (objects === null) return null;
     const tipObject = objects[0] ?? null;
     return { tip: tipObject?.type === 'commit' ? { ref: tipRef, ...parseCommit(tipObject.oid, tipObject.content.toString('utf8')) } : null, trees: objects.slice(1) };
