@@ -295,6 +295,44 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.equal(readFileSync(join(dir, 'f2.txt'), 'utf8'), 'edited\n');
   });
 
+  it('is removed where every snapshot its reflog moved it to from its creation, each a save\'s or a checkpoint\'s on the one before, is broken (a power loss after the first saves of a branch), so a save starts the chain again, where every list, save and restore failed on it for good', async () => {
+    const objectFile = (dir: string, oid: string) => join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+    const breakAll = (dir: string, commits: readonly string[]) => {
+      for (const commit of commits) {
+        chmodSync(objectFile(dir, commit), 0o644);
+        writeFileSync(objectFile(dir, commit), readFileSync(objectFile(dir, commit)).subarray(0, 30));
+      }
+    };
+    for (const count of [1, 2]) {
+      const dir = makeRepo();
+      const store = new WipStore({ cwd: dir });
+      const saved: string[] = [];
+      for (let i = 0; i < count; i += 1) {
+        writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+        saved.push((await store.save({})).snapshot.commit);
+      }
+      breakAll(dir, saved);
+      assert.deepEqual((await store.list()).branches, [], `${count}: the list reads no chain`);
+      writeFiles(dir, { 'f0.txt': 'kept\n' });
+      const next = await store.save({});
+      assert.equal(next.created, true);
+      assert.equal(git(dir, ['rev-parse', `${next.snapshot.commit}^@`]).trim(), git(dir, ['rev-parse', 'HEAD']).trim(), `${count}: a first snapshot again, on HEAD alone`);
+      writeFiles(dir, { 'f0.txt': 'edited\n' });
+      await store.restore({ snapshot: next.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'f0.txt'), 'utf8'), 'kept\n');
+    }
+    // A ref whose reflog does not hold its every move from its creation (one line came from
+    // elsewhere: a fetch brings a chain whose snapshots below may be whole) is left for a person.
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'f0.txt': '0\n' });
+    const tip = (await store.save({})).snapshot.commit;
+    writeFileSync(join(dir, '.git', 'logs', 'refs', 'chant', 'wip', 'main'), readFileSync(join(dir, '.git', 'logs', 'refs', 'chant', 'wip', 'main'), 'utf8').replace('chant wip: save', 'fetch: storing head'));
+    breakAll(dir, [tip]);
+    await assert.rejects(store.list(), (error: unknown) => (error as { code?: string }).code === 'git-failed');
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'the ref is left');
+  });
+
   it('is left at a tip whose loose commit is cut short where a pack holds the commit whole, which git reads', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
