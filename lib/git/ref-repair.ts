@@ -35,12 +35,58 @@ export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | '
     // (a repack that kept the loose objects) leaves nothing broken for git, nor a ref to set back.
     if (tip !== null && await readsWhole(plumbing, tip)) continue;
     const values = reflogValues(layout.commonDir, ref, length).filter((value) => value !== tip);
-    if (values.length === 0) continue;
-    const next = await newestWhole(plumbing, layout, values);
-    if (next === null) continue;
+    const next = values.length === 0 ? null : await newestWhole(plumbing, layout, values);
+    if (next === null) {
+      // No whole value to set it back to. Where its reflog holds its every move since its
+      // creation, each a save's or a checkpoint's snapshot on the one before, its chain is those
+      // snapshots alone above HEAD, every one broken: it is set back to absent, as before its
+      // first save, so that the next save starts the chain again.
+      if (tip !== null && snapshotsAlone(layout.commonDir, ref, length, tip) && await dropRef(plumbing, ref, tip)) repaired.push(ref);
+      continue;
+    }
     if (tip === null ? replaceBrokenRef(layout.commonDir, ref, next) : await plumbing.updateRefCas(ref, next, tip, `${SET_BACK_REASON} ${tip}`).catch(() => false)) repaired.push(ref);
   }
   return repaired;
+}
+
+/** The reflog messages of a save's move and a restore's checkpoint's: each puts a snapshot on the tip it read. */
+const SNAPSHOT_MOVE = /^chant wip: (?:save|pre-restore)$/;
+
+/**
+ * Whether the reflog of `ref` holds its every move since its creation, ending at `tip`: a first
+ * line from no value, each line from the value the one before moved it to, and each a save's or
+ * a checkpoint's move, which puts a snapshot on the tip before it (a first one on HEAD alone).
+ * The chain then holds the commits the reflog names and nothing else but what HEAD reaches (and a
+ * checkpoint's index commit): none a fetch brought, a prune wrote or a person moved it to.
+ */
+function snapshotsAlone(commonDir: string, ref: string, length: number, tip: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(join(commonDir, 'logs', ref), 'latin1');
+  } catch {
+    return false;
+  }
+  const lines = text.endsWith('\n') ? text.slice(0, -1).split('\n') : [];
+  let last = '0'.repeat(length);
+  for (const line of lines) {
+    const tab = line.indexOf('\t');
+    if (line.slice(0, length) !== last || line.charAt(length) !== ' ' || tab < 0 || !SNAPSHOT_MOVE.test(line.slice(tab + 1))) return false;
+    last = line.slice(length + 1, 2 * length + 1);
+    if (last.length !== length || !EXACT_OBJECT_ID.test(last)) return false;
+  }
+  return lines.length > 0 && last === tip;
+}
+
+/** Deletes `ref` while it still names `tip` (its reflog goes with it, as git deletes one); false where it could not. */
+async function dropRef(plumbing: Pick<Plumbing, 'run'>, ref: string, tip: string): Promise<boolean> {
+  try {
+    await plumbing.run(['update-ref', '-d', '--end-of-options', ref, tip]);
+    return true;
+  } catch (error) {
+    const cause = error instanceof Error ? error.cause : undefined;
+    if (!(cause instanceof GitCommandError) || cause.exitCode === null) throw error;
+    return false;
+  }
 }
 
 /**
