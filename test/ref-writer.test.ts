@@ -333,6 +333,21 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'the ref is left');
   });
 
+  it('is removed where its loose file and every snapshot its reflog moved it to from its creation are broken, so a save starts the chain again, where every save failed on it for good', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'f0.txt': '0\n' });
+    const tip = (await store.save({})).snapshot.commit;
+    const objectFile = join(dir, '.git', 'objects', tip.slice(0, 2), tip.slice(2));
+    chmodSync(objectFile, 0o644);
+    writeFileSync(objectFile, '');
+    writeFileSync(join(dir, '.git', 'refs', 'chant', 'wip', 'main'), '');
+    writeFiles(dir, { 'f0.txt': 'kept\n' });
+    const next = await store.save({});
+    assert.equal(git(dir, ['rev-parse', `${next.snapshot.commit}^@`]).trim(), git(dir, ['rev-parse', 'HEAD']).trim(), 'a first snapshot again, on HEAD alone');
+    assert.deepEqual((await store.list()).branches.map((branch) => [branch.branch, branch.snapshots.map((one) => one.commit)]), [['main', [next.snapshot.commit]]]);
+  });
+
   it('is left at a tip whose loose commit is cut short where a pack holds the commit whole, which git reads', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
