@@ -7,7 +7,7 @@ import { EXACT_OBJECT_ID, objectHash } from './formats/object-format.js';
 import { readCheckedLoose } from './loose-objects.js';
 import type { Plumbing, RepositoryLayout } from './plumbing.js';
 import { GitCommandError } from './runner.js';
-import { brokenRefFile, reflogValues, replaceBrokenRef } from './ref-writer.js';
+import { brokenRefFile, reflogValues, removeBrokenRef, replaceBrokenRef } from './ref-writer.js';
 
 /** The reflog message of a ref set back from a tip whose commit a crash or a power loss broke; the broken id follows it. */
 export const SET_BACK_REASON = 'chant wip: set back from a broken tip';
@@ -41,7 +41,10 @@ export async function repairBrokenRefs(plumbing: Pick<Plumbing, 'objectInfo' | '
       // creation, each a save's or a checkpoint's snapshot on the one before, its chain is those
       // snapshots alone above HEAD, every one broken: it is set back to absent, as before its
       // first save, so that the next save starts the chain again.
-      if (tip !== null && snapshotsAlone(layout.commonDir, ref, length, tip) && await dropRef(plumbing, ref, tip)) repaired.push(ref);
+      // A ref file that is broken itself names no tip: its reflog's last value was it.
+      const last = tip ?? reflogValues(layout.commonDir, ref, length)[0];
+      if (last === undefined || !snapshotsAlone(layout.commonDir, ref, length, last)) continue;
+      if (tip === null ? removeBrokenRef(layout.commonDir, ref, length) : await dropRef(plumbing, ref, tip)) repaired.push(ref);
       continue;
     }
     if (tip === null ? replaceBrokenRef(layout.commonDir, ref, next) : await plumbing.updateRefCas(ref, next, tip, `${SET_BACK_REASON} ${tip}`).catch(() => false)) repaired.push(ref);

@@ -4,7 +4,7 @@
 // place) and git's own reflog line, appended before the rename as git appends it. Only the usual
 // case is done here, the ref a loose file already naming the expected commit and its reflog
 // already there; everything else is handed back to git, which then says what is wrong.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { configMentions } from './config-files.js';
 import { EXACT_OBJECT_ID } from './formats/object-format.js';
@@ -292,6 +292,24 @@ export function reflogValues(commonDir: string, ref: string, length: number): st
     if (line.charAt(length) === ' ' && line.charAt(2 * length + 1) === ' ' && value.length === length && EXACT_OBJECT_ID.test(value) && !values.includes(value)) values.push(value);
   }
   return values;
+}
+
+/**
+ * Removes a ref whose loose file is broken ({@link brokenRefFile}), and its reflog, under git's
+ * lock on it and only while it is still broken, as update-ref deletes a ref (which it refuses to
+ * do for a broken one).
+ * @returns whether the ref is gone
+ * @internal
+ */
+export function removeBrokenRef(commonDir: string, ref: string, length: number): boolean {
+  if (!/^refs\/chant\/[^\0\n]+$/.test(ref)) return false;
+  const path = join(commonDir, ref);
+  return underRefLock(path, (): boolean => {
+    if (!lstatSync(path).isFile() || !brokenRefFile(commonDir, ref, length)) return false;
+    unlinkSync(path);
+    rmSync(join(commonDir, 'logs', ref), { force: true });
+    return true;
+  }) === true;
 }
 
 /**
