@@ -244,6 +244,30 @@ describe('odd repositories', () => {
       assert.deepEqual(readFileSync(indexFile), bytes);
     });
 
+    it(`saves and restores the whole working tree when the checkout's index was cut short where git reads it without a word, not checking its checksum, and git add fails on it (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'a.txt': 'a\n', 'd/b.txt': 'b\n', 'x.sh': '#!/bin/sh\n' });
+      const first = await new WipStore({ cwd: dir, staging }).save({});
+      writeFiles(dir, { 'd/b.txt': 'edited\n', 'new.txt': 'untracked\n' });
+      const scratch = join(tempDir('chant-wip-cut-'), 'index');
+      git(dir, ['add', '--all'], { env: { GIT_INDEX_FILE: scratch } });
+      const expected = git(dir, ['write-tree'], { env: { GIT_INDEX_FILE: scratch } }).trim();
+      // Cut short (a crash as the file was written): what is left reads as entries of garbage.
+      const indexFile = join(dir, '.git', 'index');
+      const bytes = readFileSync(indexFile).subarray(0, 120);
+      writeFileSync(indexFile, bytes);
+      const plain = spawnSync('git', ['add', '--all'], { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_INDEX_FILE: join(dir, '.git', 'index') } });
+      assert.notEqual(plain.status, 0, 'git add fails on it');
+      assert.doesNotMatch(plain.stderr, /index file corrupt|smaller than expected/, plain.stderr);
+      writeFileSync(indexFile, bytes);
+      const saved = await new WipStore({ cwd: dir, staging }).save({});
+      assert.equal(saved.snapshot.tree, expected);
+      assert.deepEqual(readFileSync(indexFile), bytes, 'the index is not touched');
+      writeFiles(dir, { 'd/b.txt': 'edited again\n' });
+      const restored = await new WipStore({ cwd: dir, staging }).restore({ snapshot: first.snapshot.commit });
+      assert.equal(readFileSync(join(dir, 'd', 'b.txt'), 'utf8'), 'b\n');
+      assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/b.txt`]), 'edited again\n');
+    });
+
     it(`holds the local edits of flagged files whose entries a split index keeps in its shared index (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'split\n', 'src/a.txt': 'a\n', 'src/b.txt': 'b\n', 'sub/c.txt': 'c\n' });
       git(dir, ['update-index', '--assume-unchanged', 'src/a.txt']);
