@@ -9,11 +9,13 @@
 // under the save never fails it. Local edits under assume-unchanged or skip-worktree are taken by
 // clearing those bits in the temporary index first (a skip-worktree file absent from disk, as a
 // sparse checkout leaves it, keeps its bit and the index's content: no deletion).
+import { createHash } from 'node:crypto';
 import { existsSync, linkSync, lstatSync } from 'node:fs';
 import { copyFile, lstat, readFile, rm, stat, utimes } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { isWipError, WipError } from '../errors.js';
 import { gitlinksOf, isSplitIndex, readIndexEntries } from '../git/formats/index-file.js';
+import { objectHash } from '../git/formats/object-format.js';
 import type { Gitlink, IndexEntry } from '../git/formats/index-file.js';
 import { StagingStopped, unreadableInWalk } from '../git/plumbing.js';
 import type { Plumbing, RepositoryLayout, StagingProblem } from '../git/plumbing.js';
@@ -74,7 +76,7 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
     try {
       return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.head, checkout.layout.indexFile, indexFile, maxFileSize, options)) };
     } catch (error) {
-      if (!corruptIndex(error)) throw error;
+      if (!corruptIndex(error) && !(isWipError(error, 'git-failed') && await checksumFails(checkout.layout.indexFile, checkout.layout.objectFormat))) throw error;
       // The checkout's index is corrupt, and git refuses every read of it: the work is staged
       // into an empty index instead (every file hashed, as git add does on a fresh clone), and
       // the checkout's index is neither read nor touched.
@@ -96,6 +98,23 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
  */
 export function corruptIndex(error: unknown): boolean {
   return isWipError(error, 'git-failed') && /index file corrupt|index file smaller than expected|sharedindex\.[0-9a-f]+: index file open failed|broken index, expect/.test(error.message);
+}
+
+/**
+ * Whether the index file's bytes do not hash to the checksum at its end: a file cut short by a
+ * crash, which git reads without a word (it checks the checksum only in fsck), its last entries
+ * garbage that can stop git add. False where it cannot be told: no file, or a checksum of zeros
+ * (`index.skipHash`).
+ * @param indexFile - the checkout's index
+ * @param objectFormat - `sha1` or `sha256`
+ */
+export async function checksumFails(indexFile: string, objectFormat: string): Promise<boolean> {
+  const data = await readFile(indexFile).catch(() => null);
+  const { algorithm, bytes } = objectHash(objectFormat);
+  if (data === null || data.length < 12 + bytes) return false;
+  const end = data.length - bytes;
+  const tail = data.subarray(end);
+  return !tail.every((byte) => byte === 0) && !createHash(algorithm).update(data.subarray(0, end)).digest().equals(tail);
 }
 
 /** How many times `git add --update` runs again without a tracked file that vanished under it. */
