@@ -268,6 +268,26 @@ describe('odd repositories', () => {
       assert.equal(git(dir, ['cat-file', 'blob', `${restored.checkpoint.snapshot.commit}:d/b.txt`]), 'edited again\n');
     });
 
+    it(`saves the whole working tree when a byte of the checkout's index went bad where git status stops on it with no word of corruption (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'a.txt': 'a\n', 'd/b.txt': 'b\n' });
+      writeFiles(dir, { 'd/b.txt': 'edited\n', 'new.txt': 'untracked\n' });
+      const scratch = join(tempDir('chant-wip-flip-'), 'index');
+      git(dir, ['add', '--all'], { env: { GIT_INDEX_FILE: scratch } });
+      const expected = git(dir, ['write-tree'], { env: { GIT_INDEX_FILE: scratch } }).trim();
+      // The first entry's mode (after the header's 12 bytes and the entry's 24 of times, device
+      // and inode) made one git has no file type for, as a disk fault would.
+      const indexFile = join(dir, '.git', 'index');
+      const bytes = readFileSync(indexFile);
+      bytes.writeUInt32BE(0o144244, 12 + 24);
+      writeFileSync(indexFile, bytes);
+      const status = spawnSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' });
+      assert.notEqual(status.status, 0, 'git status stops on it');
+      assert.doesNotMatch(status.stderr, /index file corrupt|smaller than expected/, status.stderr);
+      const saved = await new WipStore({ cwd: dir, staging }).save({});
+      assert.equal(saved.snapshot.tree, expected);
+      assert.deepEqual(readFileSync(indexFile), bytes, 'the index is not touched');
+    });
+
     it(`holds the local edits of flagged files whose entries a split index keeps in its shared index (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'split\n', 'src/a.txt': 'a\n', 'src/b.txt': 'b\n', 'sub/c.txt': 'c\n' });
       git(dir, ['update-index', '--assume-unchanged', 'src/a.txt']);
