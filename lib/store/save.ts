@@ -24,7 +24,7 @@ import type { ProgressListener } from '../events.js';
 import type { StoreContext } from './context.js';
 import { pruneChains } from './prune.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
-import { corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
+import { checksumFails, corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
 import { indexWrites, keepIndexWritten } from './keep-written.js';
 
@@ -97,7 +97,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
     await repairBrokenRefs(work.plumbing, layout, [checkout.ref]).catch(stopped);
     report(onProgress, 'staging', 0, 1);
     // A corrupt index fails git status: the save then stages into an empty index (stageWorkingTree).
-    const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced, keep: true }).catch((error: unknown) => (corruptIndex(error) && signal?.aborted !== true ? null : stopped(error))) : null;
+    const fast = viaStatus(context.staging) ? await workingTreeByStatus(work.plumbing, layout, checkout.head, checkout.ref, { maxFileSize, env: context.env ?? process.env, replaced: opened.replaced, keep: true }).catch(async (error: unknown) => ((corruptIndex(error) || (isWipError(error, 'git-failed') && await checksumFails(layout.indexFile, layout.objectFormat))) && signal?.aborted !== true ? null : stopped(error))) : null;
     if (fast !== null) {
       checkout.tip = fast.tip;
       checkNotAborted(signal);

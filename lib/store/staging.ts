@@ -79,8 +79,9 @@ export async function stageWorkingTree(plumbing: Plumbing, checkout: BranchCheck
       if (!corruptIndex(error) && !(isWipError(error, 'git-failed') && await checksumFails(checkout.layout.indexFile, checkout.layout.objectFormat))) throw error;
       // The checkout's index is corrupt, and git refuses every read of it: the work is staged
       // into an empty index instead (every file hashed, as git add does on a fresh clone), and
-      // the checkout's index is neither read nor touched.
-      await rm(indexFile, { force: true });
+      // the checkout's index is neither read nor touched. A git that died on it (a BUG abort on
+      // an entry it cannot read) leaves its lock on the copy, which would stop the next.
+      await Promise.all([rm(indexFile, { force: true }), rm(`${indexFile}.lock`, { force: true })]);
       return { indexFile, ...(await stageIntoIndex(plumbing, checkout.layout, checkout.head, null, indexFile, maxFileSize, options)) };
     }
   } catch (error) {
