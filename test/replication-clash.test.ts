@@ -1,0 +1,84 @@
+// Branch names that clash across boxes: git cannot hold refs/chant/wip/feat beside
+// refs/chant/wip/feat/x, so once one box's chain holds one name on the remote, another box's chain
+// under the other is refused there for ever. That box's snapshots must still reach the remote
+// (under a flat aside name no branch's can be in the way of), the first box's chain stays as it is,
+// and a third box fetches and restores both.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { PolicyDocument } from '../lib/documents/replication.js';
+import { Replicator } from '../lib/replication/replicator.js';
+import { WipStore } from '../lib/index.js';
+import { git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
+import { bareRemote } from './remotes.js';
+
+const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save'], every: null };
+const ASIDE = 'refs/chant/wip-aside/';
+
+function refsIn(dir: string, pattern: string): Record<string, string> {
+  const refs: Record<string, string> = {};
+  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname)', pattern]).split('\n').filter(Boolean)) {
+    const [ref, commit] = line.split(' ') as [string, string];
+    refs[ref] = commit;
+  }
+  return refs;
+}
+
+/** A clone of `remote` on a branch of its own, `branch`. */
+function box(remote: string, branch: string): string {
+  const dir = join(tempDir(), 'box');
+  git(tempDir(), ['clone', '-q', remote, dir]);
+  git(dir, ['checkout', '-q', '-b', branch]);
+  return dir;
+}
+
+describe('branch names that clash across boxes', () => {
+  for (const [first, second] of [['feat', 'feat/x'], ['feat/x', 'feat']] as const) {
+    it(`a chain on ${second} refused by another box's ${first} on the remote goes there aside, the other box's stays, and a third box restores both`, async () => {
+      const remote = bareRemote();
+      const seed = makeRepo();
+      git(seed, ['push', '-q', remote, 'main']);
+
+      const a = box(remote, first);
+      writeFiles(a, { 'a.txt': 'box a\n' });
+      const aTip = (await new WipStore({ cwd: a }).save({})).snapshot.commit;
+      assert.deepEqual((await new Replicator({ cwd: a, policy: POLICY }).push()).replication.pushed.map((ref) => ref.ref), [`refs/chant/wip/${first}`]);
+
+      const b = box(remote, second);
+      const bStore = new WipStore({ cwd: b });
+      const bReplicator = new Replicator({ cwd: b, policy: POLICY });
+      writeFiles(b, { 'b.txt': 'box b, first\n' });
+      const b1 = (await bStore.save({})).snapshot.commit;
+      const pushed = (await bReplicator.push()).replication;
+      assert.deepEqual(pushed.rejected.map((ref) => ref.ref), [`refs/chant/wip/${second}`], 'the name stays refused');
+      assert.match(pushed.rejected[0]?.reason ?? '', /exists; cannot create/);
+      assert.match(pushed.rejected[0]?.reason ?? '', new RegExp(`${ASIDE}${b1}`), 'the reason says where the snapshots went');
+      assert.equal(refsIn(remote, ASIDE)[`${ASIDE}${b1}`], b1, 'the remote holds b\'s chain');
+      assert.equal(refsIn(remote, 'refs/chant/wip/')[`refs/chant/wip/${first}`], aTip, 'the remote keeps a\'s chain');
+      const state = await bReplicator.state();
+      assert.equal(state?.replicated, false, 'the name itself is not on the remote');
+      assert.equal(state?.refs.find((ref) => ref.ref === `refs/chant/wip/${second}`)?.ahead, 0, 'every commit of it is');
+
+      // The next save's push sends the new tip the same way, and the older aside name, which the new chain holds, goes.
+      writeFiles(b, { 'b.txt': 'box b, second\n' });
+      const b2 = (await bStore.save({})).snapshot.commit;
+      const again = await bReplicator.pushOrReport();
+      assert.match(again.rejected[0]?.reason ?? '', new RegExp(`${ASIDE}${b2}`));
+      assert.deepEqual(refsIn(remote, ASIDE), { [`${ASIDE}${b2}`]: b2 });
+      assert.equal(refsIn(b, 'refs/chant/wip/')[`refs/chant/wip/${second}`], b2, 'b keeps its chain at home');
+      const bWork = treeOf(b);
+
+      // A third box on each branch in turn fetches both chains and restores each.
+      const c = box(remote, second);
+      const fetched = await new Replicator({ cwd: c, policy: POLICY }).fetch();
+      assert.equal(fetched.failed, null);
+      assert.equal(refsIn(c, ASIDE)[`${ASIDE}${b2}`], b2);
+      await new WipStore({ cwd: c }).restore({ snapshot: b2 });
+      assert.deepEqual(treeOf(c), bWork, 'b\'s work is back');
+      const d = box(remote, first);
+      await new Replicator({ cwd: d, policy: POLICY }).fetch();
+      await new WipStore({ cwd: d }).restore({});
+      assert.equal(treeOf(d)['a.txt'], '-:box a\n', 'a\'s work is back');
+    });
+  }
+});
