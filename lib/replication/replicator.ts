@@ -172,6 +172,8 @@ const RACE_ATTEMPTS = 3;
  * or the ref was no longer what the remote had advertised (created meanwhile, or moved). The ref
  * it names is the one that raced: a ref's reason holds every error of its push.
  */
+/** git's refusal of a ref whose name another ref's is in the way of: the name in the way, then the ref. */
+const NAME_CLASH = /'([^']+)' exists; cannot create '([^']+)'/g;
 const REMOTE_RACE = /cannot lock ref '([^']+)': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/g;
 
 /**
@@ -628,17 +630,24 @@ export class Replicator {
       ? { statuses: new Map<string, RefPushStatus>(), reached: false }
       : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leased === undefined ? {} : { leases: leased }) });
     if (report.reached) await this.#clearNamesInTheWay(view, due, report, { ...network, sources });
+    const aside = report.reached ? await this.#sendAside(view, due, report, network) : { went: new Map<string, string>(), dropped: [] };
     if (report.reached && view.lfsFilter) {
       // What git-lfs's pre-push hook would have sent, had chant run hooks: the LFS objects of every
       // commit that went (the gate's, not the ref's tip), and of every ref the remote holds that
       // chant has no proof of.
       const needing = due.filter((ref) => {
         const status = report.statuses.get(ref.ref);
-        return status?.status === 'pushed' || (status?.status === 'up-to-date' && ref.replica !== ref.commit);
+        return status?.status === 'pushed' || (status?.status === 'up-to-date' && ref.replica !== ref.commit) || aside.went.has(ref.ref);
       });
       if (needing.length > 0 && (await usesLfs(this.#git, this.#cwd))) {
         const failure = await pushLfsObjects(this.#git, this.#cwd, remote, needing.map((ref) => ref.commit), network);
-        if (failure !== null) for (const ref of needing) report.statuses.set(ref.ref, { status: 'rejected', reason: failure });
+        if (failure !== null) {
+          for (const ref of needing) {
+            report.statuses.set(ref.ref, { status: 'rejected', reason: failure });
+            // Not recorded: the next push names the aside chain again, finds it there, and sends its LFS objects.
+            aside.went.delete(ref.ref);
+          }
+        }
       }
     }
     const pushed: RefPush[] = [];
@@ -653,6 +662,8 @@ export class Replicator {
         rejected.push({ ref: ref.ref, commit: ref.commit, reason: status.reason });
         // The remote answered that it does not take this commit: a record that says it holds it is no proof.
         if (report.reached && view.replicas.get(replica) === ref.commit) writes.push({ ref: replica, next: null });
+        const went = aside.went.get(ref.ref);
+        if (went !== undefined) writes.push({ ref: replicaRef(remote, `${ASIDE_REF_PREFIX}${went}`), next: went });
         continue;
       }
       confirmed.add(ref.ref);
@@ -660,6 +671,7 @@ export class Replicator {
       else upToDate += 1;
       if (view.replicas.get(replica) !== ref.commit) writes.push({ ref: replica, next: ref.commit });
     }
+    for (const name of aside.dropped) writes.push({ ref: replicaRef(remote, name), next: null });
     // The push confirms the remote at its URLs: a record made at others (the remote pointed at a
     // new server) of a ref the remote did not take now (the gate held it back, the remote refused
     // it) would then read as proof of what the new server never took, and the gate would send
@@ -804,6 +816,67 @@ export class Replicator {
       const status = retried.statuses.get(ref.ref);
       if (status !== undefined) report.statuses.set(ref.ref, status);
     }
+  }
+
+  /**
+   * A wip chain the remote refuses because a name in its way there is not this box's to delete
+   * (another box's `refs/chant/wip/a` against this box's `refs/chant/wip/a/b`: git holds one or
+   * the other) goes to the remote under its aside name, `refs/chant/wip-aside/<tip>`, as a new
+   * ref, never forced: a name no branch's can be in the way of. So the remote holds its snapshots
+   * and a fetching box lists and restores them, while the other box's chain stays as it is. The
+   * ref itself stays refused (the remote does not hold it under its name), its reason saying
+   * where the snapshots went. An aside name this box sent before for the chain, which the tip
+   * that went now holds, is deleted there with a lease on what was sent, so the remote keeps one
+   * name per chain and loses no snapshot.
+   * @returns for each ref that went aside, the commit that went; the aside names deleted
+   */
+  async #sendAside(view: LocalView, due: LocalView['refs'], report: { statuses: Map<string, RefPushStatus> }, network: NetworkOptions): Promise<{ went: Map<string, string>; dropped: string[] }> {
+    const went = new Map<string, string>();
+    const dropped: string[] = [];
+    const clashing = due.filter((ref) => {
+      const status = report.statuses.get(ref.ref);
+      if (!ref.ref.startsWith(WIP_REF_PREFIX) || status?.status !== 'rejected') return false;
+      return [...status.reason.matchAll(NAME_CLASH)].some((match) => match[2] === ref.ref && namesCollide(match[1] as string, ref.ref));
+    });
+    if (clashing.length === 0) return { went, dropped };
+    const remote = view.policy.remote;
+    const asideName = (commit: string) => `${ASIDE_REF_PREFIX}${commit}`;
+    const names = [...new Set(clashing.map((ref) => asideName(ref.commit)))];
+    const sent = await pushRefs(this.#git, this.#cwd, remote, names, { ...network, sources: new Map(names.map((name) => [name, name.slice(ASIDE_REF_PREFIX.length)])) });
+    for (const ref of clashing) {
+      const name = asideName(ref.commit);
+      const status = sent.statuses.get(name) ?? { status: 'rejected', reason: 'not pushed' };
+      const refused = (report.statuses.get(ref.ref) as { reason: string }).reason;
+      if (status.status === 'rejected') {
+        report.statuses.set(ref.ref, { status: 'rejected', reason: `${refused}; nor could its snapshots go as ${name}: ${status.reason}` });
+        continue;
+      }
+      went.set(ref.ref, ref.commit);
+      report.statuses.set(ref.ref, { status: 'rejected', reason: `${refused}; its snapshots went to the remote as ${name} instead, where a fetch brings them` });
+    }
+    if (went.size === 0) return { went, dropped };
+    // Aside names this box recorded on the remote that no local ref has (sent for a clash before).
+    const local = new Set(view.refs.map((ref) => ref.ref));
+    const prefix = replicaPrefix(remote);
+    const older = [...view.replicas]
+      .map(([replica, commit]) => ({ ref: `refs/${replica.slice(prefix.length)}`, commit }))
+      .filter((entry) => entry.ref.startsWith(ASIDE_REF_PREFIX) && !local.has(entry.ref) && !names.includes(entry.ref));
+    if (older.length === 0) return { went, dropped };
+    const tips = [...went.values()];
+    let held: typeof older;
+    try {
+      const ancestry = await ancestryOf(this.#git, this.#cwd, older.flatMap((entry) => tips.map((tip) => ({ local: entry.commit, remote: tip }))));
+      held = older.filter((entry) => tips.some((tip) => ancestry.isAncestor(entry.commit, tip)));
+    } catch {
+      // A record whose commit is not here cannot be judged: its name stays on the remote.
+      return { went, dropped };
+    }
+    if (held.length === 0) return { went, dropped };
+    const deletion = await pushRefs(this.#git, this.#cwd, remote, held.map((entry) => entry.ref), {
+      ...network, sources: new Map(held.map((entry) => [entry.ref, ''])), leases: new Map(held.map((entry) => [entry.ref, entry.commit])),
+    });
+    dropped.push(...held.map((entry) => entry.ref).filter((name) => deletion.statuses.get(name)?.status === 'pushed'));
+    return { went, dropped };
   }
 
   /**
