@@ -91,7 +91,7 @@ describe('a chain moved aside, replicated', () => {
     });
   }
 
-  it('leaves the remote\'s old name alone when another box pushed to it since, and says why the new chain stays local', async () => {
+  it('leaves the remote\'s old name alone when another box pushed to it since, and sends the new chain there aside, saying so', async () => {
     await leaseRefuses(local());
   });
 
@@ -148,7 +148,7 @@ describe('a chain moved aside, replicated over http (lighttpd) and ssh (sshd)', 
   }
 });
 
-/** Another box pushes to the old name after this one moved it aside: the remote keeps it, and the new chain stays local, saying why. */
+/** Another box pushes to the old name after this one moved it aside: the remote keeps it, and the new chain goes there aside, saying so. */
 async function leaseRefuses(served: Served): Promise<void> {
   const { dir, remote, first, replicator, store } = await reshaped('feature', 'feature/login', served);
   // Another box, still on branch feature, pushes a newer snapshot of it.
@@ -162,11 +162,14 @@ async function leaseRefuses(served: Served): Promise<void> {
   assert.deepEqual((await otherReplicator.push()).replication.pushed.map((ref) => ref.ref), ['refs/chant/wip/feature']);
 
   writeFiles(dir, { 'new.txt': 'the new branch\'s work\n' });
-  await store.save({});
+  const mine = (await store.save({})).snapshot.commit;
   const outcome = await replicator.push();
   assert.deepEqual(outcome.replication.pushed.map((ref) => ref.ref), [`${ASIDE}${first}`]);
   assert.deepEqual(outcome.replication.rejected.map((ref) => ref.ref), ['refs/chant/wip/feature/login']);
   assert.match(outcome.replication.rejected[0]?.reason ?? '', /refs\/chant\/wip\/feature/);
   assert.equal(refsIn(remote, 'refs/chant/wip/')['refs/chant/wip/feature'], theirs, 'the other box\'s snapshot stays on the remote');
-  assert.equal((await replicator.state())?.replicated, false, 'the state says the new chain is not on the remote');
+  assert.equal((await replicator.state())?.replicated, false, 'the state says the new chain is not on the remote under its name');
+  // Its snapshots are there all the same, aside, and the reason says so.
+  assert.equal(refsIn(remote, ASIDE)[`${ASIDE}${mine}`], mine, 'the new chain went to the remote aside');
+  assert.match(outcome.replication.rejected[0]?.reason ?? '', new RegExp(`went to the remote as ${ASIDE}${mine}`));
 }
