@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import type { PolicyDocument } from '../lib/documents/replication.js';
 import { Replicator } from '../lib/replication/replicator.js';
 import { WipStore } from '../lib/index.js';
-import { git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
+import { assertRefusal, git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save'], every: null };
@@ -73,6 +73,8 @@ describe('branch names that clash across boxes', () => {
       const fetched = await new Replicator({ cwd: c, policy: POLICY }).fetch();
       assert.equal(fetched.failed, null);
       assert.equal(refsIn(c, ASIDE)[`${ASIDE}${b2}`], b2);
+      // The branch's own name holds nothing there: the refusal names the aside chain to restore.
+      await assertRefusal(() => new WipStore({ cwd: c }).restore({}), 'wip-none', new RegExp(`${ASIDE}${b2}.*wip restore ${b2}`));
       await new WipStore({ cwd: c }).restore({ snapshot: b2 });
       assert.deepEqual(treeOf(c), bWork, 'b\'s work is back');
       const d = box(remote, first);
