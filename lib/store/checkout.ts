@@ -11,7 +11,7 @@ import { readCheckedLoose } from '../git/loose-objects.js';
 import { repairBrokenRefs } from '../git/ref-repair.js';
 import { objectHash } from '../git/formats/object-format.js';
 import type { Plumbing, RefRecord, RepositoryLayout } from '../git/plumbing.js';
-import { readSnapshot, wipRef } from '../snapshot/format.js';
+import { ASIDE_REF_PREFIX, readSnapshot, wipRef } from '../snapshot/format.js';
 
 /** The checked-out branch as a write works on it. */
 export interface BranchCheckout {
@@ -158,7 +158,7 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
   if (name === null) {
     const tip = checkout.tip;
     const snapshot = tip === null ? null : readSnapshot(tip);
-    if (tip === null || snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist`);
+    if (tip === null || snapshot === null) throw new WipError('wip-none', `branch ${checkout.branch} has no snapshot: ${checkout.ref} does not exist${await asideHint(plumbing, checkout.branch)}`);
     if (snapshot.kind === 'save') return { snapshot: sameBranch(checkout, snapshot), record: tip };
     // After a restore its checkpoint is the tip, and on a replacement box it holds the clean
     // clone: the work is the newest save down the chain.
@@ -187,6 +187,28 @@ export async function restoreTarget(plumbing: Plumbing, checkout: BranchCheckout
       : `${JSON.stringify(name)} names commit ${oid}, which is not a snapshot chant took (it has no Chant-Wip-Branch and Chant-Wip-Head trailers)`);
   }
   return { snapshot: sameBranch(checkout, snapshot), record: commit };
+}
+
+/**
+ * Where the branch's snapshots are when its own ref holds none: chains moved aside whose tips
+ * name the branch (a replacement box fetches them so when the remote held another box's chain in
+ * the way of the branch's name), newest first; read only on the way to refusing.
+ */
+async function asideHint(plumbing: Plumbing, branch: string): Promise<string> {
+  let chains: Array<{ ref: string; commit: string; at: string }>;
+  try {
+    chains = (await plumbing.readRefs([ASIDE_REF_PREFIX]))
+      .map((tip) => ({ ref: tip.ref, commit: tip.commit, snapshot: readSnapshot(tip) }))
+      .filter((tip) => tip.snapshot?.branch === branch)
+      .map((tip) => ({ ref: tip.ref, commit: tip.commit, at: tip.snapshot?.at ?? '' }))
+      .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));
+  } catch {
+    return '';
+  }
+  const newest = chains[0];
+  if (newest === undefined) return '';
+  const others = chains.length === 1 ? 'a chain moved aside holds snapshots of it' : `${chains.length} chains moved aside hold snapshots of it`;
+  return `; ${others}, the newest at ${newest.ref}: name one to restore it (wip restore ${newest.commit})`;
 }
 
 /**
