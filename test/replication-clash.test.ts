@@ -84,3 +84,55 @@ describe('branch names that clash across boxes', () => {
     });
   }
 });
+
+describe('a chain the remote no longer holds under its name', () => {
+  it('a chain another tool forced over on the remote goes there aside once it has a snapshot more, and the forced value stays', async () => {
+    const remote = bareRemote();
+    const seed = makeRepo();
+    git(seed, ['push', '-q', remote, 'main']);
+    const a = box(remote, 'feat');
+    const aStore = new WipStore({ cwd: a });
+    const aReplicator = new Replicator({ cwd: a, policy: POLICY });
+    writeFiles(a, { 'a.txt': 'box a, first\n' });
+    const x = (await aStore.save({})).snapshot.commit;
+    assert.deepEqual((await aReplicator.push()).replication.pushed.map((ref) => ref.ref), ['refs/chant/wip/feat']);
+
+    // Another tool, not chant, forces its own chain over the name (receive.denyNonFastForwards is off, as git's default).
+    const other = box(remote, 'feat');
+    writeFiles(other, { 'o.txt': 'another tool\n' });
+    const z = (await new WipStore({ cwd: other }).save({})).snapshot.commit;
+    git(other, ['push', '-q', '--force', remote, 'refs/chant/wip/feat:refs/chant/wip/feat']);
+
+    writeFiles(a, { 'a.txt': 'box a, second\n' });
+    const y = (await aStore.save({})).snapshot.commit;
+    const pushed = (await aReplicator.push()).replication;
+    assert.deepEqual(pushed.rejected.map((ref) => ref.ref), ['refs/chant/wip/feat'], 'never forced back');
+    assert.match(pushed.rejected[0]?.reason ?? '', new RegExp(`went to the remote as ${ASIDE}${y}`));
+    assert.equal(refsIn(remote, 'refs/chant/wip/')['refs/chant/wip/feat'], z, 'the forced value stays');
+    assert.deepEqual(refsIn(remote, ASIDE), { [`${ASIDE}${y}`]: y }, 'a\'s chain, x and y, is on the remote again');
+    git(remote, ['merge-base', '--is-ancestor', x, y]);
+  });
+
+  it('a chain another box continued on the remote sends nothing aside: the remote\'s chain holds it', async () => {
+    const remote = bareRemote();
+    const seed = makeRepo();
+    git(seed, ['push', '-q', remote, 'main']);
+    const a = box(remote, 'feat');
+    const aReplicator = new Replicator({ cwd: a, policy: POLICY });
+    writeFiles(a, { 'a.txt': 'box a\n' });
+    await new WipStore({ cwd: a }).save({});
+    await aReplicator.push();
+    // A replacement box takes the chain and goes on with it.
+    const b = box(remote, 'feat');
+    await new Replicator({ cwd: b, policy: POLICY }).fetch();
+    writeFiles(b, { 'b.txt': 'box b\n' });
+    await new WipStore({ cwd: b }).save({});
+    assert.equal((await new Replicator({ cwd: b, policy: POLICY }).push()).replication.rejected.length, 0);
+    // Box a comes back: its push is refused (its tip is behind), twice, and nothing goes aside.
+    for (let round = 0; round < 2; round += 1) {
+      const pushed = (await aReplicator.push()).replication;
+      assert.doesNotMatch(JSON.stringify(pushed), /went to the remote as/);
+    }
+    assert.deepEqual(refsIn(remote, ASIDE), {});
+  });
+});
