@@ -111,6 +111,7 @@ describe('a chain the remote no longer holds under its name', () => {
     assert.equal(refsIn(remote, 'refs/chant/wip/')['refs/chant/wip/feat'], z, 'the forced value stays');
     assert.deepEqual(refsIn(remote, ASIDE), { [`${ASIDE}${y}`]: y }, 'a\'s chain, x and y, is on the remote again');
     git(remote, ['merge-base', '--is-ancestor', x, y]);
+    assert.equal(git(a, ['for-each-ref', 'refs/chant/probing/']), '', 'what the push fetched to compare is not kept');
   });
 
   it('a chain another box continued on the remote sends nothing aside: the remote\'s chain holds it', async () => {
@@ -134,5 +135,6 @@ describe('a chain the remote no longer holds under its name', () => {
       assert.doesNotMatch(JSON.stringify(pushed), /went to the remote as/);
     }
     assert.deepEqual(refsIn(remote, ASIDE), {});
+    assert.equal(git(a, ['for-each-ref', 'refs/chant/probing/']), '');
   });
 });

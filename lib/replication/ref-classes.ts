@@ -91,6 +91,18 @@ export function stagingPrefix(remote: string): string {
 }
 
 /**
+ * The namespace a push brings the remote's value of a wip ref it refused as no fast-forward
+ * into, to tell a chain the remote's holds from one it lacks, ending in `/`:
+ * `refs/chant/probing/<remote>/`. Emptied by the push that wrote it.
+ * @param remote - the git remote's name
+ * @returns the prefix
+ * @internal
+ */
+export function probingPrefix(remote: string): string {
+  return `refs/chant/probing/${remote}/`;
+}
+
+/**
  * The fetch refspecs that bring a remote's refs of some classes into the staging namespace.
  * @param remote - the git remote's name
  * @param classes - the policy's classes

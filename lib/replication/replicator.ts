@@ -21,7 +21,7 @@ import { ancestryOf, countReachable } from './ancestry.js';
 import { chainHolds, replacedTipsEachSide } from '../git/storage.js';
 import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
-import { classOf, classPatterns, namesCollide, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
+import { classOf, classPatterns, namesCollide, probingPrefix, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 import { whileFetching, withEveryWorktreeLock, withFetchLock } from '../managers/lock.js';
 import { markedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
@@ -172,6 +172,8 @@ const RACE_ATTEMPTS = 3;
  * or the ref was no longer what the remote had advertised (created meanwhile, or moved). The ref
  * it names is the one that raced: a ref's reason holds every error of its push.
  */
+/** The porcelain reasons of a push refused because the remote's ref is not an ancestor of what went. */
+const NO_FAST_FORWARD = /\b(?:non-fast-forward|fetch first)\b/;
 /** git's refusal of a ref whose name another ref's is in the way of: the name in the way, then the ref. */
 const NAME_CLASH = /'([^']+)' exists; cannot create '([^']+)'/g;
 const REMOTE_RACE = /cannot lock ref '([^']+)': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/g;
@@ -630,7 +632,7 @@ export class Replicator {
       ? { statuses: new Map<string, RefPushStatus>(), reached: false }
       : await pushRefs(this.#git, this.#cwd, remote, due.map((ref) => ref.ref), { ...network, sources, ...(leased === undefined ? {} : { leases: leased }) });
     if (report.reached) await this.#clearNamesInTheWay(view, due, report, { ...network, sources });
-    const aside = report.reached ? await this.#sendAside(view, due, report, network) : { went: new Map<string, string>(), dropped: [] };
+    const aside = report.reached ? await this.#sendAside(view, due, report, network, new Set(leases?.keys() ?? [])) : { went: new Map<string, string>(), dropped: [] };
     if (report.reached && view.lfsFilter) {
       // What git-lfs's pre-push hook would have sent, had chant run hooks: the LFS objects of every
       // commit that went (the gate's, not the ref's tip), and of every ref the remote holds that
@@ -821,23 +823,27 @@ export class Replicator {
   /**
    * A wip chain the remote refuses because a name in its way there is not this box's to delete
    * (another box's `refs/chant/wip/a` against this box's `refs/chant/wip/a/b`: git holds one or
-   * the other) goes to the remote under its aside name, `refs/chant/wip-aside/<tip>`, as a new
-   * ref, never forced: a name no branch's can be in the way of. So the remote holds its snapshots
-   * and a fetching box lists and restores them, while the other box's chain stays as it is. The
-   * ref itself stays refused (the remote does not hold it under its name), its reason saying
-   * where the snapshots went. An aside name this box sent before for the chain, which the tip
+   * the other), or because the remote's chain of that name does not hold it (another box saved on
+   * the branch and pushed first, or another tool forced the ref), goes to the remote under its
+   * aside name, `refs/chant/wip-aside/<tip>`, as a new ref, never forced: a name no branch's can
+   * be in the way of. So the remote holds its snapshots and a fetching box lists and restores
+   * them, while the other chain stays as it is. The ref itself stays refused (the remote does not
+   * hold it under its name), its reason saying where the snapshots went. An aside name this box sent before for the chain, which the tip
    * that went now holds, is deleted there with a lease on what was sent, so the remote keeps one
    * name per chain and loses no snapshot.
    * @returns for each ref that went aside, the commit that went; the aside names deleted
    */
-  async #sendAside(view: LocalView, due: LocalView['refs'], report: { statuses: Map<string, RefPushStatus> }, network: NetworkOptions): Promise<{ went: Map<string, string>; dropped: string[] }> {
+  async #sendAside(view: LocalView, due: LocalView['refs'], report: { statuses: Map<string, RefPushStatus> }, network: NetworkOptions, leased: ReadonlySet<string>): Promise<{ went: Map<string, string>; dropped: string[] }> {
     const went = new Map<string, string>();
     const dropped: string[] = [];
-    const clashing = due.filter((ref) => {
+    const refusal = (ref: LocalView['refs'][number]): string | null => {
       const status = report.statuses.get(ref.ref);
-      if (!ref.ref.startsWith(WIP_REF_PREFIX) || status?.status !== 'rejected') return false;
-      return [...status.reason.matchAll(NAME_CLASH)].some((match) => match[2] === ref.ref && namesCollide(match[1] as string, ref.ref));
-    });
+      return ref.ref.startsWith(WIP_REF_PREFIX) && status?.status === 'rejected' ? status.reason : null;
+    };
+    const clashing = due.filter((ref) => [...(refusal(ref) ?? '').matchAll(NAME_CLASH)].some((match) => match[2] === ref.ref && namesCollide(match[1] as string, ref.ref)));
+    // A leased push (a prune's) refused goes no further: the fetch sets such a chain aside.
+    const behind = due.filter((ref) => !leased.has(ref.ref) && !clashing.includes(ref) && NO_FAST_FORWARD.test(refusal(ref) ?? ''));
+    if (behind.length > 0) clashing.push(...(await this.#divergedThere(view, behind, network)));
     if (clashing.length === 0) return { went, dropped };
     const remote = view.policy.remote;
     const asideName = (commit: string) => `${ASIDE_REF_PREFIX}${commit}`;
@@ -877,6 +883,40 @@ export class Replicator {
     });
     dropped.push(...held.map((entry) => entry.ref).filter((name) => deletion.statuses.get(name)?.status === 'pushed'));
     return { went, dropped };
+  }
+
+  /**
+   * Of `refs`, wip refs the remote refused as no fast-forward, those whose chain the remote's
+   * chain of that name does not hold: the remote's values are fetched into the probing namespace
+   * (see probingPrefix) and compared here. One the remote's chain holds (another box went on
+   * from it, a save of this box's pushed meanwhile), or that is a prune of the remote's chain
+   * (its lease push sends it), is left out, as is every ref when the remote cannot be fetched from.
+   */
+  async #divergedThere(view: LocalView, refs: LocalView['refs'], network: NetworkOptions): Promise<LocalView['refs']> {
+    const prefix = probingPrefix(view.policy.remote);
+    const refspecs = refs.map((ref) => `+${ref.ref}:${prefix}${ref.ref.slice('refs/'.length)}`);
+    const commonDir = commonDirFromFiles(this.#cwd);
+    const fetching = () => fetchToStaging(this.#git, this.#cwd, view.policy.remote, refspecs, network);
+    try {
+      // Under the marker a prune's gc looks for, as a fetch's: what git brings is named by no ref until it ends.
+      const failure = commonDir === null ? await fetching() : await whileFetching(commonDir, fetching);
+      if (failure !== null) return [];
+      const there = new Map((await readRefTips(this.#git, this.#cwd, [prefix])).map((tip) => [`refs/${tip.ref.slice(prefix.length)}`, tip.commit]));
+      const pairs = refs.flatMap((ref) => (there.has(ref.ref) ? [{ local: ref.commit, remote: there.get(ref.ref) as string }] : []));
+      const ancestry = await ancestryOf(this.#git, this.#cwd, pairs);
+      const diverged: LocalView['refs'] = [];
+      for (const { local, remote } of pairs) {
+        if (ancestry.isAncestor(local, remote) || await chainHolds(this.#git, this.#cwd, local, remote)) continue;
+        diverged.push(...refs.filter((ref) => ref.commit === local && there.get(ref.ref) === remote));
+      }
+      return diverged;
+    } catch {
+      // Nothing is sent aside that could not be judged: the ref stays refused, as it was.
+      return [];
+    } finally {
+      const probes = await readRefTips(this.#git, this.#cwd, [prefix]).catch(() => []);
+      if (probes.length > 0) await this.#record(probes.map((tip) => ({ ref: tip.ref, next: null })));
+    }
   }
 
   /**
