@@ -4,13 +4,15 @@
 // (under a flat aside name no branch's can be in the way of), the first box's chain stays as it is,
 // and a third box fetches and restores both.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { PolicyDocument } from '../lib/documents/replication.js';
 import { Replicator } from '../lib/replication/replicator.js';
 import { WipStore } from '../lib/index.js';
-import { assertRefusal, git, makeRepo, tempDir, treeOf, writeFiles } from './helpers.js';
-import { bareRemote } from './remotes.js';
+import { assertRefusal, assertValidDocument, git, makeRepo, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
+import { bareRemote, missingLfs } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save'], every: null };
 const ASIDE = 'refs/chant/wip-aside/';
@@ -136,5 +138,47 @@ describe('a chain the remote no longer holds under its name', () => {
     }
     assert.deepEqual(refsIn(remote, ASIDE), {});
     assert.equal(git(a, ['for-each-ref', 'refs/chant/probing/']), '');
+  });
+});
+
+describe('a chain sent aside, through the CLI', () => {
+  it('takes its LFS objects with it: a replacement box fetches the chain aside and restores the LFS file with the remote gone', async (t) => {
+    const lfs = missingLfs();
+    if (lfs !== null) return t.skip(lfs);
+    const declaration = `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin' } } }] }, null, 2)}\n`;
+    const remote = bareRemote();
+    const seed = makeRepo({ 'README.md': 'project\n', '.gitattributes': '*.bin filter=lfs diff=lfs merge=lfs -text\n', 'chant.workspace.json': declaration });
+    git(seed, ['push', '-q', remote, 'main']);
+    const lfsBox = (branch: string): string => {
+      const dir = box(remote, branch);
+      git(dir, ['lfs', 'install', '--local']);
+      return dir;
+    };
+    const a = lfsBox('feat');
+    writeFiles(a, { 'a.txt': 'box a\n' });
+    const savedA = await runCli(a, ['workspace', 'wip', 'save']);
+    assert.equal(savedA.code, 0, savedA.stdout);
+    assert.deepEqual(savedA.doc.replication.rejected, []);
+
+    const b = lfsBox('feat/x');
+    const noise = spawnSync('head', ['-c', '65536', '/dev/urandom']).stdout.toString('base64');
+    writeFiles(b, { 'assets/model.bin': noise });
+    const savedB = await runCli(b, ['workspace', 'wip', 'save']);
+    assert.equal(savedB.code, 0, savedB.stdout);
+    await assertValidDocument(savedB.doc, { oursOnly: true });
+    const tip = savedB.doc.snapshot.commit as string;
+    assert.match(savedB.doc.replication.rejected[0]?.reason ?? '', new RegExp(`went to the remote as ${ASIDE}${tip}`));
+    const work = treeOf(b);
+
+    const c = lfsBox('feat/x');
+    const fetched = await runCli(c, ['workspace', 'wip', 'fetch']);
+    assert.equal(fetched.code, 0, fetched.stdout);
+    assert.equal(fetched.doc.failed, null);
+    // The LFS objects came with the fetch: the restore needs no network.
+    git(c, ['remote', 'set-url', 'origin', join(tempDir(), 'gone.git')]);
+    const restored = await runCli(c, ['workspace', 'wip', 'restore', tip]);
+    assert.equal(restored.code, 0, restored.stdout);
+    assert.equal(readFileSync(join(c, 'assets/model.bin'), 'utf8'), noise);
+    assert.deepEqual(treeOf(c), work);
   });
 });
