@@ -103,6 +103,17 @@ export function probingPrefix(remote: string): string {
 }
 
 /**
+ * The fetch refspecs that bring the remote's values of `refs` into the probing namespace.
+ * @param remote - the git remote's name
+ * @param refs - full refnames under `refs/`
+ * @returns one forced refspec per ref
+ * @internal
+ */
+export function probingRefspecs(remote: string, refs: readonly string[]): string[] {
+  return refs.map((ref) => `+${ref}:${probingPrefix(remote)}${ref.slice('refs/'.length)}`);
+}
+
+/**
  * The fetch refspecs that bring a remote's refs of some classes into the staging namespace.
  * @param remote - the git remote's name
  * @param classes - the policy's classes

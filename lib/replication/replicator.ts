@@ -21,7 +21,7 @@ import { ancestryOf, countReachable } from './ancestry.js';
 import { chainHolds, replacedTipsEachSide } from '../git/storage.js';
 import { gateRef, preloadScanner } from './secret-gate.js';
 import { Policy, policyOf } from './policy.js';
-import { classOf, classPatterns, namesCollide, probingPrefix, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
+import { classOf, classPatterns, namesCollide, probingPrefix, probingRefspecs, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 import { whileFetching, withEveryWorktreeLock, withFetchLock } from '../managers/lock.js';
 import { markedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
@@ -894,9 +894,8 @@ export class Replicator {
    */
   async #divergedThere(view: LocalView, refs: LocalView['refs'], network: NetworkOptions): Promise<LocalView['refs']> {
     const prefix = probingPrefix(view.policy.remote);
-    const refspecs = refs.map((ref) => `+${ref.ref}:${prefix}${ref.ref.slice('refs/'.length)}`);
     const commonDir = commonDirFromFiles(this.#cwd);
-    const fetching = () => fetchToStaging(this.#git, this.#cwd, view.policy.remote, refspecs, network);
+    const fetching = () => fetchToStaging(this.#git, this.#cwd, view.policy.remote, probingRefspecs(view.policy.remote, refs.map((ref) => ref.ref)), network);
     try {
       // Under the marker a prune's gc looks for, as a fetch's: what git brings is named by no ref until it ends.
       const failure = commonDir === null ? await fetching() : await whileFetching(commonDir, fetching);
