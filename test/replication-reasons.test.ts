@@ -117,10 +117,19 @@ test('a remote that cannot be written (permission denied) says so', async (t) =>
   const dir = checkout(remote);
   // The remote's side runs as nobody, as a server whose repository belongs to another user does.
   git(dir, ['config', 'remote.origin.receivepack', 'setpriv --reuid=65534 --regid=65534 --clear-groups git -c safe.directory=* receive-pack']);
-  const pushed = await new Replicator({ cwd: dir, policy: POLICY }).push();
+  const replicator = new Replicator({ cwd: dir, policy: POLICY });
+  const pushed = await replicator.push();
   const reason = assertActionable(pushed.replication, WIP, /permission|cannot write|read-only/i);
   assert.match(reason, /unable to create temporary object directory|insufficient permission|Permission denied/);
   t.diagnostic(reason);
+  // Nothing reads replicated, and once the remote can be written again the next push sends it all.
+  assert.equal((await replicator.state())?.replicated, false);
+  assert.equal(git(dir, ['for-each-ref', 'refs/chant/replica/']), '');
+  git(dir, ['config', '--unset', 'remote.origin.receivepack']);
+  const mended = await replicator.push();
+  assert.deepEqual(mended.replication.rejected, []);
+  assert.deepEqual(mended.replication.pushed.map((ref) => ref.ref).sort(), [WORK, WIP].sort());
+  assert.equal((await replicator.state())?.replicated, true);
 });
 
 test('a remote whose disk is full says the disk is full', async (t) => {
@@ -135,10 +144,19 @@ test('a remote whose disk is full says the disk is full', async (t) => {
     const dir = makeRepo();
     git(dir, ['remote', 'add', 'origin', remote]);
     git(dir, ['update-ref', WIP, git(dir, ['commit-tree', noiseTree(dir, 256 * 1024), '-m', 'big']).trim()]);
-    const pushed = await new Replicator({ cwd: dir, policy: POLICY }).push();
+    const replicator = new Replicator({ cwd: dir, policy: POLICY });
+    const pushed = await replicator.push();
     const reason = assertActionable(pushed.replication, WIP, /No space left on device/);
     assert.match(reason, /disk is full/);
     t.diagnostic(reason);
+    assert.equal((await replicator.state())?.replicated, false);
+    assert.equal(git(dir, ['for-each-ref', 'refs/chant/replica/']), '');
+    // The disk given room again (the small mount gone): the next push sends the snapshot.
+    spawnSync('umount', ['-l', objects]);
+    const mended = await replicator.push();
+    assert.deepEqual(mended.replication.rejected, []);
+    assert.deepEqual(mended.replication.pushed.map((ref) => ref.ref), [WIP]);
+    assert.equal(git(remote, ['rev-parse', WIP]).trim(), git(dir, ['rev-parse', WIP]).trim());
   } finally {
     spawnSync('umount', ['-l', objects]);
   }
