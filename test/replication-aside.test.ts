@@ -3,6 +3,7 @@
 // push for ever, is deleted there with a lease once the remote holds the aside chain: the remote
 // keeps every snapshot, and a box that pushed to the old name since keeps it too.
 import assert from 'node:assert/strict';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { PolicyDocument } from '../lib/documents/replication.js';
@@ -93,6 +94,19 @@ describe('a chain moved aside, replicated', () => {
 
   it('leaves the remote\'s old name alone when another box pushed to it since, and sends the new chain there aside, saying so', async () => {
     await leaseRefuses(local());
+  });
+
+  it('sends the new chain there aside when the remote refuses to delete the old name (an update hook; receive.denyDeletes guards refs/heads only), and the old name keeps its snapshots', async () => {
+    const { dir, remote, first, replicator, store } = await reshaped('feature', 'feature/login');
+    const hook = join(remote, 'hooks', 'update');
+    writeFileSync(hook, '#!/bin/sh\ncase "$3" in 0000000000000000000000000000000000000000) echo "deletions are not taken here" >&2; exit 1;; esac\n');
+    chmodSync(hook, 0o755);
+    writeFiles(dir, { 'new.txt': 'the new branch\'s work\n' });
+    const second = (await store.save({})).snapshot.commit;
+    const outcome = await replicator.push();
+    assert.deepEqual(outcome.replication.rejected.map((ref) => ref.ref), ['refs/chant/wip/feature/login']);
+    assert.match(outcome.replication.rejected[0]?.reason ?? '', new RegExp(`went to the remote as ${ASIDE}${second}`));
+    assert.deepEqual(refsIn(remote, 'refs/chant/'), { [`${ASIDE}${first}`]: first, [`${ASIDE}${second}`]: second, 'refs/chant/wip/feature': first });
   });
 
   it('replicates through the save\'s own push (on: save) the same way', async () => {
