@@ -167,15 +167,16 @@ const FETCH_ATTEMPTS = 3;
 /** How many times a push sends again the refs another push moved on the remote meanwhile. */
 const RACE_ATTEMPTS = 3;
 
+/** The porcelain reasons of a push refused because the remote's ref is not an ancestor of what went. */
+const NO_FAST_FORWARD = /\b(?:non-fast-forward|fetch first)\b/;
+/** git's refusal of a ref whose name another ref's is in the way of: the name in the way, then the ref. */
+const NAME_CLASH = /'([^']+)' exists; cannot create '([^']+)'/g;
+
 /**
  * What the remote says of a ref another push was updating at the same moment: its lock was held,
  * or the ref was no longer what the remote had advertised (created meanwhile, or moved). The ref
  * it names is the one that raced: a ref's reason holds every error of its push.
  */
-/** The porcelain reasons of a push refused because the remote's ref is not an ancestor of what went. */
-const NO_FAST_FORWARD = /\b(?:non-fast-forward|fetch first)\b/;
-/** git's refusal of a ref whose name another ref's is in the way of: the name in the way, then the ref. */
-const NAME_CLASH = /'([^']+)' exists; cannot create '([^']+)'/g;
 const REMOTE_RACE = /cannot lock ref '([^']+)': (?:is at [0-9a-f]+ but expected [0-9a-f]+|reference already exists|Unable to create '[^']+\.lock': File exists)/g;
 
 /**
@@ -828,9 +829,9 @@ export class Replicator {
    * aside name, `refs/chant/wip-aside/<tip>`, as a new ref, never forced: a name no branch's can
    * be in the way of. So the remote holds its snapshots and a fetching box lists and restores
    * them, while the other chain stays as it is. The ref itself stays refused (the remote does not
-   * hold it under its name), its reason saying where the snapshots went. An aside name this box sent before for the chain, which the tip
-   * that went now holds, is deleted there with a lease on what was sent, so the remote keeps one
-   * name per chain and loses no snapshot.
+   * hold it under its name), its reason saying where the snapshots went. An aside name this box
+   * sent before for the chain, which the tip that went now holds, is deleted there with a lease on
+   * what was sent, so the remote keeps one name per chain and loses no snapshot.
    * @returns for each ref that went aside, the commit that went; the aside names deleted
    */
   async #sendAside(view: LocalView, due: LocalView['refs'], report: { statuses: Map<string, RefPushStatus> }, network: NetworkOptions, leased: ReadonlySet<string>): Promise<{ went: Map<string, string>; dropped: string[] }> {
@@ -901,12 +902,13 @@ export class Replicator {
       const failure = commonDir === null ? await fetching() : await whileFetching(commonDir, fetching);
       if (failure !== null) return [];
       const there = new Map((await readRefTips(this.#git, this.#cwd, [prefix])).map((tip) => [`refs/${tip.ref.slice(prefix.length)}`, tip.commit]));
-      const pairs = refs.flatMap((ref) => (there.has(ref.ref) ? [{ local: ref.commit, remote: there.get(ref.ref) as string }] : []));
-      const ancestry = await ancestryOf(this.#git, this.#cwd, pairs);
+      const ancestry = await ancestryOf(this.#git, this.#cwd, refs.flatMap((ref) => (there.has(ref.ref) ? [{ local: ref.commit, remote: there.get(ref.ref) as string }] : [])));
       const diverged: LocalView['refs'] = [];
-      for (const { local, remote } of pairs) {
-        if (ancestry.isAncestor(local, remote) || await chainHolds(this.#git, this.#cwd, local, remote)) continue;
-        diverged.push(...refs.filter((ref) => ref.commit === local && there.get(ref.ref) === remote));
+      for (const ref of refs) {
+        // A ref the remote no longer has goes under its own name on the next push.
+        const theirs = there.get(ref.ref);
+        if (theirs === undefined || ancestry.isAncestor(ref.commit, theirs) || await chainHolds(this.#git, this.#cwd, ref.commit, theirs)) continue;
+        diverged.push(ref);
       }
       return diverged;
     } catch {
