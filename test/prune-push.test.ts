@@ -42,6 +42,9 @@ describe('a pruned chain and the remote', () => {
     assert.equal(plain.replication.pushed.length, 0);
     assert.match(plain.replication.rejected[0]?.reason ?? '', /non-fast-forward|fetch first/);
     assert.notEqual(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), local);
+    // A prune of the remote's chain is the prune push's to send: nothing goes aside.
+    assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip-aside/']), '');
+    assert.doesNotMatch(plain.replication.rejected[0]?.reason ?? '', /went to the remote as/);
     const pruned = await replicator.pushPruned();
     assert.deepEqual(pruned.replication.pushed, [{ ref: 'refs/chant/wip/main', commit: local }]);
     assert.equal(git(remote, ['rev-parse', 'refs/chant/wip/main']).trim(), local);
