@@ -182,3 +182,31 @@ describe('a chain sent aside, through the CLI', () => {
     assert.deepEqual(treeOf(c), work);
   });
 });
+
+describe('a chain the remote no longer holds, whose chain there cannot be fetched', () => {
+  it('says in its reason why it could not be compared, and sends nothing aside: a crafted commit another tool forced over it', async () => {
+    const remote = bareRemote();
+    const seed = makeRepo();
+    git(seed, ['push', '-q', remote, 'main']);
+    const a = box(remote, 'feat');
+    const aReplicator = new Replicator({ cwd: a, policy: POLICY });
+    writeFiles(a, { 'a.txt': 'box a\n' });
+    await new WipStore({ cwd: a }).save({});
+    await aReplicator.push();
+    // A commit whose tree holds a `.git` entry, which every fetch of chant's refuses, forced over the name.
+    const other = box(remote, 'feat');
+    const blob = git(other, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();
+    const crafted = git(other, ['commit-tree', git(other, ['mktree'], { input: `100644 blob ${blob}\t.git\n` }).trim(), '-m', 'crafted']).trim();
+    git(other, ['push', '-q', '--force', remote, `${crafted}:refs/chant/wip/feat`]);
+
+    writeFiles(a, { 'a.txt': 'box a, again\n' });
+    await new WipStore({ cwd: a }).save({});
+    const pushed = (await aReplicator.push()).replication;
+    const reason = pushed.rejected[0]?.reason ?? '';
+    assert.match(reason, /fetch first|non-fast-forward/);
+    assert.match(reason, /could not be fetched to compare/);
+    assert.match(reason, /hasDotgit/);
+    assert.deepEqual(refsIn(remote, ASIDE), {});
+    assert.equal(git(a, ['for-each-ref', 'refs/chant/probing/']), '');
+  });
+});
