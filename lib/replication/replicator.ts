@@ -844,7 +844,12 @@ export class Replicator {
     const clashing = due.filter((ref) => [...(refusal(ref) ?? '').matchAll(NAME_CLASH)].some((match) => match[2] === ref.ref && namesCollide(match[1] as string, ref.ref)));
     // A leased push (a prune's) refused goes no further: the fetch sets such a chain aside.
     const behind = due.filter((ref) => !leased.has(ref.ref) && !clashing.includes(ref) && NO_FAST_FORWARD.test(refusal(ref) ?? ''));
-    if (behind.length > 0) clashing.push(...(await this.#divergedThere(view, behind, network)));
+    if (behind.length > 0) {
+      const { diverged, failure } = await this.#divergedThere(view, behind, network);
+      clashing.push(...diverged);
+      // Nothing went aside, and nothing will while this lasts: the reason says so.
+      if (failure !== null) for (const ref of behind) report.statuses.set(ref.ref, { status: 'rejected', reason: `${refusal(ref) ?? ''}; the remote's chain of that name could not be fetched to compare: ${failure}` });
+    }
     if (clashing.length === 0) return { went, dropped };
     const remote = view.policy.remote;
     const asideName = (commit: string) => `${ASIDE_REF_PREFIX}${commit}`;
@@ -891,16 +896,17 @@ export class Replicator {
    * chain of that name does not hold: the remote's values are fetched into the probing namespace
    * (see probingPrefix) and compared here. One the remote's chain holds (another box went on
    * from it, a save of this box's pushed meanwhile), or that is a prune of the remote's chain
-   * (its lease push sends it), is left out, as is every ref when the remote cannot be fetched from.
+   * (its lease push sends it), is left out, as is every ref when the remote cannot be fetched
+   * from (a pack the object check refuses, a link gone), whose cause is `failure` then.
    */
-  async #divergedThere(view: LocalView, refs: LocalView['refs'], network: NetworkOptions): Promise<LocalView['refs']> {
+  async #divergedThere(view: LocalView, refs: LocalView['refs'], network: NetworkOptions): Promise<{ diverged: LocalView['refs']; failure: string | null }> {
     const prefix = probingPrefix(view.policy.remote);
     const commonDir = commonDirFromFiles(this.#cwd);
     const fetching = () => fetchToStaging(this.#git, this.#cwd, view.policy.remote, probingRefspecs(view.policy.remote, refs.map((ref) => ref.ref)), network);
     try {
       // Under the marker a prune's gc looks for, as a fetch's: what git brings is named by no ref until it ends.
       const failure = commonDir === null ? await fetching() : await whileFetching(commonDir, fetching);
-      if (failure !== null) return [];
+      if (failure !== null) return { diverged: [], failure };
       const there = new Map((await readRefTips(this.#git, this.#cwd, [prefix])).map((tip) => [`refs/${tip.ref.slice(prefix.length)}`, tip.commit]));
       const ancestry = await ancestryOf(this.#git, this.#cwd, refs.flatMap((ref) => (there.has(ref.ref) ? [{ local: ref.commit, remote: there.get(ref.ref) as string }] : [])));
       const diverged: LocalView['refs'] = [];
@@ -910,10 +916,10 @@ export class Replicator {
         if (theirs === undefined || ancestry.isAncestor(ref.commit, theirs) || await chainHolds(this.#git, this.#cwd, ref.commit, theirs)) continue;
         diverged.push(ref);
       }
-      return diverged;
-    } catch {
+      return { diverged, failure: null };
+    } catch (error) {
       // Nothing is sent aside that could not be judged: the ref stays refused, as it was.
-      return [];
+      return { diverged: [], failure: asWipError(error).message };
     } finally {
       const probes = await readRefTips(this.#git, this.#cwd, [prefix]).catch(() => []);
       if (probes.length > 0) await this.#record(probes.map((tip) => ({ ref: tip.ref, next: null })));
