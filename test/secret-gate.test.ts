@@ -1,8 +1,10 @@
 // The secret gate before a push, against a real bare remote: a likely secret in an untracked
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
-import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
@@ -10,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore, type SecretFinding } from '../lib/index.js';
-import { assertValidDocument, git, makeRepo, ROOT, runCli } from './helpers.js';
+import { assertValidDocument, git, makeRepo, ROOT, runBin, runCli } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { writeDocument } from '../lib/documents/document.js';
@@ -673,5 +675,101 @@ describe('the secret gate and what a checkpoint staged', () => {
     const [held] = replication.heldBack ?? [];
     assert.deepEqual(held?.findings.map(({ path, line, snapshot }) => ({ path, line, snapshot })), [{ path: '.env', line: 1, snapshot: checkpoint }]);
     assert.ok(!JSON.stringify(replication).includes(GITHUB_TOKEN));
+  });
+});
+
+/**
+ * A PKCS#12 file as GCP issues a service account's key: an RSA key and its certificate under the
+ * password `notasecret`, made by openssl (a new key each run, never issued), 3DES and SHA-1 as
+ * GCP's are. `password` makes one that is not a GCP key.
+ */
+function p12Key(password = 'notasecret'): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'chant-p12-'));
+  try {
+    const openssl = (args: readonly string[]): void => {
+      const result = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+      assert.equal(result.status, 0, `openssl ${args.join(' ')}: ${result.stderr}`);
+    };
+    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=sa', '-days', '1', '-keyout', 'key.pem', '-out', 'cert.pem']);
+    openssl(['pkcs12', '-export', '-inkey', 'key.pem', '-in', 'cert.pem', '-passout', `pass:${password}`, '-keypbe', 'PBE-SHA1-3DES', '-certpbe', 'PBE-SHA1-3DES', '-macalg', 'sha1', '-out', 'key.p12']);
+    return readFileSync(join(dir, 'key.p12'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const P12_FINDING = { path: 'keys/service-account.p12', line: null, rule: '@secretlint/secretlint-rule-gcp:PrivateKeyP12' };
+
+describe("the secret gate and a GCP service account's .p12 key", () => {
+  it('holds back an untracked .p12 key from a push and save --scan reports it, with the path and the rule and no secret, through the SDK', async () => {
+    const { dir, remote, store, replicator } = box();
+    mkdirSync(join(dir, 'keys'));
+    const key = p12Key();
+    writeFileSync(join(dir, 'keys', 'service-account.p12'), key);
+    const saved = await store.save({ scan: true });
+    assert.deepEqual(saved.findings?.map(({ path, line, rule }) => ({ path, line, rule })), [P12_FINDING]);
+    const { replication } = await replicator.push();
+    assert.deepEqual(replication.heldBack?.[0]?.findings.map(({ path, line, rule }) => ({ path, line, rule })), [P12_FINDING]);
+    assert.equal(remoteTip(remote), null);
+    const text = JSON.stringify({ saved, replication });
+    assert.ok(!text.includes(key.toString('base64').slice(0, 40)) && !text.includes('notasecret'));
+  });
+
+  it('reads the .p12 the push sends, not the file on disk: a key saved then overwritten is held back, junk saved then replaced by a key goes', async () => {
+    const saved = box();
+    mkdirSync(join(saved.dir, 'keys'));
+    writeFileSync(join(saved.dir, 'keys', 'service-account.p12'), p12Key());
+    await saved.store.save({});
+    writeFileSync(join(saved.dir, 'keys', 'service-account.p12'), 'not a key any more\n');
+    assert.deepEqual((await saved.replicator.push()).replication.heldBack?.[0]?.findings.map(({ path, line, rule }) => ({ path, line, rule })), [P12_FINDING]);
+
+    const junk = box();
+    writeFileSync(join(junk.dir, 'chant.workspace.json'), `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] })}\n`);
+    mkdirSync(join(junk.dir, 'keys'));
+    writeFileSync(join(junk.dir, 'keys', 'service-account.p12'), 'a placeholder\n');
+    const clean = (await junk.store.save({})).snapshot.commit;
+    writeFileSync(join(junk.dir, 'keys', 'service-account.p12'), p12Key());
+    // The bin runs in the checkout, where the path the snapshot names leads to the key on disk.
+    const pushed = runBin(junk.dir, ['workspace', 'wip', 'push']);
+    assert.equal(pushed.code, 0, pushed.stdout + pushed.stderr);
+    assert.equal(pushed.doc.replication.heldBack, undefined);
+    assert.equal(remoteTip(junk.remote), clean);
+  });
+
+  it("holds back a service account's JSON key once, for its private key", async () => {
+    const { dir, store, replicator } = box();
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+    writeFileSync(join(dir, 'service-account.json'), `${JSON.stringify({ type: 'service_account', project_id: 'app', private_key_id: 'f00d', private_key: privateKey, client_email: 'sa@app.iam.gserviceaccount.com' }, null, 2)}\n`);
+    await store.save({});
+    const findings = (await replicator.push()).replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, rule }) => ({ path, rule })), [{ path: 'service-account.json', rule: '@secretlint/secretlint-rule-privatekey:PrivateKey' }]);
+  });
+
+  it('lets a .p12 under another password go: it is no GCP key', async () => {
+    const { dir, remote, store, replicator } = box();
+    writeFileSync(join(dir, 'client.p12'), p12Key('changeit'));
+    const { snapshot } = await store.save({});
+    assert.equal((await replicator.push()).replication.heldBack, undefined);
+    assert.equal(remoteTip(remote), snapshot.commit);
+  });
+
+  it('holds back an untracked .p12 key through the built bin, push and save --scan, and leaves no copy of it in the temporary folder', () => {
+    const remote = bareRemote();
+    const dir = makeRepo({ 'README.md': 'hello\n', 'chant.workspace.json': `${JSON.stringify({ members: [{ name: 'app', box: { replicate: { remote: 'origin', refs: ['wip'], on: [] } } }] })}\n` });
+    git(dir, ['remote', 'add', 'origin', remote]);
+    mkdirSync(join(dir, 'keys'));
+    writeFileSync(join(dir, 'keys', 'service-account.p12'), p12Key());
+    const scratch = mkdtempSync(join(tmpdir(), 'chant-p12-tmp-'));
+    const env = { ...process.env, TMPDIR: scratch };
+    const saved = runBin(dir, ['workspace', 'wip', 'save', '--scan'], env);
+    assert.equal(saved.code, 0, saved.stdout + saved.stderr);
+    assert.deepEqual(saved.doc.findings.map(({ path, line, rule }: SecretFinding) => ({ path, line, rule })), [P12_FINDING]);
+    const pushed = runBin(dir, ['workspace', 'wip', 'push'], env);
+    assert.equal(pushed.code, 0, pushed.stdout + pushed.stderr);
+    assert.deepEqual(pushed.doc.replication.heldBack?.[0]?.findings.map(({ path, line, rule }: SecretFinding) => ({ path, line, rule })), [P12_FINDING]);
+    assert.equal(remoteTip(remote), null);
+    assert.ok(!pushed.stdout.includes('notasecret') && !saved.stdout.includes('notasecret'));
+    assert.deepEqual(readdirSync(scratch), [], 'the key written for the rule to read is removed');
+    rmSync(scratch, { recursive: true, force: true });
   });
 });

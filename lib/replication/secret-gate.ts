@@ -38,7 +38,7 @@ const UNPACK_LIMIT = 64 * 1024 * 1024;
 /** git's own test for a binary file: a NUL in the first 8,000 bytes. */
 const BINARY_PROBE = 8000;
 
-type Lint = (path: string, content: string) => Promise<ScanHit[]>;
+type Lint = (path: string, content: string, bytes?: Uint8Array) => Promise<ScanHit[]>;
 
 let scanner: Promise<Lint> | undefined;
 
@@ -217,7 +217,9 @@ async function lintWhole(lint: Lint, path: string, content: Buffer | ScanFile): 
     const bytes = read(start, stop);
     // A window of a binary that is all zeros (a disk image's empty stretch) holds no run to lint.
     const empty = encoding === 'binary' && bytes.equals((zeros ??= Buffer.alloc(SCAN_WINDOW)).subarray(0, bytes.length));
-    for (const hit of empty ? [] : await lint(path, textOf(bytes, encoding))) {
+    // A rule that reads the file itself (the GCP rule's `.p12`) is given its bytes, once.
+    const whole = start === skip && Buffer.isBuffer(content) ? content : undefined;
+    for (const hit of empty ? [] : await lint(path, textOf(bytes, encoding), whole)) {
       const at = line + hit.line;
       const key = `${hit.rule}\0${encoding === 'binary' ? '' : at}`;
       if (counted.has(key)) continue;
