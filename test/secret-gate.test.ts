@@ -736,6 +736,20 @@ describe("the secret gate and a GCP service account's .p12 key", () => {
     assert.equal(remoteTip(junk.remote), clean);
   });
 
+  it('finds a .p12 key a zip or a tar holds, gzipped or not, as it finds one beside them', async () => {
+    const folder = makeRepo();
+    mkdirSync(join(folder, 'keys'));
+    writeFileSync(join(folder, 'keys', 'service-account.p12'), p12Key());
+    git(folder, ['add', '-A']);
+    git(folder, ['commit', '-qm', 'key']);
+    const { dir, remote, store, replicator } = box();
+    for (const format of ['zip', 'tar', 'tar.gz']) git(folder, ['archive', `--format=${format}`, '-o', join(dir, `keys.${format}`), 'HEAD']);
+    await store.save({});
+    const findings = (await replicator.push()).replication.heldBack?.[0]?.findings ?? [];
+    assert.deepEqual(findings.map(({ path, line, rule }) => ({ path, line, rule })).sort((a, b) => a.path.localeCompare(b.path)), ['keys.tar', 'keys.tar.gz', 'keys.zip'].map((path) => ({ ...P12_FINDING, path })));
+    assert.equal(remoteTip(remote), null);
+  });
+
   it("holds back a service account's JSON key once, for its private key", async () => {
     const { dir, store, replicator } = box();
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });

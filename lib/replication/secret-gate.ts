@@ -353,9 +353,10 @@ async function unpacked(path: string, content: Buffer): Promise<Array<{ path: st
 
 /**
  * The names of files a rule reads alone: a `_authToken` in an `.npmrc`, a token in a
- * `package.json`'s URLs. Joined into the zip's one text, under the zip's path, they went unflagged.
+ * `package.json`'s URLs, a GCP service account's `.p12` key (read from its bytes). Joined into the
+ * zip's one text, under the zip's path, they went unflagged.
  */
-const NAMED_BY_RULES = /(?:\.npmrc|package\.json|package-lock\.json)$/;
+const NAMED_BY_RULES = /(?:\.npmrc|package\.json|package-lock\.json|\.[pP]12)$/;
 
 /** Whether a tar header (POSIX or GNU) starts at `at`. */
 function isTar(content: Buffer, at: number): boolean {
