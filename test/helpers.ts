@@ -292,3 +292,23 @@ export function startBin(cwd: string, args: readonly string[], env: NodeJS.Proce
     child.once('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
   });
 }
+
+/**
+ * A PKCS#12 file as GCP issues a service account's key: an RSA key and its certificate under the
+ * password `notasecret`, made by openssl (a new key each run, never issued), 3DES and SHA-1 as
+ * GCP's are. `password` makes one that is not a GCP key.
+ */
+export function p12Key(password = 'notasecret'): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'chant-p12-'));
+  try {
+    const openssl = (args: readonly string[]): void => {
+      const result = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
+      assert.equal(result.status, 0, `openssl ${args.join(' ')}: ${result.stderr}`);
+    };
+    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=sa', '-days', '1', '-keyout', 'key.pem', '-out', 'cert.pem']);
+    openssl(['pkcs12', '-export', '-inkey', 'key.pem', '-in', 'cert.pem', '-passout', `pass:${password}`, '-keypbe', 'PBE-SHA1-3DES', '-certpbe', 'PBE-SHA1-3DES', '-macalg', 'sha1', '-out', 'key.p12']);
+    return readFileSync(join(dir, 'key.p12'));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

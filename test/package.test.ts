@@ -1,4 +1,4 @@
-import { git, makeRepo, readJson, ROOT, tempDir } from './helpers.js';
+import { git, makeRepo, p12Key, readJson, ROOT, tempDir } from './helpers.js';
 import assert from 'node:assert/strict';
 import { builtinModules } from 'node:module';
 import { spawnSync } from 'node:child_process';
@@ -455,12 +455,17 @@ describe('the package as its users meet it', { timeout: 300_000 }, () => {
     git(repo, ['remote', 'add', 'origin', remote]);
     // Shaped like a real token so the rule matches; never issued.
     writeFileSync(join(repo, '.env'), `GITHUB_TOKEN=${['ghp_', 'wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUx'].join('')}\n`);
+    // A GCP service account's key, which the rule opens through node-forge, the file beside the scanner.
+    writeFileSync(join(repo, 'service-account.p12'), p12Key());
     assert.equal(run(chant, ['workspace', 'wip', 'save'], { cwd: repo }).code, 0);
     const push = run(chant, ['workspace', 'wip', 'push'], { cwd: repo });
     assert.equal(push.code, 0, push.stdout + push.stderr);
     const doc = JSON.parse(push.stdout);
     assert.deepEqual(validateDocument(doc), []);
-    assert.deepEqual(doc.replication.heldBack?.[0]?.findings.map((finding: { path: string; rule: string }) => [finding.path, finding.rule]), [['.env', '@secretlint/secretlint-rule-github:GITHUB_TOKEN']]);
+    assert.deepEqual(doc.replication.heldBack?.[0]?.findings.map((finding: { path: string; rule: string }) => [finding.path, finding.rule]), [
+      ['.env', '@secretlint/secretlint-rule-github:GITHUB_TOKEN'],
+      ['service-account.p12', '@secretlint/secretlint-rule-gcp:PrivateKeyP12'],
+    ]);
     assert.equal(git(remote, ['for-each-ref', 'refs/chant/wip']).trim(), '', 'nothing reached the remote');
   });
 });

@@ -2,7 +2,6 @@
 // file, in a modified tracked file, in a binary; a finding allowed once; save --scan.
 import assert from 'node:assert/strict';
 import { closeSync, cpSync, ftruncateSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -12,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
 import { Policy, Replicator, WipStore, type SecretFinding } from '../lib/index.js';
-import { assertValidDocument, git, makeRepo, ROOT, runBin, runCli } from './helpers.js';
+import { assertValidDocument, git, makeRepo, p12Key, ROOT, runBin, runCli } from './helpers.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunner } from '../lib/git/runner.js';
 import { writeDocument } from '../lib/documents/document.js';
@@ -677,26 +676,6 @@ describe('the secret gate and what a checkpoint staged', () => {
     assert.ok(!JSON.stringify(replication).includes(GITHUB_TOKEN));
   });
 });
-
-/**
- * A PKCS#12 file as GCP issues a service account's key: an RSA key and its certificate under the
- * password `notasecret`, made by openssl (a new key each run, never issued), 3DES and SHA-1 as
- * GCP's are. `password` makes one that is not a GCP key.
- */
-function p12Key(password = 'notasecret'): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'chant-p12-'));
-  try {
-    const openssl = (args: readonly string[]): void => {
-      const result = spawnSync('openssl', args, { cwd: dir, encoding: 'utf8' });
-      assert.equal(result.status, 0, `openssl ${args.join(' ')}: ${result.stderr}`);
-    };
-    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=sa', '-days', '1', '-keyout', 'key.pem', '-out', 'cert.pem']);
-    openssl(['pkcs12', '-export', '-inkey', 'key.pem', '-in', 'cert.pem', '-passout', `pass:${password}`, '-keypbe', 'PBE-SHA1-3DES', '-certpbe', 'PBE-SHA1-3DES', '-macalg', 'sha1', '-out', 'key.p12']);
-    return readFileSync(join(dir, 'key.p12'));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
 
 const P12_FINDING = { path: 'keys/service-account.p12', line: null, rule: '@secretlint/secretlint-rule-gcp:PrivateKeyP12' };
 
