@@ -298,6 +298,9 @@ export function startBin(cwd: string, args: readonly string[], env: NodeJS.Proce
  * password `notasecret`, made by openssl (a new key each run, never issued), 3DES and SHA-1 as
  * GCP's are. `password` makes one that is not a GCP key.
  */
+/** Why a test that needs a `.p12` key ({@link p12Key}) is skipped: openssl, which makes it, is not installed; false when it is. */
+export const NO_OPENSSL: string | false = spawnSync('openssl', ['version']).error === undefined ? false : 'openssl is not installed here (it makes the .p12 key)';
+
 export function p12Key(password = 'notasecret'): Buffer {
   const dir = mkdtempSync(join(tmpdir(), 'chant-p12-'));
   try {
