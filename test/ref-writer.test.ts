@@ -348,6 +348,29 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
     assert.deepEqual((await store.list()).branches.map((branch) => [branch.branch, branch.snapshots.map((one) => one.commit)]), [['main', [next.snapshot.commit]]]);
   });
 
+  it('is put back, not removed, where its loose file and the loose files of its snapshots are broken but a pack holds the snapshots whole, which git reads', async () => {
+    const dir = makeRepo();
+    const store = new WipStore({ cwd: dir });
+    const saved: string[] = [];
+    for (let i = 0; i < 2; i += 1) {
+      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
+    }
+    const [first, tip] = saved as [string, string];
+    // A repack that kept the loose objects (git repack -a, no -d): the pack holds every snapshot whole.
+    git(dir, ['repack', '-a', '-q']);
+    for (const commit of saved) {
+      const objectFile = join(dir, '.git', 'objects', commit.slice(0, 2), commit.slice(2));
+      chmodSync(objectFile, 0o644);
+      writeFileSync(objectFile, readFileSync(objectFile).subarray(0, 60));
+    }
+    writeFileSync(join(dir, '.git', 'refs', 'chant', 'wip', 'main'), '');
+    assert.equal(git(dir, ['rev-parse', `${tip}^`]).trim(), first, 'git reads the snapshots from the pack');
+    const listed = await store.list();
+    assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip, branch.snapshots.map((one) => one.commit)]), [['main', tip, [tip, first]]]);
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip);
+  });
+
   it('is left at a tip whose loose commit is cut short where a pack holds the commit whole, which git reads', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
