@@ -114,22 +114,31 @@ function brokenTip(layout: Pick<RepositoryLayout, 'commonDir' | 'objectsDir' | '
  * that never ran to an exit (stopped, cancelled) is no answer: its error is thrown.
  */
 async function readsWhole(plumbing: Pick<Plumbing, 'run'>, oid: string): Promise<boolean> {
+  return (await readByGit(plumbing, oid, 'commit')) !== null;
+}
+
+/**
+ * The body of `oid`, of `type`, as git reads it (from a pack before its loose file); null where
+ * git fails on it. A git that never ran to an exit (stopped, cancelled) is no answer: its error
+ * is thrown.
+ */
+async function readByGit(plumbing: Pick<Plumbing, 'run'>, oid: string, type: 'commit' | 'tree'): Promise<string | null> {
   try {
-    await plumbing.run(['cat-file', 'commit', oid]);
-    return true;
+    return await plumbing.run(['cat-file', type, oid]);
   } catch (error) {
     const cause = error instanceof Error ? error.cause : undefined;
     if (!(cause instanceof GitCommandError) || cause.exitCode === null) throw error;
-    return false;
+    return null;
   }
 }
 
 /**
  * The first of `values` that is a commit whose tree the repository holds, both whole where they
  * are loose (a loose file read back and checked against its id: git's own look reads only its
- * header, which a file cut short keeps); null when none is.
+ * header, which a file cut short keeps; one that fails it is whole still where git reads it from
+ * a pack, as git reads a pack first); null when none is.
  */
-async function newestWhole(plumbing: Pick<Plumbing, 'objectInfo'>, layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, values: readonly string[]): Promise<string | null> {
+async function newestWhole(plumbing: Pick<Plumbing, 'objectInfo' | 'run'>, layout: Pick<RepositoryLayout, 'objectsDir' | 'objectFormat'>, values: readonly string[]): Promise<string | null> {
   const loose = (oid: string): boolean => existsSync(join(layout.objectsDir, oid.slice(0, 2), oid.slice(2)));
   const info = await plumbing.objectInfo(values.filter((value) => !loose(value)));
   for (const value of values) {
@@ -137,11 +146,11 @@ async function newestWhole(plumbing: Pick<Plumbing, 'objectInfo'>, layout: Pick<
       if (info.get(value)?.type === 'commit') return value;
       continue;
     }
-    const commit = readCheckedLoose(layout.objectsDir, value, 'commit', layout.objectFormat);
+    const commit = readCheckedLoose(layout.objectsDir, value, 'commit', layout.objectFormat)?.toString('latin1') ?? await readByGit(plumbing, value, 'commit');
     if (commit === null) continue;
-    const tree = /^tree ([0-9a-f]+)\n/.exec(commit.toString('latin1'))?.[1];
+    const tree = /^tree ([0-9a-f]+)\n/.exec(commit)?.[1];
     if (tree === undefined) continue;
-    if (loose(tree) ? readCheckedLoose(layout.objectsDir, tree, 'tree', layout.objectFormat) !== null : (await plumbing.objectInfo([tree])).get(tree)?.type === 'tree') return value;
+    if (loose(tree) ? readCheckedLoose(layout.objectsDir, tree, 'tree', layout.objectFormat) !== null || await readByGit(plumbing, tree, 'tree') !== null : (await plumbing.objectInfo([tree])).get(tree)?.type === 'tree') return value;
   }
   return null;
 }
