@@ -98,6 +98,8 @@ const scannerLazy = {
       if (args.kind !== 'dynamic-import' || !/[\\/]node_modules[\\/]@secretlint[\\/]/.test(args.importer)) return undefined;
       const source = join(args.resolveDir, args.path);
       const name = `secret-scanner-${basename(source).replace(/\.[cm]?js$/, '').replace(/[^\w-]/g, '-')}.cjs`;
+      // Two sources of one file name would share a chunk, and one import would load the other's code.
+      if (lazyChunks.has(name) && lazyChunks.get(name) !== source) throw new Error(`two lazy scanner chunks are both named ${name}: ${lazyChunks.get(name)} and ${source}`);
       lazyChunks.set(name, source);
       return { path: name, namespace: 'lazy' };
     });
