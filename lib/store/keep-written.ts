@@ -41,46 +41,32 @@ export async function writeBlobsAgain(plumbing: Plumbing, objectsDir: string, to
   });
 }
 
-/** What a tree staged through a temporary index wrote that a gc may take: see {@link indexWrites}. */
-export interface IndexWrites {
-  /** The blobs git add wrote: those of the temporary index the checkout's index does not name (a gc keeps every object that one names). */
-  written: Array<{ path: string; oid: string }>;
-  /** The temporary index's bytes, which the trees are written again from. */
-  index: Buffer;
-}
-
 /**
- * What a tree staged through `indexFile` (git add wrote its blobs, git write-tree its trees)
- * wrote that a gc may take before the ref names it. Read while `indexFile` holds that tree: a
- * restore stages its target into the same file after.
- * @param layout - the checkout's layout
- * @param indexFile - the temporary index the tree was written from
- */
-export async function indexWrites(layout: RepositoryLayout, indexFile: string): Promise<IndexWrites> {
-  const { objectFormat } = layout;
-  // A checkout's index that cannot be read names nothing a gc keeps: every blob is looked at.
-  const [index, held] = await Promise.all([readFile(indexFile), readIndexEntries(layout.indexFile, objectFormat).catch((): IndexEntry[] => [])]);
-  const kept = new Set(held.map((entry) => entry.oid));
-  const written = selectIndexEntries(index, objectFormat, (entry) => entry.stage === 0 && entry.mode !== '160000').filter((entry) => !kept.has(entry.oid)).map(({ path, oid }) => ({ path, oid }));
-  return { written, index };
-}
-
-/**
- * What {@link writeBlobsAgain} does for a tree staged through a temporary index: the blobs git
- * add wrote, then, where the root tree is gone, the trees, by git write-tree again from a copy of
- * the index (git writes again each tree of the index's cache it finds missing).
+ * What {@link writeBlobsAgain} does for a tree staged through a temporary index (git add wrote
+ * its blobs, git write-tree its trees), where a gc took them. A gc that ran before the ref named
+ * the tree took its root too (written loose, named by nothing), and one that ran after packed it:
+ * while git holds the root, nothing is read. Otherwise the blobs of the index the checkout's
+ * index does not name (a gc keeps every object that one names) are written again from their
+ * files, then the trees by git write-tree again from a copy of the index (git writes again each
+ * tree of the index's cache it finds missing).
  * @param plumbing - the checkout's plumbing
  * @param layout - the checkout's layout
- * @param writes - what {@link indexWrites} read
  * @param root - the tree git write-tree gave
+ * @param index - the temporary index that tree was written from, or its bytes as they were then
+ *   (a restore stages its target into the same file after)
  */
-export async function keepIndexWritten(plumbing: Plumbing, layout: RepositoryLayout, writes: IndexWrites, root: string): Promise<void> {
-  await writeBlobsAgain(plumbing, layout.objectsDir, layout.top, writes.written);
-  if (notThereLoose(layout.objectsDir, [root]).length === 0) return;
+export async function keepIndexWritten(plumbing: Plumbing, layout: RepositoryLayout, root: string, index: string | Buffer): Promise<void> {
+  const { objectFormat, objectsDir, top } = layout;
+  if (notThereLoose(objectsDir, [root]).length === 0) return;
   if (((await plumbing.objectInfo([root])).get(root) ?? null) !== null) return;
+  // A checkout's index that cannot be read names nothing a gc keeps: every blob is looked at.
+  const [data, held] = await Promise.all([typeof index === 'string' ? readFile(index) : index, readIndexEntries(layout.indexFile, objectFormat).catch((): IndexEntry[] => [])]);
+  const kept = new Set(held.map((entry) => entry.oid));
+  const written = selectIndexEntries(data, objectFormat, (entry) => entry.stage === 0 && entry.mode !== '160000').filter((entry) => !kept.has(entry.oid));
+  await writeBlobsAgain(plumbing, objectsDir, top, written);
   const copy = temporaryIndexFile(layout.gitDir);
   try {
-    await writeFile(copy, writes.index, { flag: 'wx' });
+    await writeFile(copy, data, { flag: 'wx' });
     const again = await plumbing.writeTree(copy);
     if (again !== root) throw new WipError('git-failed', `git wrote the tree ${again.slice(0, 12)} again where ${root.slice(0, 12)} was gone`);
   } finally {

@@ -17,7 +17,7 @@ import { pathBytes, rawPathOnDisk, rawPathText } from '../git/formats/path-text.
 import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
-import { indexWrites, keepIndexWritten } from './keep-written.js';
+import { keepIndexWritten } from './keep-written.js';
 import { LAST_RESTORE, markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
 import type { RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
@@ -412,9 +412,9 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
   indexing.catch(() => undefined);
   try {
     const current = fast !== null ? fast.tree : await plumbing.writeTree(indexFile as string).catch(stopped);
-    // Staged through the temporary index: what git wrote, read before the restore stages its
-    // target into the same file, for the write-again once the checkpoint is recorded.
-    const writes = fast !== null ? null : await indexWrites(layout, indexFile as string).catch(stopped);
+    // Staged through the temporary index: its bytes, read before the restore stages its target
+    // into the same file, for the write-again once the checkpoint is recorded.
+    const indexBytes = fast !== null ? null : await readFile(indexFile as string).catch(stopped);
     // git reads the checkout's index before it diffs two trees only for .gitmodules' ignore
     // settings of gitlinks changed on both sides: with no gitlink in the working tree's tree, or
     // a .gitmodules in the working tree (read first), it is pointed at an index that is not there.
@@ -447,7 +447,7 @@ async function prepare(plumbing: Plumbing, opened: Awaited<ReturnType<typeof ope
     const leftIgnored = selected.filter((change) => !changes.includes(change)).map((change) => change.raw);
     const left = leftIgnored.length === 0 ? [] : ['left', String(leftIgnored.length), ...leftIgnored];
     const fingerprint = createHash('sha256').update([checkout.head, current, indexed ?? 'no index', target.commit, ...left, ...(only === null ? ['whole'] : ['paths', ...only])].join('\0')).digest('hex');
-    return { indexFile, keepWritten: writes !== null ? () => keepIndexWritten(plumbing, layout, writes, current) : (fast as NonNullable<typeof fast>).keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds, reads };
+    return { indexFile, keepWritten: indexBytes !== null ? () => keepIndexWritten(plumbing, layout, current, indexBytes) : (fast as NonNullable<typeof fast>).keepWritten, current, changes, tooLong, targetIndex: indexTrailer(targetRecord.message), indexHoldsHead, staged, intents, leftOut, fingerprint, pinned: fast?.pinned ?? null, indexPlain: fast?.indexPlain ?? false, indexHolds: fast === null ? null : fast.indexHolds, reads };
   } catch (error) {
     await indexing.catch(() => undefined);
     if (indexFile !== null) rmSync(indexFile, { force: true });

@@ -26,7 +26,7 @@ import { pruneChains } from './prune.js';
 import { PinnedTipMoved, recordSnapshot } from './record.js';
 import { checksumFails, corruptIndex, gitlinksLeftOut, sortByPath, stageWorkingTree, viaStatus } from './staging.js';
 import { workingTreeByStatus } from './working-tree.js';
-import { indexWrites, keepIndexWritten } from './keep-written.js';
+import { keepIndexWritten } from './keep-written.js';
 
 /** How long a save's prune waits for the lock of another worktree (see pruneChains): its snapshot is recorded already. */
 const SAVE_PRUNE_LOCK_WAIT_MS = 2_000;
@@ -133,7 +133,7 @@ export async function save(context: StoreContext, options: SaveOptions): Promise
       beforeRecording();
       const recorded = await recordSnapshot(context.plumbing, context.clock, checkout, tree, { kind: 'save', unsaved: unsavedOf(leftOut) }, notes, 'exact');
       // As from status above: what puts back objects a gc took meanwhile never fails the save.
-      await indexWrites(layout, indexFile).then((writes) => keepIndexWritten(context.plumbing, layout, writes, tree)).catch(() => undefined);
+      await keepIndexWritten(context.plumbing, layout, tree, indexFile).catch(() => undefined);
       return { ...recorded, leftOut, flagged };
     } finally {
       rmSync(indexFile, { force: true });
