@@ -10,7 +10,7 @@ import { Plumbing } from '../lib/git/plumbing.js';
 import { zlibStored } from '../lib/git/formats/pack.js';
 import { SimpleGitRunner } from '../lib/git/runner.js';
 import type { GitRunOptions, GitOutput, GitRunner } from '../lib/git/runner.js';
-import { readStatus } from '../lib/git/formats/status.js';
+import { planFromParts, readStatus } from '../lib/git/formats/status.js';
 import { refusedByObjectChecks } from '../lib/store/tree-paths.js';
 import { workingTreeByStatus } from '../lib/store/working-tree.js';
 import { attributesElsewhere } from '../lib/git/blob-writer.js';
@@ -322,6 +322,39 @@ describe('the working tree built from git status', () => {
       assert.equal(readStatus(`# branch.oid ${oid}\0${record}\0`), null, record);
     }
     assert.equal(readStatus('# branch.oid (initial)\0'), null, 'no commit to build on');
+  });
+
+  it('reads what status said of an index against HEAD, with diff-files and the untracked listing after, into the plan status gives then', () => {
+    const dir = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n', 'd/e.txt': 'e\n', 'd/f.txt': 'f\n', 'g.txt': 'g\n', 'h.txt': 'h\n' });
+    // The index differs from HEAD: modified, added, deleted (the file left untracked), made executable.
+    writeFiles(dir, { 'a.txt': 'a staged\n', 'new.txt': 'new\n', 'd/e.txt': 'e staged\n' });
+    git(dir, ['add', 'a.txt', 'new.txt', 'd/e.txt']);
+    git(dir, ['rm', '-q', '--cached', 'b.txt']);
+    git(dir, ['update-index', '--chmod=+x', 'c.txt']);
+    const staged: string[] = [];
+    const before = readStatus(git(dir, ['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-renames']), staged);
+    assert.ok(before !== null);
+    assert.deepEqual(staged.map((record) => record.slice(0, 1) + record.slice(record.lastIndexOf(' '))).sort(), ['A new.txt', 'D b.txt', 'M a.txt', 'M c.txt', 'M d/e.txt']);
+    // Then the working tree: a staged file changed again, one deleted, an unstaged one changed and one deleted, a file made.
+    writeFiles(dir, { 'a.txt': 'a again\n', 'd/f.txt': 'f changed\n', 'd/new.txt': 'made\n' });
+    rmSync(join(dir, 'new.txt'));
+    rmSync(join(dir, 'g.txt'));
+    const head = git(dir, ['rev-parse', 'HEAD']).trim();
+    const status = readStatus(git(dir, ['status', '--porcelain=v2', '-z', '--untracked-files=all', '--branch', '--no-renames']));
+    const parts = planFromParts(head, staged.join('\0'), git(dir, ['diff-files', '-z', '--ignore-submodules=dirty']), git(dir, ['ls-files', '-z', '--others', '--exclude-standard']));
+    assert.ok(status !== null && parts !== null);
+    assert.equal(parts.head, head);
+    assert.deepEqual(Object.fromEntries([...parts.states].sort()), Object.fromEntries([...status.states].sort()));
+    assert.deepEqual([...parts.untracked].sort(), [...status.untracked].sort());
+    assert.deepEqual([...parts.untracked].sort(), ['b.txt', 'd/new.txt']);
+    // What status's plan refuses, the parts refuse too: a file made a symlink, a conflict.
+    const zero = '0'.repeat(40);
+    const oid = 'a'.repeat(40);
+    assert.equal(planFromParts(head, '', `:100644 120000 ${oid} ${zero} T\0link\0`, ''), null);
+    assert.equal(planFromParts(head, '', `:000000 100644 ${zero} ${zero} U\0conflict\0`, ''), null);
+    assert.equal(planFromParts(head, '', `:160000 160000 ${oid} ${zero} M\0submodule\0`, ''), null);
+    assert.equal(planFromParts(head, '', '', 'nested/repo/\0'), null);
+    assert.equal(planFromParts(head, `M 100644 ${oid}`, '', ''), null, 'a record cut short');
   });
 
   it('refuses a path by what fsck reads any of its names as, not only its first', () => {
@@ -776,11 +809,11 @@ describe('the hash cache', () => {
     }
   });
 
-  it("is cleaned of a killed save's unfinished copy, and of the kept private index key's, by the next save", async () => {
+  it("is cleaned of a killed save's unfinished copy, and of the kept private index key's and records', by the next save", async () => {
     const dir = makeRepo({ 'a.txt': '0\n' });
     const store = new WipStore({ cwd: dir, policy: null, staging: 'status' });
     // What a save killed between the write of a cache's temporary and its rename leaves.
-    const left = ['chant-hash-cache', 'chant-status-index-key'].map((name) => join(dir, '.git', `${name}.999999999-0a1b2c3d.tmp`));
+    const left = ['chant-hash-cache', 'chant-status-index-key', 'chant-status-index-staged'].map((name) => join(dir, '.git', `${name}.999999999-0a1b2c3d.tmp`));
     for (const file of left) writeFileSync(file, 'unfinished');
     writeFiles(dir, { 'a.txt': '1\n' });
     await store.save();
@@ -1042,16 +1075,22 @@ describe('what only git add can decide', () => {
 });
 
 describe('the private index git status reads where the hash cache knows many files', () => {
-  /** Builds as a save does, with the private index from one file on, and records the tree on the wip tip; whether git status read the private index. */
-  const buildAndRecord = async (dir: string, keep = true, racyMarginMs = 0): Promise<{ tree: string | null; privately: boolean; kept: boolean }> => {
+  /**
+   * Builds as a save does, with the private index from one file on, and records the tree on the
+   * wip tip; whether git read the private index (status, or diff-files on a kept one), and
+   * whether git status ran at all.
+   */
+  const buildAndRecord = async (dir: string, keep = true, racyMarginMs = 0): Promise<{ tree: string | null; privately: boolean; kept: boolean; status: boolean }> => {
     const runner = new SimpleGitRunner(dir);
     let privately = false;
     let kept = false;
+    let status = false;
     const git_: GitRunner = {
       run: (args, options) => {
-        const file = args[0] === 'status' ? options?.env?.GIT_INDEX_FILE : undefined;
+        const file = args[0] === 'status' || args[0] === 'diff-files' ? options?.env?.GIT_INDEX_FILE : undefined;
         privately ||= file !== undefined;
         kept ||= file?.endsWith('chant-status-index') === true;
+        status ||= args[0] === 'status';
         return runner.run(args, options);
       },
     };
@@ -1066,7 +1105,7 @@ describe('the private index git status reads where the hash cache knows many fil
       git(dir, ['update-ref', 'refs/chant/wip/main', commit]);
       await built.keepStatusIndex(commit);
     }
-    return { tree: built?.tree ?? null, privately, kept };
+    return { tree: built?.tree ?? null, privately, kept, status };
   };
   /** Whether every blob a tree names is in the repository. */
   const blobsThere = (dir: string, tree: string): boolean => {
@@ -1193,9 +1232,16 @@ describe('the private index git status reads where the hash cache knows many fil
     assert.deepEqual([second.privately, second.kept], [true, false], 'the second makes the copy');
     const third = await buildAndRecord(dir);
     assert.deepEqual([third.kept, third.tree], [true, expectedTree(dir)], 'the third takes it as it is');
+    assert.equal(third.status, false, 'what status said of the copy against HEAD is kept: git compares only the working tree with it');
     writeFiles(dir, { 'd2/f5.txt': 'changed since the copy\n' });
     const fourth = await buildAndRecord(dir);
-    assert.deepEqual([fourth.kept, fourth.tree], [true, expectedTree(dir)], 'a file changed since the copy is read and hashed');
+    assert.deepEqual([fourth.kept, fourth.status, fourth.tree], [true, false, expectedTree(dir)], 'a file changed since the copy is read and hashed');
+    // A file deleted, one made, one ignored, one put back as HEAD holds it.
+    rmSync(join(dir, 'd0/f0.txt'));
+    writeFiles(dir, { 'd1/new.txt': 'untracked\n', 'd1/skip.ign': 'ignored\n', 'd2/f2.txt': '2\n' });
+    const deleted = await buildAndRecord(dir);
+    assert.deepEqual([deleted.kept, deleted.status, deleted.tree], [true, false, expectedTree(dir)], 'a deletion, an untracked file and a file as HEAD holds it');
+    assert.equal(git(dir, ['cat-file', '-t', `${deleted.tree}:d0/f0.txt`], { allowFail: true }), '', 'the deleted file is gone from the tree');
     // An ignored file added by force: only the checkout's index says it is tracked.
     writeFiles(dir, { 'build.ign': 'kept by force\n' });
     git(dir, ['add', '-f', 'build.ign']);
@@ -1221,7 +1267,7 @@ describe('the private index git status reads where the hash cache knows many fil
     assert.equal(got.kept, false);
   });
 
-  for (const damage of ['truncated', 'an entry rewritten in place'] as const) {
+  for (const damage of ['truncated', 'an entry rewritten in place', 'with its record against HEAD rewritten'] as const) {
     it(`does not take a kept copy ${damage}, and the save is still right`, async () => {
       const dir = dirtyRepo(12);
       await buildAndRecord(dir);
@@ -1229,7 +1275,13 @@ describe('the private index git status reads where the hash cache knows many fil
       const copy = join(dir, '.git', 'chant-status-index');
       const bytes = readFileSync(copy);
       if (damage === 'truncated') writeFileSync(copy, bytes.subarray(0, bytes.length >> 1));
-      else {
+      else if (damage === 'with its record against HEAD rewritten') {
+        // d1/f4.txt recorded as HEAD holds it: a copy taken with it would keep HEAD's blob.
+        const staged = join(dir, '.git', 'chant-status-index-staged');
+        const records = readFileSync(staged, 'utf8').split('\0');
+        assert.ok(records.some((record) => record.endsWith(' d1/f4.txt')));
+        writeFileSync(staged, records.filter((record) => !record.endsWith(' d1/f4.txt')).join('\0'));
+      } else {
         // The blob of d1/f4.txt's entry made another file's blob.
         const at = bytes.indexOf(Buffer.from('d1/f4.txt\0'));
         const other = git(dir, ['hash-object', '-w', '--stdin'], { input: 'not the file\n' }).trim();

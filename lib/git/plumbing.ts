@@ -498,6 +498,28 @@ export class Plumbing {
   }
 
   /**
+   * What {@link status} says of the working tree against the index `indexFile`, without its
+   * comparison of the index with HEAD: `git diff-files` (raw, NUL-separated, a submodule
+   * reported only when the commit it is at moved) and `git ls-files --others --exclude-standard`
+   * (every untracked file), run side by side, neither refreshing nor writing the index. Their
+   * outputs as status's is read (text), or null where a clean filter failed, as for status.
+   * `stderr` receives what both said, line by line (see unreadableInWalk).
+   */
+  async worktreeAgainstIndex(top: string, stderr: string[], indexFile: string): Promise<{ changes: string; untracked: string } | null> {
+    const options = { cwd: top, env: { GIT_OPTIONAL_LOCKS: '0', GIT_INDEX_FILE: indexFile }, onStderr: (line: string) => stderr.push(line) };
+    try {
+      const [changes, untracked] = await Promise.all([
+        this.git.run(['diff-files', '-z', '--ignore-submodules=dirty'], options),
+        this.git.run(['ls-files', '-z', '--others', '--exclude-standard'], options),
+      ]);
+      return { changes: changes.stdout, untracked: untracked.stdout };
+    } catch (error) {
+      if (error instanceof GitCommandError && error.stopped === null && conversionFailed(error.stderr) !== null) return null;
+      throw asWipError(error);
+    }
+  }
+
+  /**
    * Objects read whole in one git call, by any name `cat-file --batch` resolves (an id, a ref,
    * `<commit>:<path>`), in the order asked: null for a name that resolves to nothing. Names
    * must not hold a newline. Null as a whole when the runner does not stream its output, since

@@ -6,6 +6,10 @@
 // blob the copy names. Invariant: a copy is used only while each of those is what its key says,
 // and the copy is the very file the key names, whole; the key is written only after the ref
 // moved, and removed on any doubt. Delete both and the next save makes the copy again.
+// Beside them, `chant-status-index-staged` holds what status said of the copy against HEAD
+// (which holds as long as the copy and HEAD do, and HEAD is in the fingerprint): a save that
+// uses the copy then compares only the working tree with it (see planFromParts). The key names
+// its hash.
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
@@ -19,7 +23,10 @@ export const KEPT_INDEX_FILE = 'chant-status-index';
 /** Its key, beside it. */
 export const KEPT_INDEX_KEY_FILE = 'chant-status-index-key';
 
-const VERSION = 'chant-status-index 1';
+/** What status said of the copy against HEAD, beside it (see readStatus's `staged`). */
+export const KEPT_STAGED_FILE = 'chant-status-index-staged';
+
+const VERSION = 'chant-status-index 2';
 
 /** What a kept copy was made from, and the tip it holds for. */
 export interface KeptIndexKey {
@@ -35,6 +42,8 @@ export interface KeptIndexKey {
   attributes: ReadonlyArray<readonly [string, string]>;
   /** How many entries the copy vouches for. */
   vouched: number;
+  /** The sha256 of {@link KEPT_STAGED_FILE} as written for the copy. */
+  staged: string;
 }
 
 /**
@@ -99,7 +108,7 @@ export async function keptCopyWhole(gitDir: string, identity: string, algorithm:
 /** The key's text, ending with a line that holds the hash of the lines before it. */
 function keyText(key: KeptIndexKey): string {
   const body = [
-    VERSION, `index ${key.index}`, `copy ${key.copy}`, `fingerprint ${key.fingerprint}`, `tip ${key.tip}`, `vouched ${key.vouched}`,
+    VERSION, `index ${key.index}`, `copy ${key.copy}`, `fingerprint ${key.fingerprint}`, `tip ${key.tip}`, `vouched ${key.vouched}`, `staged ${key.staged}`,
     ...key.attributes.map(([folder, stat]) => `attributes ${folder}\0${stat}`),
   ].join('\n');
   return `${body}\nend ${createHash('sha256').update(body).digest('hex')}\n`;
@@ -116,16 +125,28 @@ export async function readKeptIndexKey(gitDir: string): Promise<KeptIndexKey | n
   const lines = body.split('\n');
   if (lines[0] !== VERSION) return null;
   const field = (at: number, name: string): string | null => (lines[at]?.startsWith(`${name} `) === true ? (lines[at] as string).slice(name.length + 1) : null);
-  const [index, copy, fingerprint, tip, vouched] = [field(1, 'index'), field(2, 'copy'), field(3, 'fingerprint'), field(4, 'tip'), field(5, 'vouched')];
-  if (index === null || copy === null || fingerprint === null || tip === null || vouched === null || !/^\d+$/.test(vouched)) return null;
+  const [index, copy, fingerprint, tip, vouched, staged] = [field(1, 'index'), field(2, 'copy'), field(3, 'fingerprint'), field(4, 'tip'), field(5, 'vouched'), field(6, 'staged')];
+  if (index === null || copy === null || fingerprint === null || tip === null || vouched === null || staged === null || !/^\d+$/.test(vouched)) return null;
   const attributes: Array<readonly [string, string]> = [];
-  for (let at = 6; at < lines.length; at += 1) {
+  for (let at = 7; at < lines.length; at += 1) {
     const value = field(at, 'attributes');
     const split = value === null ? -1 : value.indexOf('\0');
     if (value === null || split < 0) return null;
     attributes.push([value.slice(0, split), value.slice(split + 1)]);
   }
-  return { index, copy, fingerprint, tip, vouched: Number(vouched), attributes };
+  return { index, copy, fingerprint, tip, vouched: Number(vouched), staged, attributes };
+}
+
+/** Writes what status said of the copy against HEAD, and gives its hash for the key (one not written reads as none: the next save makes the copy again). */
+export async function writeKeptStaged(gitDir: string, text: string): Promise<string> {
+  await replaceCacheFile(join(gitDir, KEPT_STAGED_FILE), text);
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** What status said of the copy against HEAD, where the file's hash is `hash`; null otherwise. */
+export async function readKeptStaged(gitDir: string, hash: string): Promise<string | null> {
+  const text = await readFile(join(gitDir, KEPT_STAGED_FILE), 'utf8').catch(() => null);
+  return text !== null && createHash('sha256').update(text).digest('hex') === hash ? text : null;
 }
 
 /** Writes the key of the kept copy; one that cannot be written only costs the next save the copy. */
@@ -135,7 +156,7 @@ export async function writeKeptIndexKey(gitDir: string, key: KeptIndexKey): Prom
 
 /** Removes the key (so the copy is used no more) and the copy. */
 export function dropKeptIndex(gitDir: string): void {
-  for (const name of [KEPT_INDEX_KEY_FILE, KEPT_INDEX_FILE]) {
+  for (const name of [KEPT_INDEX_KEY_FILE, KEPT_INDEX_FILE, KEPT_STAGED_FILE]) {
     try {
       rmSync(join(gitDir, name), { force: true });
     } catch {

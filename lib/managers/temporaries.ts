@@ -9,7 +9,7 @@ import type { RepositoryLayout } from '../git/plumbing.js';
 import { cacheTemporaries } from './cache-file.js';
 import { HASH_CACHE_FILE } from './hash-cache.js';
 import { IDENTITY_MEMO_FILE } from './identity-memo.js';
-import { KEPT_INDEX_KEY_FILE } from './kept-index.js';
+import { KEPT_INDEX_KEY_FILE, KEPT_STAGED_FILE } from './kept-index.js';
 import { processAlive } from './lock.js';
 import { LAST_RESTORE, RESTORE_MARKER } from './restore-marker.js';
 import { SNAPSHOT_MEMO_FILE } from './snapshot-memo.js';
@@ -39,7 +39,7 @@ export function temporaryIndexFile(gitDir: string): string {
  * earlier versions wrote there).
  */
 export async function removeStaleTemporaries(layout: RepositoryLayout): Promise<void> {
-  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(HASH_CACHE_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE), cacheTemporaries(RESTORE_MARKER), cacheTemporaries(LAST_RESTORE)];
+  const own = [TEMPORARY_INDEX, cacheTemporaries(MEMO_FILE), cacheTemporaries(IDENTITY_MEMO_FILE), cacheTemporaries(HASH_CACHE_FILE), cacheTemporaries(KEPT_INDEX_KEY_FILE), cacheTemporaries(KEPT_STAGED_FILE), cacheTemporaries(RESTORE_MARKER), cacheTemporaries(LAST_RESTORE)];
   const shared = [cacheTemporaries(SNAPSHOT_MEMO_FILE), cacheTemporaries(EARLIER_CHANGE_MEMO_FILE)];
   const left = layout.commonDir === layout.gitDir
     ? [{ dir: layout.gitDir, names: [...own, ...shared] }]

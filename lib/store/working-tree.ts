@@ -20,13 +20,14 @@ import { parseCommit } from '../git/formats/commit.js';
 import { gitlinksOf, scanIndex } from '../git/formats/index-file.js';
 import type { Gitlink, IndexEntry, IndexScan } from '../git/formats/index-file.js';
 import type { FlaggedPath, LeftOut } from '../snapshot/left-out.js';
-import { readStatus } from '../git/formats/status.js';
+import { planFromParts, readStatus } from '../git/formats/status.js';
+import type { StatusPlan } from '../git/formats/status.js';
 import { buildTrees, foldersOnTheWay } from '../git/formats/tree.js';
 import type { Entry } from '../git/formats/tree.js';
 import { HASH_CACHE_FILE, hashCache, hashFingerprint, RACY_MARGIN_MS, saveHashCache, statCheckWeakened, statKey } from '../managers/hash-cache.js';
 import type { HashCache } from '../managers/hash-cache.js';
 import { MEMO_FILE, saveMemo, treeMemo } from '../managers/tree-memo.js';
-import { dropKeptIndex, fileIdentity, KEPT_INDEX_FILE, keptCopyWhole, readIdentified, readKeptIndexKey, writeKeptIndexKey } from '../managers/kept-index.js';
+import { dropKeptIndex, fileIdentity, KEPT_INDEX_FILE, keptCopyWhole, readIdentified, readKeptIndexKey, readKeptStaged, writeKeptIndexKey, writeKeptStaged } from '../managers/kept-index.js';
 import type { KeptIndexKey } from '../managers/kept-index.js';
 import { objectHash } from '../git/formats/object-format.js';
 import { isWipError } from '../errors.js';
@@ -157,15 +158,19 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
   let privately: { index: IndexScan; fingerprint: string | null; tipKnown: RefRecord | null | undefined; cache: HashCache; statusIndex: StatusIndex; kept: KeptUse | null } | null = null;
   let readFirst: { data: Buffer | null; fingerprint: string | null } | null = null;
   let out: string | null | undefined;
+  // The plan read from the working tree against a kept copy whose comparison with HEAD is kept too.
+  let planned: StatusPlan | null | undefined;
   // A save keeps the copy from one save to the next (lib/managers/kept-index.ts): where every
-  // input its key names is what it was, status runs on it as it is, and the checkout's index is
-  // read (and checked to be the one the copy was made from) while status runs.
+  // input its key names is what it was, git compares the working tree with it as it is, and the
+  // checkout's index is read (and checked to be the one the copy was made from) meanwhile.
   const kept = reading.keep === true && Number.isFinite(floor) ? await keptCopy(layout, tipRef, fingerprinting, attributesStat, env, head) : null;
   if (kept !== null) {
-    // The checkout's index is scanned, and the hash cache parsed, while status runs too: once it
-    // ends, only what status said is left to read.
+    // What status would say of the copy against HEAD is kept beside it (docs/design.md): git
+    // compares only the working tree with the copy, and lists the untracked files, side by side.
+    // The checkout's index is scanned, and the hash cache parsed, meanwhile: once git ends, only
+    // what it said is left to read.
     const [said_, read, whole, cache] = await Promise.all([
-      plumbing.status(top, said, keptFile).catch((error: unknown) => {
+      plumbing.worktreeAgainstIndex(top, said, keptFile).then((parts) => (parts === null ? null : planFromParts(head, kept.staged, parts.changes, parts.untracked))).catch((error: unknown) => {
         if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
         return undefined;
       }),
@@ -174,10 +179,10 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
       cacheReading.then((text) => hashCache(text, kept.key.fingerprint, kept.tip.tree, racyMarginMs)),
     ]);
     if (said_ !== undefined && read.identity === kept.key.index && read.index !== null && whole) {
-      out = said_;
-      privately = { index: read.index, fingerprint: kept.key.fingerprint, tipKnown: kept.tip, cache, statusIndex: { file: keptFile, patched: new Map() }, kept: { basis: kept.tip.commit, key: kept.key, reused: true, drop: false } };
+      planned = said_;
+      privately = { index: read.index, fingerprint: kept.key.fingerprint, tipKnown: kept.tip, cache, statusIndex: { file: keptFile, patched: new Map() }, kept: { basis: kept.tip.commit, key: kept.key, reused: true, drop: false, staged: null } };
     } else {
-      // The checkout's index changed while status ran, or the copy is not whole: status runs again, on the checkout's own index.
+      // The checkout's index changed while git ran, or the copy is not whole: status runs again, on the checkout's own index.
       said.length = 0;
       dropKeptIndex(layout.gitDir);
     }
@@ -200,12 +205,12 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
         // Kept for the next saves where what it was made from can be named: the checkout's index
         // by a checksum, the tip it was made on, the .gitattributes on the way to its entries.
         const attributes = reading.keep === true && read.identity !== null && fingerprint !== null && tipKnown !== undefined && tipKnown !== null ? attributesOnTheWay(statusIndex.patched.keys(), attributesStat) : null;
-        const keeping = attributes === null ? null : { basis: (tipKnown as RefRecord).commit, key: { index: read.identity as string, copy: '', fingerprint: fingerprint as string, tip: '', attributes, vouched: statusIndex.patched.size }, reused: false, drop: false };
+        const keeping = attributes === null ? null : { basis: (tipKnown as RefRecord).commit, key: { index: read.identity as string, copy: '', fingerprint: fingerprint as string, tip: '', attributes, vouched: statusIndex.patched.size, staged: '' }, reused: false, drop: false, staged: [] };
         privately = { index, fingerprint, tipKnown, cache, statusIndex, kept: keeping };
       }
     }
   }
-  if (privately !== null && out === undefined) {
+  if (privately !== null && planned === undefined && out === undefined) {
     const file = privately.statusIndex.file;
     const keeping = privately.kept;
     let read = false;
@@ -247,8 +252,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     ({ index, fingerprint } = privately);
   }
   const remembered = await remembering;
-  if (out === null || out === undefined) return null;
-  const plan = readStatus(out);
+  const plan = planned !== undefined ? planned : out === null || out === undefined ? null : readStatus(out, privately?.kept?.staged ?? undefined);
   if (plan === null || plan.head !== head) return null;
   // A split index holds some of its entries in a shared index: the staging through a temporary index reads them whole.
   if (index.split) return null;
@@ -471,7 +475,9 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
       return;
     }
     if (keptUse.reused && recorded === keptUse.basis) return;
-    await writeKeptIndexKey(layout.gitDir, { ...keptUse.key, tip: recorded });
+    // A copy made by this save: what status said of it against HEAD goes first, its hash in the key.
+    const staged = keptUse.staged === null ? keptUse.key.staged : await writeKeptStaged(layout.gitDir, keptUse.staged.join('\0'));
+    await writeKeptIndexKey(layout.gitDir, { ...keptUse.key, tip: recorded, staged });
   };
   // A `git gc --prune=now` run by hand meanwhile (git's own gc prunes only what is weeks old)
   // deletes every object no ref names yet: the blobs and trees this build wrote, until the ref
@@ -494,6 +500,8 @@ interface KeptUse {
   reused: boolean;
   /** Whether the next save should make it again. */
   drop: boolean;
+  /** For a copy made by this save, what status said of it against HEAD (see readStatus); null for one kept. */
+  staged: string[] | null;
 }
 
 /**
@@ -502,16 +510,16 @@ interface KeptUse {
  * `.gitattributes` on the way to the entries it vouches for, the checkout's index file (its stat
  * data and checksum) and the copy's own file. Null otherwise, the key and copy removed.
  */
-async function keptCopy(layout: RepositoryLayout, tipRef: string, fingerprinting: () => Promise<string | null>, attributesStat: (folder: string) => Stats | null | 'unknown', env: NodeJS.ProcessEnv, head: string): Promise<{ key: KeptIndexKey; tip: RefRecord } | null> {
+async function keptCopy(layout: RepositoryLayout, tipRef: string, fingerprinting: () => Promise<string | null>, attributesStat: (folder: string) => Stats | null | 'unknown', env: NodeJS.ProcessEnv, head: string): Promise<{ key: KeptIndexKey; tip: RefRecord; staged: string } | null> {
   const key = await readKeptIndexKey(layout.gitDir);
   if (key === null) return null;
   const { bytes } = objectHash(layout.objectFormat);
-  const [fingerprint, weakened] = await Promise.all([fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat: layout.objectFormat, head, env })]);
+  const [fingerprint, weakened, staged] = await Promise.all([fingerprinting(), statCheckWeakened({ commonDir: layout.commonDir, gitDir: layout.gitDir, objectFormat: layout.objectFormat, head, env }), readKeptStaged(layout.gitDir, key.staged)]);
   const tip = tipFromFiles(layout, tipRef);
-  const holds = fingerprint === key.fingerprint && !weakened && tip !== undefined && tip !== null && tip.commit === key.tip
+  const holds = staged !== null && fingerprint === key.fingerprint && !weakened && tip !== undefined && tip !== null && tip.commit === key.tip
     && key.attributes.every(([folder, stat]) => attributesKey(attributesStat(folder)) === stat)
     && fileIdentity(layout.indexFile, bytes) === key.index && fileIdentity(join(layout.gitDir, KEPT_INDEX_FILE), bytes) === key.copy;
-  if (holds) return { key, tip: tip as RefRecord };
+  if (holds) return { key, tip: tip as RefRecord, staged };
   dropKeptIndex(layout.gitDir);
   return null;
 }

@@ -20,10 +20,12 @@ export interface StatusPlan {
 
 /**
  * Reads `git status --porcelain=v2 -z --branch` output into a plan, or null where the plan
- * could differ from what `git add --all` would stage.
+ * could differ from what `git add --all` would stage. `staged`, when given, receives what status
+ * said of the index against HEAD, for {@link planFromParts}: `X mI hI path` for each path whose
+ * index entry is not HEAD's.
  * @internal
  */
-export function readStatus(out: string): StatusPlan | null {
+export function readStatus(out: string, staged?: string[]): StatusPlan | null {
   let head: string | null = null;
   const states = new Map<string, PathState>();
   const untracked: string[] = [];
@@ -61,12 +63,72 @@ export function readStatus(out: string): StatusPlan | null {
     const modeWork = out.slice(s5 + 1, s6);
     const path = out.slice(s8 + 1, end);
     if (!passable(path) || !out.startsWith('N', s2 + 1) || out.slice(s3 + 1, s4) === '160000' || modeIndex === '160000' || modeWork === '160000') return null;
-    const state = stateOf(xy, modeIndex, modeWork, out.slice(s7 + 1, s8));
+    const oidIndex = out.slice(s7 + 1, s8);
+    const state = stateOf(xy, modeIndex, modeWork, oidIndex);
     if (state === null) return null;
     states.set(path, state);
+    if (staged !== undefined && xy[0] !== '.') staged.push(`${xy[0] as string} ${modeIndex} ${oidIndex} ${path}`);
   }
   if (head === null || !OBJECT_ID.test(head)) return null;
   return { head, states, untracked };
+}
+
+/**
+ * The plan {@link readStatus} would read from status on an index whose comparison with `head`
+ * is known already: `staged` (what readStatus gave of an earlier status on the same index and
+ * HEAD, joined by NULs), `changes` (`git diff-files -z` on that index: the working tree against
+ * it) and `untracked` (`git ls-files -z --others --exclude-standard`); null where status's
+ * plan would be null, or the parts do not read.
+ * @internal
+ */
+export function planFromParts(head: string, staged: string, changes: string, untracked: string): StatusPlan | null {
+  // `:mI mW hI hW Y`, then the path: a few records, the files changed since the index was written.
+  const changed = new Map<string, { y: string; modeIndex: string; modeWork: string; oidIndex: string }>();
+  for (let at = 0; at < changes.length;) {
+    const meta = changes.indexOf('\0', at);
+    const end = meta < 0 ? -1 : changes.indexOf('\0', meta + 1);
+    if (end < 0 || changes[at] !== ':') return null;
+    const [modeIndex, modeWork, oidIndex, , letter] = changes.slice(at + 1, meta).split(' ');
+    const path = changes.slice(meta + 1, end);
+    at = end + 1;
+    if (modeIndex === undefined || modeWork === undefined || oidIndex === undefined || letter === undefined || letter.length !== 1 || changed.has(path)) return null;
+    if (!passable(path) || modeIndex === '160000' || modeWork === '160000') return null;
+    changed.set(path, { y: letter, modeIndex, modeWork, oidIndex });
+  }
+  const states = new Map<string, PathState>();
+  for (let at = 0; at < staged.length;) {
+    let end = staged.indexOf('\0', at);
+    if (end < 0) end = staged.length;
+    const record = staged.slice(at, end);
+    at = end + 1;
+    const s1 = record.indexOf(' ');
+    const s2 = record.indexOf(' ', s1 + 1);
+    const s3 = record.indexOf(' ', s2 + 1);
+    if (s1 !== 1 || s2 < 0 || s3 < 0) return null;
+    const path = record.slice(s3 + 1);
+    const change = changed.get(path);
+    const state = change === undefined
+      ? stateOf(`${record[0] as string}.`, record.slice(2, s2), '', record.slice(s2 + 1, s3))
+      : stateOf(`${record[0] as string}${change.y}`, change.modeIndex, change.modeWork, change.oidIndex);
+    if (state === null) return null;
+    states.set(path, state);
+  }
+  for (const [path, change] of changed) {
+    if (states.has(path)) continue;
+    const state = stateOf(`.${change.y}`, change.modeIndex, change.modeWork, change.oidIndex);
+    if (state === null) return null;
+    states.set(path, state);
+  }
+  const others: string[] = [];
+  for (let at = 0; at < untracked.length;) {
+    let end = untracked.indexOf('\0', at);
+    if (end < 0) end = untracked.length;
+    const path = untracked.slice(at, end);
+    at = end + 1;
+    if (!passable(path) || path.endsWith('/')) return null;
+    others.push(path);
+  }
+  return { head, states, untracked: others };
 }
 
 /** A path's state from its status letters: the worktree's (Y) first, the index's (X) behind it. */
