@@ -1080,8 +1080,9 @@ describe('the private index git status reads where the hash cache knows many fil
    * wip tip; whether git read the private index (status, or diff-files on a kept one), and
    * whether git status ran at all.
    */
-  const buildAndRecord = async (dir: string, keep = true, racyMarginMs = 0): Promise<{ tree: string | null; privately: boolean; kept: boolean; status: boolean }> => {
+  const buildAndRecord = async (dir: string, keep = true, racyMarginMs = 0): Promise<{ tree: string | null; privately: boolean; kept: boolean; status: boolean; commands: string[] }> => {
     const runner = new SimpleGitRunner(dir);
+    const commands: string[] = [];
     let privately = false;
     let kept = false;
     let status = false;
@@ -1091,6 +1092,7 @@ describe('the private index git status reads where the hash cache knows many fil
         privately ||= file !== undefined;
         kept ||= file?.endsWith('chant-status-index') === true;
         status ||= args[0] === 'status';
+        commands.push(args[0] as string);
         return runner.run(args, options);
       },
     };
@@ -1105,7 +1107,7 @@ describe('the private index git status reads where the hash cache knows many fil
       git(dir, ['update-ref', 'refs/chant/wip/main', commit]);
       await built.keepStatusIndex(commit);
     }
-    return { tree: built?.tree ?? null, privately, kept, status };
+    return { tree: built?.tree ?? null, privately, kept, status, commands };
   };
   /** Whether every blob a tree names is in the repository. */
   const blobsThere = (dir: string, tree: string): boolean => {
@@ -1315,6 +1317,8 @@ describe('the private index git status reads where the hash cache knows many fil
     assert.equal(statSync(path).size, old.size);
     const third = await buildAndRecord(dir);
     assert.deepEqual([third.privately, third.kept, third.status], [true, true, false], 'git diff-files reads the kept copy');
+    // Where git status ran alone, two processes read the working tree through the kept copy: no more.
+    assert.deepEqual([...third.commands].sort(), ['diff-files', 'ls-files'], third.commands.join(', '));
     assert.equal(third.tree, expectedTree(dir));
     assert.equal(git(dir, ['cat-file', 'blob', `${third.tree}:d1/f4.txt`]), 'd1/f4.txt DIRTY\n');
     assert.deepEqual(readFileSync(indexFile), before.bytes, 'the checkout\'s index is as it was');
