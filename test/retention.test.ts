@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isWipError, Policy, Replicator, WipStore } from '../lib/index.js';
@@ -448,6 +450,58 @@ describe('the retain block of the declaration', () => {
     const done = await store.restore({ snapshot: first.snapshot.commit });
     assert.deepEqual(left.filter((file) => existsSync(file)), []);
     assert.equal(JSON.parse(readFileSync(record, 'utf8')).checkpoint, done.checkpoint.snapshot.commit);
+  });
+  it('refuses a prune while the record of the last restore or a restore mark is cut short (a power loss), dropping nothing, and a save pruning on save skips its prune', async () => {
+    for (const [name, cut] of [['chant-last-restore', ''], ['chant-last-restore', '{"branch":"main","snapshot":"'], ['chant-restoring', '{"branch":"main","snap']]) {
+      const { dir, store, done } = await restoredThenSaved('later');
+      // Cut short as a power loss may leave a file renamed in place before its bytes reached the
+      // disk: it names no checkpoint, and a prune reading it as no record dropped the only undo.
+      writeFileSync(join(dir, '.git', name as string), cut as string);
+      writeFiles(dir, { 'a.txt': 'again\n' });
+      const again = await store.save({ label: 'again' });
+      assert.equal(again.pruned, undefined, `${name} cut to ${JSON.stringify(cut)}: the save's prune is skipped`);
+      assert.deepEqual(again.skipped?.map((step) => [step.step, step.code]), [['prune', 'wip-snapshot-unknown']]);
+      assert.match(again.skipped?.[0]?.message ?? '', new RegExp(`${name} in the git directory .* does not read whole`));
+      await assert.rejects(store.prune({ keepLast: 1 }), (error) => isWipError(error, 'wip-snapshot-unknown'));
+      await assert.rejects(store.prune({ keepLast: 1, dryRun: true }), (error) => isWipError(error, 'wip-snapshot-unknown'));
+      assert.equal((await store.list()).branches[0]?.snapshots.length, 3, 'nothing dropped');
+      await assertUndoes(store, dir, done.checkpoint.snapshot.tree, `${name} cut to ${JSON.stringify(cut)}: the checkpoint of the last restore stays`);
+    }
+  });
+  it('syncs the record of the last restore and its folder to the disk before the restore touches a file', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    // Every fsync of the restore, by what it synced (a file's inode, or a folder), and what a.txt
+    // held then: the record must be on the disk while a.txt is still the precious one.
+    const synced: Array<{ ino: number; folder: boolean; text: string }> = [];
+    const fsyncSync = fs.fsyncSync;
+    fs.fsyncSync = (fd: number) => {
+      const stats = fs.fstatSync(fd);
+      synced.push({ ino: stats.ino, folder: stats.isDirectory(), text: readFileSync(join(dir, 'a.txt'), 'utf8') });
+      fsyncSync(fd);
+    };
+    syncBuiltinESMExports();
+    let record: { ino: number; checkpoint: string } | null = null;
+    try {
+      await store.restore({ snapshot: first.snapshot.commit, onProgress: (progress) => {
+        if (progress.phase === 'writing' && progress.done === 0) {
+          const file = join(dir, '.git', 'chant-last-restore');
+          record = { ino: fs.statSync(file).ino, checkpoint: JSON.parse(readFileSync(file, 'utf8')).checkpoint };
+        }
+      } });
+    } finally {
+      fs.fsyncSync = fsyncSync;
+      syncBuiltinESMExports();
+    }
+    assert.ok(record !== null);
+    const written = record as { ino: number; checkpoint: string };
+    assert.ok(synced.some((sync) => !sync.folder && sync.ino === written.ino && sync.text === 'precious\n'), 'the record was synced before a file was written');
+    const gitDir = fs.statSync(join(dir, '.git')).ino;
+    assert.ok(synced.some((sync) => sync.folder && sync.ino === gitDir && sync.text === 'precious\n'), 'the git directory, where it was renamed, was synced before a file was written');
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'two\n');
   });
   it('keeps the checkpoint of a restore killed partway, and the notice names it as the prune wrote it again, so restoring it still gives back what was there', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
