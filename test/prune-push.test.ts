@@ -452,6 +452,29 @@ describe('a pruned chain and the remote', () => {
     await storeB.restore({ snapshot: record.checkpoint });
     assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });
+  it('sets aside, never takes, a pruned chain while the record of the last restore of the fetching box is cut short (a power loss), since it could name any snapshot', async () => {
+    const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
+    const storeB = new WipStore({ cwd: b, policy });
+    writeFileSync(join(b, 'a.txt'), 'first\n');
+    const first = await storeB.save({ label: 'first' });
+    writeFileSync(join(b, 'a.txt'), 'precious\n');
+    const done = await storeB.restore({ snapshot: first.snapshot.commit });
+    writeFileSync(join(b, 'a.txt'), 'later\n');
+    await storeB.save({ label: 'later' });
+    const replicatorB = new Replicator({ cwd: b, policy });
+    await replicatorB.push();
+    await new Replicator({ cwd: a, policy }).fetch();
+    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+    // Read as no record, it let the fetch take a's chain, which dropped b's checkpoint.
+    writeFileSync(join(b, '.git', 'chant-last-restore'), '{"branch":"main","snapsh');
+    const tipB = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
+    const fetched = await replicatorB.fetch();
+    assert.equal(fetched.refs[0]?.aside, `refs/chant/wip-aside/${tipB}`, 'b\'s chain goes aside whole, its checkpoint with it');
+    git(b, ['reflog', 'expire', '--expire-unreachable=now', '--all']);
+    git(b, ['gc', '-q', '--prune=now']);
+    await storeB.restore({ snapshot: done.checkpoint.snapshot.commit });
+    assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
+  });
   it('takes a pruned chain only under every worktree\'s lock: a restore here that took the chain\'s tip as its checkpoint meanwhile keeps it, so that restore can still be undone after git\'s gc', async () => {
     const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
     const storeB = new WipStore({ cwd: b, policy });
