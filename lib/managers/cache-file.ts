@@ -2,8 +2,9 @@
 // replaced whole or not at all, through a temporary file beside it and a rename, and a cache
 // that cannot be written costs the next run its time, never its answer.
 import { randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { rename, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 
 /** A temporary file's name beside `file`, its writer's pid and a random part in it. */
 function temporaryBeside(file: string): string {
@@ -25,18 +26,50 @@ export async function replaceCacheFile(file: string, data: string | Uint8Array, 
 }
 
 /**
- * Replaces `file` with `text` whole or not at all, as {@link replaceCacheFile} does, but at once
- * and throwing where it cannot: for a record whose loss matters, so a kill or a power loss never
- * leaves one cut short. The temporary file is removed on failure.
+ * Replaces `file` with `text` whole or not at all, as {@link replaceCacheFile} does, but at once,
+ * on the disk, and throwing where it cannot: for a record whose loss matters, so a kill or a
+ * power loss never leaves one cut short. The temporary file is synced before the rename (a
+ * rename can reach the disk before the bytes it names, leaving an empty file in the record's
+ * place) and the folder after it (else the record may come back as it was before). The
+ * temporary file is removed on failure.
  */
 export function replaceFileSync(file: string, text: string): void {
   const temporary = temporaryBeside(file);
   try {
-    writeFileSync(temporary, text);
+    const fd = openSync(temporary, 'wx', 0o666);
+    try {
+      writeFileSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(temporary, file);
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;
+  }
+  syncFolder(dirname(file));
+}
+
+/**
+ * Syncs a folder's entries to the disk, where the system can: Windows opens no folder, and some
+ * file systems refuse to sync one (EINVAL); the record is in place all the same.
+ */
+function syncFolder(folder: string): void {
+  if (process.platform === 'win32') return;
+  let fd: number;
+  try {
+    fd = openSync(folder, constants.O_RDONLY | constants.O_DIRECTORY);
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EINVAL' && code !== 'ENOTSUP' && code !== 'EBADF' && code !== 'EPERM') throw error;
+  } finally {
+    closeSync(fd);
   }
 }
 
