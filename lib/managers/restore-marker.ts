@@ -93,21 +93,37 @@ export function interruptedRestore(gitDir: string): RestoreMark | null {
 
 /** The mark in `gitDir` (or the record `name`), whether or not a restore still holds it; null where there is none whole. */
 function readMark(gitDir: string, name: string = RESTORE_MARKER): RestoreMark | null {
+  const mark = readMarkFile(gitDir, name);
+  return mark === 'unreadable' ? null : mark;
+}
+
+/** The mark or record `name` in `gitDir`: null where there is none, `unreadable` where one is there that does not read whole. */
+function readMarkFile(gitDir: string, name: string): RestoreMark | null | 'unreadable' {
   let text: string;
   try {
     text = readFileSync(join(gitDir, name), 'utf8');
-  } catch {
-    return null;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? null : 'unreadable';
   }
   try {
     const mark = JSON.parse(text) as Partial<RestoreMark>;
     const id = /^[0-9a-f]{40,64}$/;
-    if (typeof mark.branch !== 'string' || typeof mark.snapshot !== 'string' || typeof mark.checkpoint !== 'string' || !id.test(mark.snapshot) || !id.test(mark.checkpoint)) return null;
+    if (typeof mark.branch !== 'string' || typeof mark.snapshot !== 'string' || typeof mark.checkpoint !== 'string' || !id.test(mark.snapshot) || !id.test(mark.checkpoint)) return 'unreadable';
     const held = Array.isArray(mark.held) ? mark.held.filter((commit): commit is string => typeof commit === 'string' && id.test(commit)) : [];
     return { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint, ...(held.length > 0 ? { held } : {}) };
   } catch {
-    return null;
+    return 'unreadable';
   }
+}
+
+/**
+ * The marks and last-restore records of `gitDirs` that are there but do not read whole (cut
+ * short by a power loss, written by hand, unreadable), as paths: each names a checkpoint a prune
+ * must keep, which could be any snapshot, so a prune keeps everything while one is there.
+ * @internal
+ */
+export function unreadableMarks(gitDirs: readonly string[]): string[] {
+  return gitDirs.flatMap((gitDir) => [RESTORE_MARKER, LAST_RESTORE].filter((name) => readMarkFile(gitDir, name) === 'unreadable').map((name) => join(gitDir, name)));
 }
 
 /**

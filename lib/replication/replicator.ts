@@ -24,7 +24,7 @@ import { Policy, policyOf } from './policy.js';
 import { classOf, classPatterns, namesCollide, probingPrefix, probingRefspecs, replicaPrefix, replicaRef, stagingPrefix, stagingRefspecs } from './ref-classes.js';
 import { ASIDE_REF_PREFIX, WIP_REF_PREFIX } from '../snapshot/format.js';
 import { whileFetching, withEveryWorktreeLock, withFetchLock } from '../managers/lock.js';
-import { markedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
+import { markedCheckpoints, unreadableMarks, worktreeGitDirs } from '../managers/restore-marker.js';
 
 /**
  * What a {@link Replicator} works on and with.
@@ -998,12 +998,16 @@ export class Replicator {
 
   /**
    * Whether the chain ending at `tip` holds the checkpoint of the last restore (or of one stopped
-   * partway) of any worktree of this repository, as its record names it.
+   * partway) of any worktree of this repository, as its record names it; true while a record is
+   * there that does not read whole.
    */
   async #holdsRestoreCheckpoint(tip: string): Promise<boolean> {
     const commonDir = commonDirFromFiles(this.#cwd);
     if (commonDir === null) return false;
-    for (const checkpoint of markedCheckpoints(worktreeGitDirs(commonDir))) {
+    const gitDirs = worktreeGitDirs(commonDir);
+    // A record cut short (a power loss) could name any snapshot: the chain is held whole.
+    if (unreadableMarks(gitDirs).length > 0) return true;
+    for (const checkpoint of markedCheckpoints(gitDirs)) {
       // A record naming a commit this repository no longer has holds nothing to keep.
       if (await chainHolds(this.#git, this.#cwd, tip, checkpoint).catch(() => false)) return true;
     }

@@ -12,10 +12,10 @@ import type { RawCommit } from '../git/storage.js';
 import { parentBelow } from '../snapshot/format.js';
 import { recordedReplicas } from '../replication/replicator.js';
 import { KEEP_WITHIN_PATTERN } from '../documents/replicate-rules.js';
-import { resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 import type { RepositoryLayout } from '../git/plumbing.js';
 import { collectUnlessFetching, withEveryWorktreeLock } from '../managers/lock.js';
-import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, worktreeGitDirs } from '../managers/restore-marker.js';
+import { holdRenamedCheckpoints, markedCheckpoints, renameMarkedCheckpoints, unreadableMarks, worktreeGitDirs } from '../managers/restore-marker.js';
 import { cancellable, cleaningMeanwhile, loadDeclared, replicatorOf } from './context.js';
 import type { StoreContext } from './context.js';
 import { list } from './list.js';
@@ -172,6 +172,11 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     // and its mark names it as written again: it alone holds what that restore overwrote.
     const markDirs = everyGitDir(layout);
     const marked = markedCheckpoints(markDirs);
+    // A record cut short names no checkpoint, and read as none a prune dropped the only undo.
+    const [unreadable] = unreadableMarks(markDirs);
+    if (unreadable !== undefined) {
+      throw new WipError('wip-snapshot-unknown', `${basename(unreadable)} in the git directory ${dirname(unreadable)} does not read whole (cut short by a power loss, or written by hand), so nothing was pruned: it names the checkpoint of a restore, which a prune keeps so that restore can be undone, and could be any snapshot. The next restore that goes past its checkpoint writes it anew; or remove it once no restore needs undoing`);
+    }
     const renamed = new Map<string, string>();
     // A save prunes its own chain only: a chain of its branch moved aside is the host's to prune.
     for (const entry of onlyRef === null ? branches : branches.filter((chain) => chain.ref === onlyRef)) {
