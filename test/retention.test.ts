@@ -468,6 +468,40 @@ describe('the retain block of the declaration', () => {
       await assertUndoes(store, dir, done.checkpoint.snapshot.tree, `${name} cut to ${JSON.stringify(cut)}: the checkpoint of the last restore stays`);
     }
   });
+  it('refuses a prune that cannot write the record of the last restore naming its checkpoint as written again, moving nothing', async () => {
+    const dir = makeRepo({ 'a.txt': 'one\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const first = await store.save({ label: 'two' });
+    writeFiles(dir, { 'a.txt': 'precious\n' });
+    const done = await store.restore({ snapshot: first.snapshot.commit });
+    for (const text of ['later', 'again']) {
+      writeFiles(dir, { 'a.txt': `${text}\n` });
+      await store.save({ label: text });
+    }
+    const tip = git(dir, ['rev-parse', 'refs/chant/wip/main']).trim();
+    // The record cannot be replaced (a full disk): a prune that moved the chain all the same left
+    // it naming only the checkpoint the rewrite replaced, and the next prune dropped the new one.
+    const renameSync = fs.renameSync;
+    fs.renameSync = (from: fs.PathLike, to: fs.PathLike) => {
+      if (String(to).endsWith('chant-last-restore')) throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+      renameSync(from, to);
+    };
+    syncBuiltinESMExports();
+    try {
+      await assert.rejects(new WipStore({ cwd: dir, policy: null }).prune({ keepLast: 1 }), (error) => {
+        assert.ok(isWipError(error, 'git-failed'), String(error));
+        assert.match(error.message, /nothing was pruned/);
+        return true;
+      });
+    } finally {
+      fs.renameSync = renameSync;
+      syncBuiltinESMExports();
+    }
+    assert.equal(git(dir, ['rev-parse', 'refs/chant/wip/main']).trim(), tip, 'the chain did not move');
+    await store.prune({ keepLast: 1, gc: true });
+    await assertUndoes(store, dir, done.checkpoint.snapshot.tree, 'the checkpoint of the last restore stays');
+  });
   it('syncs the record of the last restore and its folder to the disk before the restore touches a file', async () => {
     const dir = makeRepo({ 'a.txt': 'one\n' });
     const store = new WipStore({ cwd: dir, policy: null });
