@@ -176,6 +176,8 @@ export function worktreeGitDirs(commonDir: string): string[] {
  * Has each mark and last-restore record of `gitDirs` hold its checkpoints as a prune will write
  * them again (`renamed`: old id to new) besides as they are, before the prune moves any chain: a
  * prune stopped between its move and {@link renameMarkedCheckpoints} leaves the new ones kept.
+ * Throws where one cannot be written: the prune must then move nothing, or the record would name
+ * only commits no chain holds.
  * @internal
  */
 export function holdRenamedCheckpoints(gitDirs: readonly string[], renamed: ReadonlyMap<string, string>): void {
@@ -185,7 +187,7 @@ export function holdRenamedCheckpoints(gitDirs: readonly string[], renamed: Read
       if (mark === null) continue;
       const held = mark.held ?? [];
       const added = [mark.checkpoint, ...held].flatMap((commit) => { const next = renamed.get(commit); return next === undefined || next === commit || held.includes(next) ? [] : [next]; });
-      if (added.length > 0) markRestoring(gitDir, { ...mark, held: [...held, ...added] }, name);
+      if (added.length > 0) writeMark(gitDir, { ...mark, held: [...held, ...added] }, name);
     }
   }
 }

@@ -229,7 +229,11 @@ export async function pruneChains(context: StoreContext, options: PruneOptions, 
     checkNotAborted(signal);
     // The records name the checkpoints as written again before the move too, so that a prune
     // stopped after it (a kill) does not leave them naming only commits no chain holds.
-    holdRenamedCheckpoints(markDirs, renamed);
+    try {
+      holdRenamedCheckpoints(markDirs, renamed);
+    } catch (error) {
+      throw new WipError('git-failed', `cannot write the record of a restore's checkpoint as this prune writes it again (${error instanceof Error ? error.message : String(error)}), so nothing was pruned: moved, the chain would hold that checkpoint under an id the record does not name, and the next prune would drop it`, { cause: error });
+    }
     moved = true;
     // Every chain moves in one all-or-nothing transaction, each by compare-and-swap on the tip read.
     // A ref lock a killed save, restore or prune left would refuse it as a race, every time.
