@@ -30,6 +30,16 @@ after(async () => {
 
 const EXEC_PATH = spawnSync('git', ['--exec-path'], { encoding: 'utf8', env: FIXTURE_ENV }).stdout.trim();
 
+/** The refs of `dir` under `pattern`, each with the commit it names. */
+export function refsIn(dir: string, pattern: string): Record<string, string> {
+  const refs: Record<string, string> = {};
+  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname)', pattern]).split('\n').filter(Boolean)) {
+    const [ref, commit] = line.split(' ') as [string, string];
+    refs[ref] = commit;
+  }
+  return refs;
+}
+
 /** A bare repository on `main`, in `dir` (a fresh temporary folder when absent). */
 export function bareRemote(dir: string = join(tempDir('chant-remote-'), 'remote.git')): string {
   mkdirSync(dir, { recursive: true });

@@ -11,20 +11,11 @@ import { Replicator } from '../lib/replication/replicator.js';
 import { policyOf } from '../lib/replication/policy.js';
 import { WipStore } from '../lib/index.js';
 import { git, makeRepo, writeFiles } from './helpers.js';
-import { assertDocument, bareRemote, missingProgram, startLighttpd, startSshd } from './remotes.js';
+import { assertDocument, bareRemote, missingProgram, refsIn, startLighttpd, startSshd } from './remotes.js';
 import { writeDocument } from '../lib/documents/document.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save'], every: null };
 const ASIDE = 'refs/chant/wip-aside/';
-
-function refsIn(dir: string, pattern: string): Record<string, string> {
-  const refs: Record<string, string> = {};
-  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname)', pattern]).split('\n').filter(Boolean)) {
-    const [ref, commit] = line.split(' ') as [string, string];
-    refs[ref] = commit;
-  }
-  return refs;
-}
 
 /** Where the remote is: its URL, the bare repository behind it, the config a box needs to reach it. */
 interface Served {

@@ -12,19 +12,10 @@ import type { PolicyDocument } from '../lib/documents/replication.js';
 import { Replicator } from '../lib/replication/replicator.js';
 import { WipStore } from '../lib/index.js';
 import { assertRefusal, assertValidDocument, git, makeRepo, runCli, tempDir, treeOf, writeFiles } from './helpers.js';
-import { bareRemote, missingLfs } from './remotes.js';
+import { bareRemote, missingLfs, refsIn } from './remotes.js';
 
 const POLICY: PolicyDocument = { box: 'app', remote: 'origin', refs: ['work', 'kept', 'wip', 'ledger'], on: ['save'], every: null };
 const ASIDE = 'refs/chant/wip-aside/';
-
-function refsIn(dir: string, pattern: string): Record<string, string> {
-  const refs: Record<string, string> = {};
-  for (const line of git(dir, ['for-each-ref', '--format=%(refname) %(objectname)', pattern]).split('\n').filter(Boolean)) {
-    const [ref, commit] = line.split(' ') as [string, string];
-    refs[ref] = commit;
-  }
-  return refs;
-}
 
 /** A clone of `remote` on a branch of its own, `branch`. */
 function box(remote: string, branch: string): string {
@@ -32,6 +23,18 @@ function box(remote: string, branch: string): string {
   git(tempDir(), ['clone', '-q', remote, dir]);
   git(dir, ['checkout', '-q', '-b', branch]);
   return dir;
+}
+
+/** A remote, and a box `a` that saved on `feat` and pushed its chain there. */
+async function pushedOnFeat(): Promise<{ remote: string; a: string; aReplicator: Replicator }> {
+  const remote = bareRemote();
+  git(makeRepo(), ['push', '-q', remote, 'main']);
+  const a = box(remote, 'feat');
+  const aReplicator = new Replicator({ cwd: a, policy: POLICY });
+  writeFiles(a, { 'a.txt': 'box a\n' });
+  await new WipStore({ cwd: a }).save({});
+  await aReplicator.push();
+  return { remote, a, aReplicator };
 }
 
 describe('branch names that clash across boxes', () => {
@@ -117,14 +120,7 @@ describe('a chain the remote no longer holds under its name', () => {
   });
 
   it('a chain another box continued on the remote sends nothing aside: the remote\'s chain holds it', async () => {
-    const remote = bareRemote();
-    const seed = makeRepo();
-    git(seed, ['push', '-q', remote, 'main']);
-    const a = box(remote, 'feat');
-    const aReplicator = new Replicator({ cwd: a, policy: POLICY });
-    writeFiles(a, { 'a.txt': 'box a\n' });
-    await new WipStore({ cwd: a }).save({});
-    await aReplicator.push();
+    const { remote, a, aReplicator } = await pushedOnFeat();
     // A replacement box takes the chain and goes on with it.
     const b = box(remote, 'feat');
     await new Replicator({ cwd: b, policy: POLICY }).fetch();
@@ -185,14 +181,7 @@ describe('a chain sent aside, through the CLI', () => {
 
 describe('a chain the remote no longer holds, whose chain there cannot be fetched', () => {
   it('says in its reason why it could not be compared, and sends nothing aside: a crafted commit another tool forced over it', async () => {
-    const remote = bareRemote();
-    const seed = makeRepo();
-    git(seed, ['push', '-q', remote, 'main']);
-    const a = box(remote, 'feat');
-    const aReplicator = new Replicator({ cwd: a, policy: POLICY });
-    writeFiles(a, { 'a.txt': 'box a\n' });
-    await new WipStore({ cwd: a }).save({});
-    await aReplicator.push();
+    const { remote, a, aReplicator } = await pushedOnFeat();
     // A commit whose tree holds a `.git` entry, which every fetch of chant's refuses, forced over the name.
     const other = box(remote, 'feat');
     const blob = git(other, ['hash-object', '-w', '--stdin'], { input: 'x\n' }).trim();
