@@ -232,6 +232,30 @@ describe('wip refs moved without a process', () => {
   });
 });
 
+/**
+ * Two snapshots saved, then packed by a repack that kept the loose objects (git repack -a, no
+ * -d): the pack holds every snapshot whole beside their loose files.
+ */
+async function packedChain(): Promise<{ dir: string; store: WipStore; first: string; tip: string }> {
+  const dir = makeRepo();
+  const store = new WipStore({ cwd: dir });
+  const saved: string[] = [];
+  for (let i = 0; i < 2; i += 1) {
+    writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
+    saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
+  }
+  git(dir, ['repack', '-a', '-q']);
+  const [first, tip] = saved as [string, string];
+  return { dir, store, first, tip };
+}
+
+/** Cuts the loose file of `oid` short, as a power loss leaves one. */
+function cutShortLoose(dir: string, oid: string): void {
+  const objectFile = join(dir, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+  chmodSync(objectFile, 0o644);
+  writeFileSync(objectFile, readFileSync(objectFile).subarray(0, 60));
+}
+
 describe('a wip ref a crash or a power loss emptied or cut short', () => {
   /** A repository with three saves on main, oldest first. */
   async function threeSaves(): Promise<{ dir: string; store: WipStore; saved: string[] }> {
@@ -349,21 +373,8 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
   });
 
   it('is put back, not removed, where its loose file and the loose files of its snapshots are broken but a pack holds the snapshots whole, which git reads', async () => {
-    const dir = makeRepo();
-    const store = new WipStore({ cwd: dir });
-    const saved: string[] = [];
-    for (let i = 0; i < 2; i += 1) {
-      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
-      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
-    }
-    const [first, tip] = saved as [string, string];
-    // A repack that kept the loose objects (git repack -a, no -d): the pack holds every snapshot whole.
-    git(dir, ['repack', '-a', '-q']);
-    for (const commit of saved) {
-      const objectFile = join(dir, '.git', 'objects', commit.slice(0, 2), commit.slice(2));
-      chmodSync(objectFile, 0o644);
-      writeFileSync(objectFile, readFileSync(objectFile).subarray(0, 60));
-    }
+    const { dir, store, first, tip } = await packedChain();
+    for (const commit of [first, tip]) cutShortLoose(dir, commit);
     writeFileSync(join(dir, '.git', 'refs', 'chant', 'wip', 'main'), '');
     assert.equal(git(dir, ['rev-parse', `${tip}^`]).trim(), first, 'git reads the snapshots from the pack');
     const listed = await store.list();
@@ -372,19 +383,8 @@ describe('a wip ref a crash or a power loss emptied or cut short', () => {
   });
 
   it('is left at a tip whose loose commit is cut short where a pack holds the commit whole, which git reads', async () => {
-    const dir = makeRepo();
-    const store = new WipStore({ cwd: dir });
-    const saved: string[] = [];
-    for (let i = 0; i < 2; i += 1) {
-      writeFiles(dir, { [`f${i}.txt`]: `${i}\n` });
-      saved.push((await store.save({ label: `s${i}` })).snapshot.commit);
-    }
-    const [first, tip] = saved as [string, string];
-    // A repack that kept the loose objects (git repack -a, no -d): the pack holds the tip whole.
-    git(dir, ['repack', '-a', '-q']);
-    const objectFile = join(dir, '.git', 'objects', tip.slice(0, 2), tip.slice(2));
-    chmodSync(objectFile, 0o644);
-    writeFileSync(objectFile, readFileSync(objectFile).subarray(0, 60));
+    const { dir, store, first, tip } = await packedChain();
+    cutShortLoose(dir, tip);
     assert.equal(git(dir, ['rev-parse', `${tip}^`]).trim(), first, 'git reads the tip from the pack');
     const listed = await store.list();
     assert.deepEqual(listed.branches.map((branch) => [branch.branch, branch.tip, branch.snapshots.map((one) => one.commit)]), [['main', tip, [tip, first]]]);
