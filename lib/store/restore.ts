@@ -18,6 +18,7 @@ import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { keepIndexWritten } from './keep-written.js';
+import { syncUndo } from './undo-durable.js';
 import { LAST_RESTORE, markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
 import type { RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
@@ -247,6 +248,12 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
           }
           markRestoring(layout.gitDir, mark);
           marked = mark;
+        }
+        // What the undo needs goes to disk before the first file is overwritten or removed.
+        if (changes.length > 0) {
+          await syncUndo(layout, checkpoint.snapshot, checkout.ref, changes, prepared.reads).catch((error: unknown) => {
+            throw new WipError('git-failed', `cannot sync this restore's checkpoint to disk (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+          });
         }
         const moved = changedSince(layout.top, found);
         if (moved.length > 0) throw changedWhilePrepared(target, checkpoint.snapshot, moved);
