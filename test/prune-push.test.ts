@@ -11,6 +11,28 @@ import { buildChain } from './chains.js';
 import { assertValidDocument, git, makeRepo, ROOT, runCli, tempDir } from './helpers.js';
 import { bareRemote } from './remotes.js';
 
+/**
+ * Box b restores over a file holding `precious` (its checkpoint holds it), saves again and pushes;
+ * box a takes b's chain and prunes it to its newest, pushing the prune: a cannot know b's
+ * checkpoint is one to keep.
+ */
+async function prunedOverRestore(): Promise<{ b: string; storeB: WipStore; replicatorB: Replicator; done: Awaited<ReturnType<WipStore['restore']>> }> {
+  const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
+  const storeB = new WipStore({ cwd: b, policy });
+  writeFileSync(join(b, 'a.txt'), 'first\n');
+  const first = await storeB.save({ label: 'first' });
+  writeFileSync(join(b, 'a.txt'), 'precious\n');
+  const done = await storeB.restore({ snapshot: first.snapshot.commit });
+  assert.equal(done.checkpoint.created, true);
+  writeFileSync(join(b, 'a.txt'), 'later\n');
+  await storeB.save({ label: 'later' });
+  const replicatorB = new Replicator({ cwd: b, policy });
+  await replicatorB.push();
+  await new Replicator({ cwd: a, policy }).fetch();
+  await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+  return { b, storeB, replicatorB, done };
+}
+
 function boxes(files?: Record<string, string>): { remote: string; a: string; b: string; policy: Policy } {
   const remote = bareRemote();
   const a = makeRepo(files);
@@ -426,20 +448,7 @@ describe('a pruned chain and the remote', () => {
   });
 
   it('sets aside, never takes, a pruned chain that dropped the checkpoint of the last restore of the fetching box, so that restore can still be undone after git\'s gc', async () => {
-    const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
-    const storeB = new WipStore({ cwd: b, policy });
-    writeFileSync(join(b, 'a.txt'), 'first\n');
-    const first = await storeB.save({ label: 'first' });
-    writeFileSync(join(b, 'a.txt'), 'precious\n');
-    const done = await storeB.restore({ snapshot: first.snapshot.commit });
-    assert.equal(done.checkpoint.created, true);
-    writeFileSync(join(b, 'a.txt'), 'later\n');
-    await storeB.save({ label: 'later' });
-    const replicatorB = new Replicator({ cwd: b, policy });
-    await replicatorB.push();
-    // a takes b's chain and prunes it to its newest: a cannot know b's checkpoint is one to keep.
-    await new Replicator({ cwd: a, policy }).fetch();
-    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+    const { b, storeB, replicatorB } = await prunedOverRestore();
     const tipB = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
     const fetched = await replicatorB.fetch();
     assert.equal(fetched.refs[0]?.aside, `refs/chant/wip-aside/${tipB}`, 'b\'s chain goes aside whole, its checkpoint with it');
@@ -453,18 +462,7 @@ describe('a pruned chain and the remote', () => {
     assert.equal(readFileSync(join(b, 'a.txt'), 'utf8'), 'precious\n', 'the undo of the restore gives back what it overwrote');
   });
   it('sets aside, never takes, a pruned chain while the record of the last restore of the fetching box is cut short (a power loss), since it could name any snapshot', async () => {
-    const { a, b, policy } = boxes({ 'a.txt': 'one\n' });
-    const storeB = new WipStore({ cwd: b, policy });
-    writeFileSync(join(b, 'a.txt'), 'first\n');
-    const first = await storeB.save({ label: 'first' });
-    writeFileSync(join(b, 'a.txt'), 'precious\n');
-    const done = await storeB.restore({ snapshot: first.snapshot.commit });
-    writeFileSync(join(b, 'a.txt'), 'later\n');
-    await storeB.save({ label: 'later' });
-    const replicatorB = new Replicator({ cwd: b, policy });
-    await replicatorB.push();
-    await new Replicator({ cwd: a, policy }).fetch();
-    await new WipStore({ cwd: a, policy }).prune({ keepLast: 1, push: true });
+    const { b, storeB, replicatorB, done } = await prunedOverRestore();
     // Read as no record, it let the fetch take a's chain, which dropped b's checkpoint.
     writeFileSync(join(b, '.git', 'chant-last-restore'), '{"branch":"main","snapsh');
     const tipB = git(b, ['rev-parse', 'refs/chant/wip/main']).trim();
