@@ -29,6 +29,9 @@ process.stdout.on('error', () => {
 
 const argv = process.argv.slice(2);
 
+/** The verbs of `workspace wip` whose runs read and write a code cache of their own. */
+const VERBS = new Set(['save', 'restore', 'push', 'fetch', 'prune', 'storage', 'diff', 'show']);
+
 /**
  * The indexes of the arguments whose bytes are not UTF-8, which Node reads as U+FFFD: from
  * /proc/self/cmdline, where there is one, and only when an argument holds a U+FFFD at all.
@@ -54,6 +57,10 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   process.stdout.write(`${CHANT_VERSION}\n`);
 } else {
   const rewrite = process.env.CHANT_WIP_WRITE_CODE_CACHE === '1';
+  // The CLI's cache, one a verb: V8 reads a whole cache on load, and a cache holds what the run
+  // that wrote it compiled. One cache for all (a read's, then a save's and a restore's functions
+  // added) made a save about 9 ms faster and a read about 5 ms slower than a read's cache alone.
+  const verb = argv[0] === 'workspace' && argv[1] === 'wip' && VERBS.has(argv[2] ?? '') ? argv[2] : 'read';
   const compiled: Array<{ script: vm.Script; cacheFile: string; stale: boolean }> = [];
   const base = nodeModule.createRequire(path.join(__dirname, 'main.cjs'));
   // The bundle's files (main.cjs, and secret-scanner.cjs, which the secret gate requires on its
@@ -62,7 +69,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   const load = (name: string): unknown => {
     if (modules.has(name)) return modules.get(name);
     const file = path.join(__dirname, name);
-    const cacheFile = `${file}.v8cache`;
+    const cacheFile = name === 'main.cjs' ? `${file}.${verb}.v8cache` : `${file}.v8cache`;
     let cachedData: Buffer | undefined;
     try {
       cachedData = fs.readFileSync(cacheFile);

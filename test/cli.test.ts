@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { assertRefusal, assertValidDocument, git, makeRepo, runBin, runCli, stateOf, tempDir, writeFiles, ROOT } from './helpers.js';
@@ -268,5 +269,30 @@ describe('the chant CLI', () => {
     assert.equal(usage.code, 1);
     assert.equal(usage.doc.error.code, 'write-usage-invalid');
     assert.equal(runBin(dir, ['--version']).code, 0);
+  });
+
+  it('writes, as an installed bin, the code cache of each verb after its first run, and reads it after without writing it again', () => {
+    // The package holds the bin and its bundle without caches (a cache differs from build to build).
+    const bin = tempDir();
+    for (const name of readdirSync(join(ROOT, 'dist', 'bin'))) if (name.endsWith('.cjs')) copyFileSync(join(ROOT, 'dist', 'bin', name), join(bin, name));
+    const dir = makeRepo();
+    const run = (args: string[]) => {
+      const result = spawnSync(process.execPath, [join(bin, 'chant.cjs'), ...args], { cwd: dir, encoding: 'utf8' });
+      assert.equal(result.status, 0, result.stderr);
+      return result;
+    };
+    const caches = () => readdirSync(bin).filter((name) => name.endsWith('.v8cache')).sort();
+    writeFiles(dir, { 'a.txt': 'one\n' });
+    run(['workspace', 'wip', 'save', '--label', 'turn:1', '--json']);
+    assert.deepEqual(caches(), ['main.cjs.save.v8cache']);
+    run(['workspace', 'wip', '--json']);
+    assert.deepEqual(caches(), ['main.cjs.read.v8cache', 'main.cjs.save.v8cache']);
+    const written = statSync(join(bin, 'main.cjs.save.v8cache')).ino;
+    writeFiles(dir, { 'a.txt': 'two\n' });
+    const again = JSON.parse(run(['workspace', 'wip', 'save', '--label', 'turn:2', '--json']).stdout);
+    assert.equal(again.snapshot.label, 'turn:2');
+    // A cache V8 rejected would be written again, under a new file renamed over the old.
+    assert.equal(statSync(join(bin, 'main.cjs.save.v8cache')).ino, written, 'the save read its cache and left it as it was');
+    assert.deepEqual(caches(), ['main.cjs.read.v8cache', 'main.cjs.save.v8cache']);
   });
 });
