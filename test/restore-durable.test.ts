@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, writeFiles } from './helpers.js';
 import { WipStore } from '../lib/store/wip-store.js';
-import { setSyncPath } from '../lib/store/undo-durable.js';
+import { setSyncPath, writtenBackMs } from '../lib/store/undo-durable.js';
 
 /** A path as it stands under the git directory (`.git/objects/ab/cd...`), or `.git` itself. */
 function underGit(path: string): string {
@@ -17,6 +17,17 @@ function objectFile(oid: string): string {
 }
 
 describe('restore durability', () => {
+  it('takes a file as written back after the time the kernel says, and none where it holds writeback back', () => {
+    const vm = (values: Record<string, string>) => (name: string): string | null => values[name] ?? null;
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: '3000\n', dirty_writeback_centisecs: '500\n', laptop_mode: '0\n' })), 35_000, "Linux's defaults");
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: '6000\n', dirty_writeback_centisecs: '1500\n', laptop_mode: '0\n' })), 75_000, 'a longer expiry and a slower flusher');
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: '3000\n', dirty_writeback_centisecs: '0\n', laptop_mode: '0\n' })), Infinity, 'periodic writeback off');
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: '3000\n', dirty_writeback_centisecs: '500\n', laptop_mode: '5\n' })), Infinity, 'laptop mode');
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: '3000\n', dirty_writeback_centisecs: '500\n' })), 35_000, 'no laptop mode to read');
+    assert.equal(writtenBackMs(vm({})), 35_000, 'nothing to read: another system');
+    assert.equal(writtenBackMs(vm({ dirty_expire_centisecs: 'x', dirty_writeback_centisecs: '500' })), 35_000, 'a value that is no number');
+  });
+
   it('syncs to disk what its undo needs (the old blobs, the checkpoint\'s trees and commit, its ref, the record and the mark, their folders) before it overwrites or removes a file', async () => {
     const dir = makeRepo({ 'README.md': 'hello\n', 'deep/dir/a.txt': 'committed\n' });
     const store = new WipStore({ cwd: dir });

@@ -4,15 +4,45 @@
 // is already overwritten. The syncs are issued together (the thread pool batches them into few
 // journal commits), and only of files and folders changed within the kernel's writeback interval:
 // older ones are on disk already.
-import { closeSync, constants, fsync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, fsync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { readLooseTreeFolders } from '../git/loose-objects.js';
 import type { CheckedReads } from '../git/loose-objects.js';
 import { LAST_RESTORE, RESTORE_MARKER } from '../managers/restore-marker.js';
 
-/** Files and folders changed longer ago than this are taken as written back (Linux writes dirty pages back after 30 s). */
+/** Where the kernel does not say (not Linux): Linux's defaults, dirty pages written back after 30 s by a flusher that wakes every 5. */
 const WRITTEN_BACK_MS = 35_000;
+
+/**
+ * How long after a change a file's bytes are taken as written back, from what Linux says in
+ * /proc/sys/vm: its dirty pages expire after `dirty_expire_centisecs` and go at the flusher's
+ * next wake-up, every `dirty_writeback_centisecs`. Nothing is taken as written back (Infinity)
+ * where periodic writeback is off (an interval of 0) or laptop mode holds it back until the disk
+ * spins; 35 s where the values cannot be read (another system).
+ * @param read - a value of /proc/sys/vm by name, or null where it cannot be read
+ * @internal
+ */
+export function writtenBackMs(read: (name: string) => string | null = readVm): number {
+  const value = (name: string): number | null => {
+    const text = read(name)?.trim();
+    return text !== undefined && /^\d+$/.test(text) ? Number(text) : null;
+  };
+  const expire = value('dirty_expire_centisecs');
+  const interval = value('dirty_writeback_centisecs');
+  if (expire === null || interval === null) return WRITTEN_BACK_MS;
+  if (interval === 0 || (value('laptop_mode') ?? 0) !== 0) return Infinity;
+  return (expire + interval) * 10;
+}
+
+/** A value of /proc/sys/vm, or null where there is none to read. */
+function readVm(name: string): string | null {
+  try {
+    return readFileSync(`/proc/sys/vm/${name}`, 'utf8');
+  } catch {
+    return null;
+  }
+}
 
 /** Syncs in flight at once. */
 const AT_ONCE = 8;
@@ -78,7 +108,7 @@ export async function syncUndo(layout: RepositoryLayout, checkpoint: { commit: s
   const all = new Set(files);
   for (const file of files) all.add(dirname(file));
   for (let folder = dirname(join(layout.commonDir, ref)); folder.length > layout.commonDir.length; folder = dirname(folder)) all.add(dirname(folder));
-  const since = Date.now() - WRITTEN_BACK_MS;
+  const since = Date.now() - writtenBackMs();
   // Out of descriptors with others in flight: synced again one at a time once those are closed.
   const later: string[] = [];
   const syncFresh = async (path: string): Promise<void> => {
