@@ -93,6 +93,7 @@ export function median(values) {
  * Each side returns its milliseconds. Resolves with the medians and the ratio of medians.
  */
 export async function sideBySide({ a, b, prepare = async () => {}, runs = 5, warmup = 1 }) {
+  settle();
   const times = { a: [], b: [] };
   for (let round = 0; round < warmup + runs; round += 1) {
     const order = round % 2 === 0 ? ['a', 'b'] : ['b', 'a'];
@@ -113,6 +114,7 @@ export async function sideBySide({ a, b, prepare = async () => {}, runs = 5, war
  * each. Resolves with each side's median and the number of measured runs.
  */
 export async function roundRobin({ sides, prepare = async () => {}, runs = 5, warmup = 1 }) {
+  settle();
   const names = Object.keys(sides);
   const times = Object.fromEntries(names.map((name) => [name, []]));
   for (let round = 0; round < warmup + runs; round += 1) {
@@ -124,6 +126,16 @@ export async function roundRobin({ sides, prepare = async () => {}, runs = 5, wa
     }
   }
   return { medians: Object.fromEntries(names.map((name) => [name, median(times[name])])), runs };
+}
+
+/**
+ * Writes back what the file systems hold dirty (`sync`) before a loop: the repositories and
+ * edits of the rows before it are then on disk, and a side that syncs (a restore syncs what its
+ * undo needs) does not pay for their writeback in this loop's timed runs, where one that never
+ * syncs would not. Each loop's own rounds still leave theirs, as a user's work does.
+ */
+function settle() {
+  spawnSync('sync', [], { stdio: 'ignore' });
 }
 
 /** Times an async function in milliseconds. */
