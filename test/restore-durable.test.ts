@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import fs, { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { git, makeRepo, writeFiles } from './helpers.js';
@@ -34,16 +35,21 @@ describe('restore durability', () => {
     writeFiles(dir, { 'deep/dir/a.txt': 'saved\n' });
     const saved = await store.save({ label: 'target' });
     writeFiles(dir, { 'deep/dir/a.txt': 'unsaved work\n', 'gone.txt': 'untracked work\n' });
-    const synced: Array<{ path: string; overwritten: boolean }> = [];
+    const synced: Array<{ path: string; overwritten: boolean; ino: number | null; record: string | null }> = [];
+    const recordFile = join(dir, '.git', 'chant-last-restore');
     const before = setSyncPath(async (path) => {
       // What the working tree holds when each sync is issued: nothing of it written yet.
       const overwritten = readFileSync(join(dir, 'deep/dir/a.txt'), 'utf8') !== 'unsaved work\n' || !existsSync(join(dir, 'gone.txt'));
-      synced.push({ path: underGit(path), overwritten });
+      synced.push({ path: underGit(path), overwritten, ino: statSync(path, { throwIfNoEntry: false })?.ino ?? null, record: existsSync(recordFile) ? readFileSync(recordFile, 'utf8') : null });
       await before(path);
     });
     let checkpoint: string;
+    // The record as it stood when the first file was written: its inode is the file a sync must have reached.
+    let placed: number | null = null;
     try {
-      const result = await store.restore({ snapshot: saved.snapshot.commit });
+      const result = await store.restore({ snapshot: saved.snapshot.commit, onProgress: (progress) => {
+        if (progress.phase === 'writing' && progress.done === 0) placed = statSync(recordFile).ino;
+      } });
       checkpoint = result.checkpoint.snapshot.commit;
     } finally {
       setSyncPath(before);
@@ -63,13 +69,47 @@ describe('restore durability', () => {
       ...objects.map((oid) => `.git/objects/${oid.slice(0, 2)}`),
       '.git/refs/chant/wip/main',
       '.git/refs/chant/wip',
-      '.git/chant-last-restore',
-      '.git/chant-restoring',
       '.git',
     ];
     const paths = synced.map((entry) => entry.path);
     for (const path of expected) assert.ok(paths.includes(path), `${path} synced (synced: ${paths.join(', ')})`);
+    // The record and the mark are synced as the temporary files renamed in place after (the
+    // record's inode is the one in place when the first file is written), and the git
+    // directory once the record there names the checkpoint.
+    assert.ok(placed !== null && synced.some((entry) => /^\.git\/chant-last-restore\.\d+-[0-9a-f]+\.tmp$/.test(entry.path) && entry.ino === placed), `the record in place was synced (synced: ${paths.join(', ')})`);
+    assert.ok(synced.some((entry) => /^\.git\/chant-restoring\.\d+-[0-9a-f]+\.tmp$/.test(entry.path)), `the mark was synced (synced: ${paths.join(', ')})`);
+    assert.ok(synced.some((entry) => entry.path === '.git' && entry.record !== null && JSON.parse(entry.record).checkpoint === checkpoint), 'the git directory was synced once the record named the checkpoint');
     assert.deepEqual(synced.filter((entry) => entry.overwritten), [], 'every sync issued before the first file is written or removed');
+  });
+
+  it('syncs the record and the mark in the undo\'s batch, with no sync of its own on the main thread before the first file is written and one after it (the record written again, its folder not)', async () => {
+    const dir = makeRepo({ 'README.md': 'hello\n', 'a.txt': 'committed\n' });
+    const store = new WipStore({ cwd: dir });
+    writeFiles(dir, { 'a.txt': 'saved\n' });
+    const saved = await store.save({ label: 'target' });
+    // A restore before: the record then names a checkpoint the next one holds until it ends done.
+    writeFiles(dir, { 'a.txt': 'earlier work\n' });
+    await store.restore({ snapshot: saved.snapshot.commit });
+    assert.ok(JSON.parse(readFileSync(join(dir, '.git', 'chant-last-restore'), 'utf8')).checkpoint);
+    writeFiles(dir, { 'a.txt': 'unsaved work\n' });
+    // Each sync that blocks the main thread (fsyncSync, a few ms each on a disk), by whether a.txt was written then.
+    const blocking: boolean[] = [];
+    const fsyncSync = fs.fsyncSync;
+    fs.fsyncSync = (fd: number) => {
+      blocking.push(readFileSync(join(dir, 'a.txt'), 'utf8') !== 'unsaved work\n');
+      fsyncSync(fd);
+    };
+    syncBuiltinESMExports();
+    try {
+      await store.restore({ snapshot: saved.snapshot.commit });
+    } finally {
+      fs.fsyncSync = fsyncSync;
+      syncBuiltinESMExports();
+    }
+    assert.equal(readFileSync(join(dir, 'a.txt'), 'utf8'), 'saved\n');
+    assert.deepEqual(blocking, [true], 'no blocking sync before the first file is written, one after');
+    assert.equal(existsSync(join(dir, '.git', 'chant-restoring')), false, 'the mark is taken back');
+    assert.equal(readdirSync(join(dir, '.git')).filter((name) => name.endsWith('.tmp')).length, 0, 'no temporary file is left');
   });
 
   it('refuses with nothing of the working tree written when a sync says the bytes did not reach the disk, and goes on where the system cannot sync a folder', async () => {

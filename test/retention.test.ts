@@ -511,12 +511,21 @@ describe('the retain block of the declaration', () => {
     // Every fsync of the restore, by what it synced (a file's inode, or a folder), and what a.txt
     // held then: the record must be on the disk while a.txt is still the precious one.
     const synced: Array<{ ino: number; folder: boolean; text: string }> = [];
+    // On the main thread or the thread pool (the record is synced with the undo's batch).
     const fsyncSync = fs.fsyncSync;
-    fs.fsyncSync = (fd: number) => {
+    const fsync = fs.fsync;
+    const seen = (fd: number): void => {
       const stats = fs.fstatSync(fd);
       synced.push({ ino: stats.ino, folder: stats.isDirectory(), text: readFileSync(join(dir, 'a.txt'), 'utf8') });
+    };
+    fs.fsyncSync = (fd: number) => {
+      seen(fd);
       fsyncSync(fd);
     };
+    (fs as { fsync: typeof fs.fsync }).fsync = ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+      seen(fd);
+      fsync(fd, callback);
+    }) as typeof fs.fsync;
     syncBuiltinESMExports();
     let record: { ino: number; checkpoint: string } | null = null;
     try {
@@ -528,6 +537,7 @@ describe('the retain block of the declaration', () => {
       } });
     } finally {
       fs.fsyncSync = fsyncSync;
+      (fs as { fsync: typeof fs.fsync }).fsync = fsync;
       syncBuiltinESMExports();
     }
     assert.ok(record !== null);

@@ -30,25 +30,41 @@ export async function replaceCacheFile(file: string, data: string | Uint8Array, 
  * on the disk, and throwing where it cannot: for a record whose loss matters, so a kill or a
  * power loss never leaves one cut short. The temporary file is synced before the rename (a
  * rename can reach the disk before the bytes it names, leaving an empty file in the record's
- * place) and the folder after it (else the record may come back as it was before). The
- * temporary file is removed on failure.
+ * place) and the folder after it (else the record may come back as it was before), unless
+ * `folder` is false: for a record whose one before is as safe to find again (the rename then
+ * reaches the disk with the folder's next sync). The temporary file is removed on failure.
  */
-export function replaceFileSync(file: string, text: string): void {
-  const temporary = temporaryBeside(file);
+export function replaceFileSync(file: string, text: string, folder = true): void {
+  const temporary = writeBesideSync(file, text, true);
   try {
-    const fd = openSync(temporary, 'wx', 0o666);
-    try {
-      writeFileSync(fd, text);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
     renameSync(temporary, file);
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;
   }
-  syncFolder(dirname(file));
+  if (folder) syncFolder(dirname(file));
+}
+
+/**
+ * Writes `text` into a new temporary file beside `file` (synced to the disk when `sync`), and
+ * returns its path, for the caller to rename over `file` once it is synced; throws where it
+ * cannot be written, with nothing left behind.
+ */
+export function writeBesideSync(file: string, text: string, sync: boolean): string {
+  const temporary = temporaryBeside(file);
+  try {
+    const fd = openSync(temporary, 'wx', 0o666);
+    try {
+      writeFileSync(fd, text);
+      if (sync) fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  return temporary;
 }
 
 /**

@@ -4,9 +4,9 @@
 // checkpoint named). A mark with no live restore holding the worktree's lock is one a kill or
 // a crash stopped partway: the working tree may be part snapshot, part what it was, and the
 // checkpoint the mark names gives it back. The list and the save say so.
-import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { replaceFileSync } from './cache-file.js';
+import { replaceFileSync, writeBesideSync } from './cache-file.js';
 import { holderGone, LOCK_NAME } from './lock.js';
 
 /** The mark's file name, in the worktree's git directory. */
@@ -142,19 +142,87 @@ export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
  * @internal
  */
 export function recordRestore(gitDir: string, mark: RestoreMark): void {
+  // Unlike the notice, the record must be written: without it a prune may drop the checkpoint.
+  writeMark(gitDir, recordOf(gitDir, mark), LAST_RESTORE);
+}
+
+/** The record {@link recordRestore} writes: the mark, with the checkpoints the record named before. */
+function recordOf(gitDir: string, mark: RestoreMark): RestoreMark {
   const before = readMark(gitDir, LAST_RESTORE);
   const held = before === null ? [] : [before.checkpoint, ...(before.held ?? [])].filter((commit, index, all) => commit !== mark.checkpoint && all.indexOf(commit) === index);
-  // Unlike the notice, the record must be written: without it a prune may drop the checkpoint.
-  writeMark(gitDir, { ...mark, ...(held.length > 0 ? { held } : {}) }, LAST_RESTORE);
+  return { ...mark, ...(held.length > 0 ? { held } : {}) };
+}
+
+/**
+ * The record and the mark of a restore going past its checkpoint, written beside their places
+ * and not yet synced: the restore syncs `temporaries` with its undo, in one batch, then puts
+ * them in place with {@link placeRestoreMarks} (or removes them with {@link dropRestoreMarks}).
+ * @internal
+ */
+export interface PendingMarks {
+  gitDir: string;
+  /** The record's temporary file, then the mark's where it could be written (the mark is a notice). */
+  temporaries: string[];
+  /** Whether the mark's temporary file was written. */
+  notice: boolean;
+}
+
+/**
+ * Writes the record of the last restore (see {@link recordRestore}) and the mark (see
+ * {@link markRestoring}) into temporary files beside them, unsynced; throws where the record
+ * cannot be written (the mark's failure costs only the notice).
+ * @internal
+ */
+export function pendingRestoreMarks(gitDir: string, mark: RestoreMark): PendingMarks {
+  const record = writeBesideSync(join(gitDir, LAST_RESTORE), `${JSON.stringify(recordOf(gitDir, mark))}\n`, false);
+  let notice: string | null = null;
+  try {
+    notice = writeBesideSync(join(gitDir, RESTORE_MARKER), `${JSON.stringify(mark)}\n`, false);
+  } catch {
+    // The restore goes on: the mark is a notice, not a lock.
+  }
+  return { gitDir, temporaries: notice === null ? [record] : [record, notice], notice: notice !== null };
+}
+
+/**
+ * Renames the synced temporary files of {@link pendingRestoreMarks} over the record and the
+ * mark; throws where the record cannot be put in place (the mark's failure costs only the
+ * notice). The caller syncs the git directory after it, before the restore touches a file.
+ * @internal
+ */
+export function placeRestoreMarks(pending: PendingMarks): void {
+  const [record, notice] = pending.temporaries;
+  renameSync(record as string, join(pending.gitDir, LAST_RESTORE));
+  if (notice === undefined) return;
+  try {
+    renameSync(notice, join(pending.gitDir, RESTORE_MARKER));
+  } catch {
+    rmSync(notice, { force: true });
+  }
+}
+
+/**
+ * Removes what is left of the temporary files of {@link pendingRestoreMarks} (none once placed).
+ * @internal
+ */
+export function dropRestoreMarks(pending: PendingMarks): void {
+  for (const temporary of pending.temporaries) rmSync(temporary, { force: true });
 }
 
 /**
  * Records a restore that ended done as the last, alone: the checkpoints of the restores before
- * it go by the rules like any snapshot.
+ * it go by the rules like any snapshot. The file is synced before its rename, the folder not: a
+ * power loss may bring back the record as the restore left it, which keeps those checkpoints
+ * too, never one cut short.
  * @internal
  */
 export function restoreEnded(gitDir: string, mark: RestoreMark): void {
-  markRestoring(gitDir, { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint }, LAST_RESTORE);
+  const ended = { branch: mark.branch, snapshot: mark.snapshot, checkpoint: mark.checkpoint };
+  try {
+    replaceFileSync(join(gitDir, LAST_RESTORE), `${JSON.stringify(ended)}\n`, false);
+  } catch {
+    // The record keeps the checkpoints before it: a prune keeps more, never less.
+  }
 }
 
 /**

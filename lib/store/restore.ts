@@ -18,9 +18,9 @@ import type { CommitRecord } from '../git/formats/commit.js';
 import type { Plumbing, RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { stagingFolder, temporaryIndexFile } from '../managers/temporaries.js';
 import { keepIndexWritten } from './keep-written.js';
-import { syncUndo } from './undo-durable.js';
-import { LAST_RESTORE, markRestoring, recordRestore, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
-import type { RestoreMark } from '../managers/restore-marker.js';
+import { syncPlaced, syncUndo } from './undo-durable.js';
+import { dropRestoreMarks, LAST_RESTORE, pendingRestoreMarks, placeRestoreMarks, restoreEnded, unmarkRestoring } from '../managers/restore-marker.js';
+import type { PendingMarks, RestoreMark } from '../managers/restore-marker.js';
 import { indexTrailer, intentTrailers, modeTrailers } from '../snapshot/format.js';
 import type { FileMode } from '../snapshot/format.js';
 import { checkText } from '../text.js';
@@ -240,19 +240,32 @@ export async function restore(context: StoreContext, options: RestoreOptions): P
           // last restore, so it can be undone. Until it ends done, the one before it stays too: a
           // restore that fails or is cancelled may have put everything back, leaving that one the
           // last to change anything. A record that cannot be written refuses the restore here,
-          // before any file is touched: a prune could otherwise drop the only undo.
+          // before any file is touched: a prune could otherwise drop the only undo. The record and
+          // the mark are written beside their places, synced with what the undo needs (one batch),
+          // then renamed in place and their folder synced, all before the first file is touched.
+          const recordFailed = (error: unknown): WipError => new WipError('git-failed', `cannot write the record of this restore's checkpoint (${LAST_RESTORE} in the git directory: ${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+          let pending: PendingMarks;
           try {
-            recordRestore(layout.gitDir, mark);
+            pending = pendingRestoreMarks(layout.gitDir, mark);
           } catch (error) {
-            throw new WipError('git-failed', `cannot write the record of this restore's checkpoint (${LAST_RESTORE} in the git directory: ${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+            throw recordFailed(error);
           }
-          markRestoring(layout.gitDir, mark);
+          try {
+            // What the undo needs goes to disk before the first file is overwritten or removed.
+            await (changes.length > 0 ? syncUndo(layout, checkpoint.snapshot, checkout.ref, changes, prepared.reads, pending.temporaries) : syncPlaced(pending.temporaries)).catch((error: unknown) => {
+              throw new WipError('git-failed', `cannot sync this restore's checkpoint to disk (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+            });
+            try {
+              placeRestoreMarks(pending);
+            } catch (error) {
+              throw recordFailed(error);
+            }
+          } finally {
+            dropRestoreMarks(pending);
+          }
           marked = mark;
-        }
-        // What the undo needs goes to disk before the first file is overwritten or removed.
-        if (changes.length > 0) {
-          await syncUndo(layout, checkpoint.snapshot, checkout.ref, changes, prepared.reads).catch((error: unknown) => {
-            throw new WipError('git-failed', `cannot sync this restore's checkpoint to disk (${error instanceof Error ? error.message : String(error)}), so nothing was changed; the checkpoint ${checkpoint.snapshot.commit.slice(0, 12)} is on the chain`, { cause: error });
+          await syncPlaced([layout.gitDir]).catch((error: unknown) => {
+            throw recordFailed(error);
           });
         }
         const moved = changedSince(layout.top, found);

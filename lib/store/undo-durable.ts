@@ -9,7 +9,6 @@ import { dirname, join } from 'node:path';
 import type { RepositoryLayout, TreeChange } from '../git/plumbing.js';
 import { readLooseTreeFolders } from '../git/loose-objects.js';
 import type { CheckedReads } from '../git/loose-objects.js';
-import { LAST_RESTORE, RESTORE_MARKER } from '../managers/restore-marker.js';
 
 /** Where the kernel does not say (not Linux): Linux's defaults, dirty pages written back after 30 s by a flusher that wakes every 5. */
 const WRITTEN_BACK_MS = 35_000;
@@ -76,15 +75,17 @@ export function setSyncPath(sync: (path: string) => Promise<void>): (path: strin
 /**
  * Puts on disk what undoing a restore needs, before it writes a file: the loose blobs of the
  * files it overwrites or removes, the checkpoint's loose commit and the loose trees on the way to
- * each changed path, the checkpoint's ref file, the restore's record and mark, and the folders
- * that name them. Packed objects and refs are git's to sync (its default syncs packs). A file that
- * is not there (packed, or a mark that could not be written) is passed over.
+ * each changed path, the checkpoint's ref file, the temporary files of the restore's record and
+ * mark (renamed in place after, see {@link syncPlaced}), and the folders that name them. Packed
+ * objects and refs are git's to sync (its default syncs packs). A file that is not there
+ * (packed) is passed over.
  * @param checkpoint - the checkpoint's commit and tree
  * @param ref - the checkpoint's ref (`refs/chant/wip/<branch>`)
+ * @param temporaries - files synced with the rest, each written now: the record's and the mark's temporary files
  * @throws the file system's error when a sync says the bytes did not reach the disk
  * @internal
  */
-export async function syncUndo(layout: RepositoryLayout, checkpoint: { commit: string; tree: string }, ref: string, changes: readonly TreeChange[], reads?: CheckedReads): Promise<void> {
+export async function syncUndo(layout: RepositoryLayout, checkpoint: { commit: string; tree: string }, ref: string, changes: readonly TreeChange[], reads?: CheckedReads, temporaries: readonly string[] = []): Promise<void> {
   const objects = new Set<string>([checkpoint.commit]);
   const zero = /^0+$/;
   const folders = new Set<string>();
@@ -104,7 +105,7 @@ export async function syncUndo(layout: RepositoryLayout, checkpoint: { commit: s
   else for (const tree of trees) if (tree !== null) objects.add(tree.oid);
   const files = [...objects].map((oid) => join(layout.objectsDir, oid.slice(0, 2), oid.slice(2)));
   // The ref where git packed it (a ref packed long ago is passed over as written back).
-  files.push(join(layout.commonDir, ref), join(layout.commonDir, 'packed-refs'), join(layout.gitDir, LAST_RESTORE), join(layout.gitDir, RESTORE_MARKER));
+  files.push(join(layout.commonDir, ref), join(layout.commonDir, 'packed-refs'), ...temporaries);
   const all = new Set(files);
   for (const file of files) all.add(dirname(file));
   for (let folder = dirname(join(layout.commonDir, ref)); folder.length > layout.commonDir.length; folder = dirname(folder)) all.add(dirname(folder));
@@ -131,6 +132,18 @@ export async function syncUndo(layout: RepositoryLayout, checkpoint: { commit: s
       if (notWritten(error)) throw error;
     });
   }
+}
+
+/**
+ * Syncs `paths` (the temporary files of a restore's record and mark, when it has nothing else
+ * to sync), all at once, or the git directory once they are renamed in place.
+ * @throws the file system's error when a sync says the bytes did not reach the disk
+ * @internal
+ */
+export async function syncPlaced(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map((path) => syncPath(path).catch((error: unknown) => {
+    if (notWritten(error)) throw error;
+  })));
 }
 
 /**
