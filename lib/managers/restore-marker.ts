@@ -136,17 +136,10 @@ export function markedCheckpoints(gitDirs: readonly string[]): Set<string> {
 }
 
 /**
- * Records a restore going past its checkpoint as the last (throws where the record cannot be
- * written: the restore must then change nothing), the checkpoints the record named
- * before still held (see {@link RestoreMark.held}) until {@link restoreEnded} says it ended done.
- * @internal
+ * The record of a restore going past its checkpoint as the last: the mark, with the checkpoints
+ * the record named before still held (see {@link RestoreMark.held}) until {@link restoreEnded}
+ * says it ended done.
  */
-export function recordRestore(gitDir: string, mark: RestoreMark): void {
-  // Unlike the notice, the record must be written: without it a prune may drop the checkpoint.
-  writeMark(gitDir, recordOf(gitDir, mark), LAST_RESTORE);
-}
-
-/** The record {@link recordRestore} writes: the mark, with the checkpoints the record named before. */
 function recordOf(gitDir: string, mark: RestoreMark): RestoreMark {
   const before = readMark(gitDir, LAST_RESTORE);
   const held = before === null ? [] : [before.checkpoint, ...(before.held ?? [])].filter((commit, index, all) => commit !== mark.checkpoint && all.indexOf(commit) === index);
@@ -168,9 +161,11 @@ export interface PendingMarks {
 }
 
 /**
- * Writes the record of the last restore (see {@link recordRestore}) and the mark (see
+ * Writes the record of the last restore (see {@link recordOf}) and the mark (see
  * {@link markRestoring}) into temporary files beside them, unsynced; throws where the record
- * cannot be written (the mark's failure costs only the notice).
+ * cannot be written (unlike the notice, the record must be written: without it a prune may drop
+ * the checkpoint, and the restore must then change nothing), the mark's failure costing only
+ * the notice.
  * @internal
  */
 export function pendingRestoreMarks(gitDir: string, mark: RestoreMark): PendingMarks {
