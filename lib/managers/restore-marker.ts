@@ -169,10 +169,13 @@ export interface PendingMarks {
  * @internal
  */
 export function pendingRestoreMarks(gitDir: string, mark: RestoreMark): PendingMarks {
-  const record = writeBesideSync(join(gitDir, LAST_RESTORE), `${JSON.stringify(recordOf(gitDir, mark))}\n`, false);
+  // Windows syncs a file only through a handle that can write it, where the batch opens each to
+  // read: there they are synced as they are written, as before the batch took them.
+  const now = process.platform === 'win32';
+  const record = writeBesideSync(join(gitDir, LAST_RESTORE), `${JSON.stringify(recordOf(gitDir, mark))}\n`, now);
   let notice: string | null = null;
   try {
-    notice = writeBesideSync(join(gitDir, RESTORE_MARKER), `${JSON.stringify(mark)}\n`, false);
+    notice = writeBesideSync(join(gitDir, RESTORE_MARKER), `${JSON.stringify(mark)}\n`, now);
   } catch {
     // The restore goes on: the mark is a notice, not a lock.
   }
