@@ -259,6 +259,21 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.match(index, /^h config\.local$/m, 'the checkout\'s index keeps its bits');
       assert.match(index, /^S skipped\.txt$/m);
     });
+    it(`takes the local edit of a file under both assume-unchanged and skip-worktree, a file's and a symlink's (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'both.txt': 'committed\n', 'link.txt': 'committed\n' });
+      writeFiles(dir, { 'both.txt': 'local edit\n', 'link.txt': null });
+      symlinkSync('README.md', join(dir, 'link.txt'));
+      // One flag a call: given both, update-index sets only the last it reads.
+      git(dir, ['update-index', '--assume-unchanged', 'both.txt', 'link.txt']);
+      git(dir, ['update-index', '--skip-worktree', 'both.txt', 'link.txt']);
+      assert.match(git(dir, ['ls-files', '-v', 'both.txt']), /^s both\.txt$/m, 'both bits are set');
+      const saved = await new WipStore({ cwd: dir, staging }).save({});
+      const files = filesOf(dir, saved.snapshot.commit);
+      assert.equal(files.get('both.txt'), 'local edit\n', 'the local edit, as under either flag alone');
+      assert.equal(git(dir, ['ls-tree', saved.snapshot.commit, '--', 'link.txt']).split(' ')[0], '120000', 'the symlink that replaced the file');
+      assert.deepEqual(reasons(saved.flagged), [['both.txt', 'skip-worktree'], ['link.txt', 'skip-worktree']]);
+      assert.match(git(dir, ['ls-files', '-v', 'both.txt']), /^s both\.txt$/m, 'the checkout\'s index keeps both bits');
+    });
     it(`saves a file whose line endings core.safecrlf=true refuses, holding what git add stores without the check (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'hello\n' });
       git(dir, ['config', 'core.autocrlf', 'true']);
