@@ -142,9 +142,10 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, head
     // the entry keeps its bit, and the index's content stays.
     if (stats !== null && (stats.isFile() || stats.isSymbolicLink())) flaggedOnDisk.push(entry);
   }
-  for (const flag of ['assume-unchanged', 'skip-worktree'] as const) {
-    await plumbing.clearFlag(top, indexFile, flag, flaggedOnDisk.filter((entry) => entry.flag === flag).map((entry) => entry.path), options);
-  }
+  // An entry reads as skip-worktree when it has both bits (see IndexEntry.flag): assume-unchanged
+  // is cleared on every flagged entry, or git add would still keep the index's content there.
+  await plumbing.clearFlag(top, indexFile, 'assume-unchanged', flaggedOnDisk.map((entry) => entry.path), options);
+  await plumbing.clearFlag(top, indexFile, 'skip-worktree', flaggedOnDisk.filter((entry) => entry.flag === 'skip-worktree').map((entry) => entry.path), options);
   // New untracked files over the limit are never read: git would hash and store them whole.
   const tooLarge = await overTheLimit(top, untracked, maxFileSize);
   // git add dies whole on a submodule whose git directory is gone ('fatal: not a git repository:
