@@ -209,6 +209,27 @@ describe('wip restore', () => {
     });
   }
 
+  it('names in its refusal over an entry under both flags the commands that clear them, after which the restore runs whole', async () => {
+    const dir = makeRepo({ f: 'one\n', g: 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { f: 'saved\n', g: 'saved\n' });
+    const saved = (await store.save({})).snapshot;
+    writeFiles(dir, { f: 'two\n', g: 'x\n' });
+    git(dir, ['add', 'f']);
+    git(dir, ['update-index', '--assume-unchanged', 'f']);
+    git(dir, ['update-index', '--skip-worktree', 'f']);
+    writeFiles(dir, { f: 'three\n' });
+    let message = '';
+    await assert.rejects(store.restore({ snapshot: saved.commit }), (error) => isWipError(error, 'git-failed') && (message = error.message) !== '');
+    // Each command as the refusal words it, run on the path: update-index sets only the last flag option it reads.
+    const commands = [...message.matchAll(/git update-index ([^;)]*?) -- <path>/g)].map((match) => (match[1] as string).split(' '));
+    assert.ok(commands.length > 0, message);
+    for (const options of commands) git(dir, ['update-index', ...options, '--', 'f']);
+    assert.match(git(dir, ['ls-files', '-v', 'f']), /^H f$/m, `no flag is left: ${message}`);
+    await store.restore({ snapshot: saved.commit });
+    assert.deepEqual([readFileSync(join(dir, 'f'), 'utf8'), readFileSync(join(dir, 'g'), 'utf8')], ['saved\n', 'saved\n']);
+  });
+
   it('takes a pre-restore checkpoint first, and restoring it undoes the restore', async () => {
     const dir = makeRepo();
     const store = new WipStore({ cwd: dir });
