@@ -82,7 +82,7 @@ export async function indexNotLocked(layout: RepositoryLayout): Promise<void> {
  */
 export async function indexResettable(plumbing: Plumbing, layout: RepositoryLayout, treeish: string, changes: readonly TreeChange[], indexPlain = false): Promise<void> {
   if (indexPlain || !await indexMayHaveFlags(layout.indexFile, layout.objectFormat)) return;
-  const advice = 'the restore ends by resetting the index, which git refuses over an entry under --skip-worktree or --assume-unchanged that differs from what it resets to; nothing was changed: clear the flag (git update-index --no-skip-worktree --no-assume-unchanged -- <path>) and restore again';
+  const advice = 'the restore ends by resetting the index, which git refuses over an entry under --skip-worktree or --assume-unchanged that differs from what it resets to; nothing was changed: clear the flags (git update-index --no-skip-worktree -- <path>; git update-index --no-assume-unchanged -- <path>: one flag a command, as update-index applies only the last it reads) and restore again';
   const refusal = await plumbing.resetIndexRefusal(layout.top, treeish);
   if (refusal !== null) throw new WipError('git-failed', `git read-tree --reset would refuse: ${refusal.replace(/^(error|fatal): /, '')}; ${/index\.lock/.test(refusal) ? 'nothing was changed, try again when the other git process ends' : advice}`);
   const flagged = await plumbing.flaggedPaths(layout.top);
