@@ -1,7 +1,7 @@
 // Fixtures for the tests: real repositories in temporary folders, built with plain git calls
 // independent of the SDK. Importing this module isolates git from the machine's own config.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
+import { chmodSync, linkSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, utimesSync, writeFileSync, existsSync, readdirSync, lstatSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,6 +87,46 @@ export function stagedTree(dir: string): string {
     // No index yet: git add starts from an empty one.
   }
   const env = { GIT_INDEX_FILE: index };
+  git(dir, ['add', '--all', '--sparse'], { env });
+  const tree = git(dir, ['write-tree'], { env }).trim();
+  rmSync(index, { force: true });
+  return tree;
+}
+
+/**
+ * The tree a save must record for the working tree as it is: what `git add --all` stages into a
+ * copy of the checkout's index, but for the local edits of files (and symlinks) under
+ * assume-unchanged or skip-worktree, which a save takes and lists as flagged: their flags are
+ * cleared in the copy first. A copy, not stagedTree's hard link: a link moves the index file's
+ * ctime, which the key of a kept private index holds, so the next save would make the copy again.
+ */
+export function addAllTree(dir: string): string {
+  const flagged = git(dir, ['ls-files', '-v', '-z']).split('\0').filter((record) => /^[a-zS] /.test(record)).map((record) => record.slice(2))
+    .filter((path) => {
+      try {
+        const stats = lstatSync(join(dir, path));
+        return stats.isFile() || stats.isSymbolicLink();
+      } catch {
+        return false; // gone, or under what is now a file
+      }
+    });
+  const gitDir = git(dir, ['rev-parse', '--absolute-git-dir']).trim();
+  const index = join(gitDir, 'expected.index');
+  rmSync(index, { force: true });
+  if (existsSync(join(gitDir, 'index'))) {
+    writeFileSync(index, readFileSync(join(gitDir, 'index')));
+    // Given the original's mtime (to the second, earlier rather than later): a copy's new mtime
+    // would turn off git's racy-clean check, and a same-size edit in the second the index was
+    // written would be staged as the old content.
+    const { mtimeMs } = statSync(join(gitDir, 'index'));
+    utimesSync(index, Math.floor(mtimeMs / 1000), Math.floor(mtimeMs / 1000));
+  }
+  const env = { GIT_INDEX_FILE: index };
+  // One flag a call: given both, update-index clears only the last it reads.
+  if (flagged.length > 0) {
+    git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
+    git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
+  }
   git(dir, ['add', '--all', '--sparse'], { env });
   const tree = git(dir, ['write-tree'], { env }).trim();
   rmSync(index, { force: true });

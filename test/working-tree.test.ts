@@ -1,4 +1,4 @@
-import { git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
+import { addAllTree, git, makeRepo, stagedTree, tempDir, writeFiles } from './helpers.js';
 import assert from 'node:assert/strict';
 import { appendFileSync, chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -1118,37 +1118,8 @@ describe('the private index git status reads where the hash cache knows many fil
   const leftovers = (dir: string) => readdirSync(join(dir, '.git')).filter((name) => name.startsWith('chant-wip-'));
   // The private index vouches only for files last changed in a second before the save read them.
   const nextSecond = () => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
-  // What git add --all stages, but for the local edits of files under assume-unchanged or
-  // skip-worktree, which a save takes (and lists as flagged): their flags are cleared first.
-  const expectedTree = (dir: string): string => {
-    const flagged = git(dir, ['ls-files', '-v', '-z']).split('\0').filter((record) => /^[a-zS] /.test(record)).map((record) => record.slice(2))
-      .filter((path) => {
-        try {
-          return lstatSync(join(dir, path)).isFile();
-        } catch {
-          return false;
-        }
-      });
-    // A copy, not stagedTree's hard link: a link changes the index file's ctime, which the key
-    // of a kept private index holds, and the next save would make the copy again.
-    const index = join(dir, '.git', 'expected.index');
-    writeFileSync(index, readFileSync(join(dir, '.git', 'index')));
-    // Given the original's mtime (to the second, earlier rather than later): a copy's new mtime
-    // would turn off git's racy-clean check, and a same-size edit in the second the index was
-    // written would be staged as the old content.
-    const { mtimeMs } = statSync(join(dir, '.git', 'index'));
-    utimesSync(index, Math.floor(mtimeMs / 1000), Math.floor(mtimeMs / 1000));
-    const env = { GIT_INDEX_FILE: index };
-    // One flag a call: given both, update-index clears only the last it reads.
-    if (flagged.length > 0) {
-      git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
-      git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
-    }
-    git(dir, ['add', '--all', '--sparse'], { env });
-    const tree = git(dir, ['write-tree'], { env }).trim();
-    rmSync(index);
-    return tree;
-  };
+  // What git add --all stages, flags of local edits cleared (see addAllTree).
+  const expectedTree = addAllTree;
 
   it(`gives the tree git add --all stages, round after round, on ${Math.ceil(RUNS / 3)} random histories (seed ${SEED})`, async (t) => {
     let privately = 0;
