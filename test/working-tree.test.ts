@@ -1225,6 +1225,27 @@ describe('the private index git status reads where the hash cache knows many fil
     assert.equal((await buildAndRecord(dir)).kept, true, 'and kept again');
   });
 
+  it('builds through the kept copy where a tracked symlink is racily clean in the checkout\'s index, and reads a symlink changed since', async () => {
+    const dir = dirtyRepo(12);
+    symlinkSync('d0/f0.txt', join(dir, 'link'));
+    git(dir, ['add', 'link']);
+    git(dir, ['commit', '-q', '-m', 'link']);
+    // Every entry as racily clean as a checkout leaves them (written in the second of the index):
+    // the copy gives each size 0, and git diff-files names each as changed, the symlink too.
+    utimesSync(join(dir, '.git', 'index'), 1_000_000_000, 1_000_000_000);
+    writeFiles(dir, Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`d${i % 3}/f${i}.txt`, `d${i % 3}/f${i}.txt dirty again\n`])));
+    nextSecond();
+    await buildAndRecord(dir);
+    assert.equal((await buildAndRecord(dir)).privately, true);
+    const third = await buildAndRecord(dir);
+    assert.deepEqual([third.kept, third.tree], [true, expectedTree(dir)], 'the symlink unchanged is no change: the tree is built, not handed to git add');
+    rmSync(join(dir, 'link'));
+    symlinkSync('d1/f1.txt', join(dir, 'link'));
+    const fourth = await buildAndRecord(dir);
+    assert.equal(fourth.kept, true);
+    assert.ok(fourth.tree === null || fourth.tree === expectedTree(dir), 'a symlink that changed is never taken as it was');
+  });
+
   it('makes the copy again where the wip tip moved by another hand, whose chain may not hold the blobs it names', async () => {
     const dir = dirtyRepo(12);
     await buildAndRecord(dir);
