@@ -9,7 +9,8 @@
 // through a line, replace refs, a flagged entry whose index differs from HEAD, a .gitattributes
 // git add would read from the index, a CRLF file git add keeps as it is because its blob in the
 // index has a CR) makes it answer null: the caller then stages through a temporary index.
-import { closeSync, fstatSync, lstatSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, renameSync, rmSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -170,7 +171,7 @@ export async function workingTreeByStatus(plumbing: Plumbing, layout: Repository
     // The checkout's index is scanned, and the hash cache parsed, meanwhile: once git ends, only
     // what it said is left to read.
     const [said_, read, whole, cache] = await Promise.all([
-      plumbing.worktreeAgainstIndex(top, said, keptFile).then((parts) => (parts === null ? null : planFromParts(head, kept.staged, parts.changes, parts.untracked))).catch((error: unknown) => {
+      plumbing.worktreeAgainstIndex(top, said, keptFile).then((parts) => (parts === null ? null : planFromParts(head, kept.staged, parts.changes, parts.untracked, (path, oid) => linkHolds(top, path, oid, algorithm)))).catch((error: unknown) => {
         if (isWipError(error, 'wip-timeout') || isWipError(error, 'wip-cancelled')) throw error;
         return undefined;
       }),
@@ -543,6 +544,17 @@ function attributesOnTheWay(paths: Iterable<string>, attributesStat: (folder: st
     }
   }
   return [...folders];
+}
+
+/** Whether the symlink at `path` holds the blob `oid` (its target's bytes): false where it is no symlink, or cannot be read. */
+function linkHolds(top: string, path: string, oid: string, algorithm: string): boolean {
+  let target: Buffer;
+  try {
+    target = readlinkSync(join(top, path), { encoding: 'buffer' });
+  } catch {
+    return false;
+  }
+  return createHash(algorithm).update(`blob ${target.length}\0`).update(target).digest('hex') === oid;
 }
 
 /** Renames a private index to the kept copy's name; its identity there, or null where it could not go. */

@@ -78,10 +78,11 @@ export function readStatus(out: string, staged?: string[]): StatusPlan | null {
  * is known already: `staged` (what readStatus gave of an earlier status on the same index and
  * HEAD, joined by NULs), `changes` (`git diff-files -z` on that index: the working tree against
  * it) and `untracked` (`git ls-files -z --others --exclude-standard`); null where status's
- * plan would be null, or the parts do not read.
+ * plan would be null, or the parts do not read. `linkHolds` says whether the symlink at a path
+ * still holds a blob (status reads a symlink its stat data calls changed; diff-files does not).
  * @internal
  */
-export function planFromParts(head: string, staged: string, changes: string, untracked: string): StatusPlan | null {
+export function planFromParts(head: string, staged: string, changes: string, untracked: string, linkHolds?: (path: string, oid: string) => boolean): StatusPlan | null {
   // `:mI mW hI hW Y`, then the path: a few records, the files changed since the index was written.
   const changed = new Map<string, { y: string; modeIndex: string; modeWork: string; oidIndex: string }>();
   for (let at = 0; at < changes.length;) {
@@ -93,6 +94,9 @@ export function planFromParts(head: string, staged: string, changes: string, unt
     at = end + 1;
     if (modeIndex === undefined || modeWork === undefined || oidIndex === undefined || letter === undefined || letter.length !== 1 || changed.has(path)) return null;
     if (!passable(path) || modeIndex === '160000' || modeWork === '160000') return null;
+    // diff-files does not read what it finds changed by its stat data alone: a symlink whose entry
+    // is racily clean (size 0 in the copy) is named, and one that still holds the index's blob is no change.
+    if (letter === 'M' && modeIndex === '120000' && modeWork === '120000' && linkHolds?.(path, oidIndex) === true) continue;
     changed.set(path, { y: letter, modeIndex, modeWork, oidIndex });
   }
   const states = new Map<string, PathState>();
