@@ -23,7 +23,7 @@ import { WipStore } from '../lib/store/wip-store.js';
 // decide. The steps come from a seeded generator: a failure prints the seed and the steps.
 // CHANT_SAVE_SEQUENCES_SEED and CHANT_SAVE_SEQUENCES_STEPS soak further by hand.
 const SEED = Number(process.env.CHANT_SAVE_SEQUENCES_SEED ?? 20261205);
-const STEPS = Number(process.env.CHANT_SAVE_SEQUENCES_STEPS ?? 50);
+const STEPS = Number(process.env.CHANT_SAVE_SEQUENCES_STEPS ?? 40);
 
 /** mulberry32: a small seeded generator, so that a seed replays the same steps. */
 function generator(seed: number): { next: () => number; int: (n: number) => number; pick: <T>(items: readonly T[]) => T; chance: (p: number) => boolean } {
@@ -274,21 +274,21 @@ async function sequence(seed: number, steps: number, bulk: boolean): Promise<Tal
     } else if (kind < 92) {
       // git status refreshes the index and writes it where it can.
       sh(['status', '--porcelain']);
-    } else if (kind < 94) {
+    } else if (kind < 93) {
       const path = `${r.pick(FOLDERS)}/x.ign`.replace(/^\//, '');
       log.push(`ignored ${JSON.stringify(path)}`);
       makeWay(dir, path);
       writeFileSync(full(path), 'ignored\n');
-    } else if (kind < 95) {
+    } else if (kind < 94) {
       const rules = r.pick(['*.ign\nign/\n', '*.ign\n', 'ign/\n', null]);
       log.push(`.gitignore ${JSON.stringify(rules)}`);
       if (rules === null) rmSync(full('.gitignore'), { force: true });
       else writeFileSync(full('.gitignore'), rules);
-    } else if (kind < 96) {
+    } else if (kind < 95) {
       // Into the next second: what was written before is no longer racily clean.
       log.push('next second');
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
-    } else if (kind < 97) {
+    } else if (kind < 96) {
       // What git reads beside the files: the blob of unchanged bytes changes with it.
       if (r.chance(0.7)) {
         const folder = r.pick(bulk ? ['', 'dir', 'bulk', 'bulk/1', 'ign'] : ['', 'dir', 'dir/sub', 'ign']);
@@ -301,7 +301,7 @@ async function sequence(seed: number, steps: number, bulk: boolean): Promise<Tal
           writeFileSync(full(path), rules);
         }
       } else sh(['config', 'core.autocrlf', r.pick(['true', 'input', 'false'])]);
-    } else if (bulk && r.chance(0.4)) {
+    } else if (bulk && r.chance(0.3)) {
       log.push('bulk modified again');
       dirtyBulk();
     } else {
