@@ -201,7 +201,7 @@ async function sequence(seed: number, steps: number, bulk: boolean): Promise<Tal
     } else if (kind < 39) {
       const from = r.chance(0.6) && files.length > 0 ? r.pick(files) : r.pick(folders.length > 0 ? folders : ['dir']);
       const to = newPath();
-      if (!existsSync(full(from)) || to === from || to.startsWith(`${from}/`)) return;
+      if (!existsSync(full(from)) || to === from || to.startsWith(`${from}/`) || from.startsWith(`${to}/`)) return;
       log.push(`mv ${JSON.stringify(from)} ${JSON.stringify(to)}`);
       makeWay(dir, to);
       rmSync(full(to), { recursive: true, force: true });
