@@ -274,6 +274,30 @@ describe('a save takes what it can and lists what it could not', () => {
       assert.deepEqual(reasons(saved.flagged), [['both.txt', 'skip-worktree'], ['link.txt', 'skip-worktree']]);
       assert.match(git(dir, ['ls-files', '-v', 'both.txt']), /^s both\.txt$/m, 'the checkout\'s index keeps both bits');
     });
+    it(`takes the local edit of a flagged file rewritten at the same size in the second its entry was staged, which git no longer checks (${staging} staging)`, async () => {
+      const dir = makeRepo({ 'README.md': 'hello\n', 'a.txt': 'a\n' });
+      for (let attempt = 0; ; attempt += 1) {
+        // At the start of a second: staged, flagged, then rewritten at the same size in that second.
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
+        const second = Math.floor(Date.now() / 1000);
+        writeFiles(dir, { 'a.txt': 'a\n' });
+        git(dir, ['add', 'a.txt']);
+        git(dir, ['update-index', '--assume-unchanged', 'a.txt']);
+        writeFiles(dir, { 'a.txt': 'A\n' });
+        if (Math.floor(statSync(join(dir, 'a.txt')).ctimeMs / 1000) === second) break;
+        assert.ok(attempt < 5, 'the second turned over every time');
+      }
+      // The index written in a later second, as any git command that writes it leaves it: git
+      // smudges no entry under assume-unchanged, so the entry is no longer racily clean, and its
+      // stat data (to the second) is the file's.
+      const later = Date.now() / 1000 + 2;
+      utimesSync(join(dir, '.git', 'index'), later, later);
+      // And the save in a later second: an index git writes in the second of the entry holds it as racily clean.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000 - (Date.now() % 1000) + 5);
+      const saved = await new WipStore({ cwd: dir, staging }).save({});
+      assert.equal(filesOf(dir, saved.snapshot.commit).get('a.txt'), 'A\n', 'the file\'s bytes, never the index\'s');
+      assert.deepEqual(reasons(saved.flagged), [['a.txt', 'assume-unchanged']]);
+    });
     it(`saves a file whose line endings core.safecrlf=true refuses, holding what git add stores without the check (${staging} staging)`, async () => {
       const dir = makeRepo({ 'README.md': 'hello\n' });
       git(dir, ['config', 'core.autocrlf', 'true']);
