@@ -440,16 +440,6 @@ export class Plumbing {
   }
 
   /**
-   * Clears a flag that makes git look past the working tree (`assume-unchanged`,
-   * `skip-worktree`) on `paths` in `indexFile`, so that staging takes what the files hold.
-   */
-  async clearFlag(top: string, indexFile: string, flag: 'assume-unchanged' | 'skip-worktree', paths: readonly string[], options: GitRunOptions = {}): Promise<void> {
-    if (paths.length === 0) return;
-    // update-index applies only the last flag option to paths read from stdin: one flag a call.
-    await this.run(['update-index', `--no-${flag}`, '-z', '--stdin'], { ...options, cwd: top, env: temporaryIndex(indexFile), input: paths.map((path) => `${path}\0`).join('') });
-  }
-
-  /**
    * Rewrites a split index (see `isSplitIndex`) as a whole one, its shared index's entries merged
    * in, so that reading the file gives every entry. Only `indexFile` is written (by git's lock
    * and rename): the shared index and the checkout's own index are left as they are.

@@ -142,10 +142,11 @@ async function stageIntoIndex(plumbing: Plumbing, layout: RepositoryLayout, head
     // the entry keeps its bit, and the index's content stays.
     if (stats !== null && (stats.isFile() || stats.isSymbolicLink())) flaggedOnDisk.push(entry);
   }
-  // An entry reads as skip-worktree when it has both bits (see IndexEntry.flag): assume-unchanged
-  // is cleared on every flagged entry, or git add would still keep the index's content there.
-  await plumbing.clearFlag(top, indexFile, 'assume-unchanged', flaggedOnDisk.map((entry) => entry.path), options);
-  await plumbing.clearFlag(top, indexFile, 'skip-worktree', flaggedOnDisk.filter((entry) => entry.flag === 'skip-worktree').map((entry) => entry.path), options);
+  // Written anew without their flags and without stat data (both bits go, whichever the entry
+  // reads as): git stops checking a flagged entry's stat data, never smudges it when racily clean,
+  // and a file rewritten at the same size in the second of its staging would be taken as the
+  // index's content. So git add reads each of these files.
+  if (flaggedOnDisk.length > 0) await plumbing.forgetStat(top, indexFile, flaggedOnDisk, options);
   // New untracked files over the limit are never read: git would hash and store them whole.
   const tooLarge = await overTheLimit(top, untracked, maxFileSize);
   // git add dies whole on a submodule whose git directory is gone ('fatal: not a git repository:
