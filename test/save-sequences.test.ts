@@ -343,7 +343,21 @@ async function sequence(seed: number, steps: number, bulk: boolean): Promise<Tal
     const checking = Date.now();
     const expected = addAllTree(dir);
     tally.ms.expected = (tally.ms.expected ?? 0) + Date.now() - checking;
-    if (tree !== expected) fail(`the snapshot's tree is not the working tree's:\n${git(dir, ['diff-tree', '-r', '--no-renames', expected, tree])}`);
+    if (tree !== expected) {
+      // What git and the file system say of each path that differs, for the report.
+      const differing = git(dir, ['diff-tree', '-r', '--no-renames', '--name-only', '-z', expected, tree]).split('\0').filter(Boolean);
+      const index = statSync(join(dir, '.git', 'index'), { bigint: true });
+      const seen = differing.map((path) => {
+        const stats = look(join(dir, path));
+        const bytes = stats?.isFile() === true ? JSON.stringify(readFileSync(join(dir, path), 'latin1').slice(0, 60)) : stats?.isSymbolicLink() === true ? 'a symlink' : 'nothing';
+        const times = stats === undefined ? '' : (() => {
+          const big = lstatSync(join(dir, path), { bigint: true });
+          return `mtime ${big.mtimeNs} ctime ${big.ctimeNs} ino ${big.ino} size ${big.size}`;
+        })();
+        return `${path}: ${bytes} ${times}\n${git(dir, ['ls-files', '--debug', '-v', '-s', '--', path])}`;
+      });
+      fail(`the snapshot's tree is not the working tree's:\n${git(dir, ['diff-tree', '-r', '--no-renames', expected, tree])}index mtime ${index.mtimeNs}\n${seen.join('\n')}`);
+    }
     if (git(dir, ['rev-parse', `${commit}^{tree}`]).trim() !== tree) fail('the snapshot names another tree than its commit holds');
     const branch = branchNow();
     if (git(dir, ['rev-parse', `refs/chant/wip/${branch}`]).trim() !== commit) fail('the wip ref is not the snapshot');
