@@ -96,13 +96,16 @@ export function stagedTree(dir: string): string {
 /**
  * The tree a save must record for the working tree as it is: what `git add --all` stages into a
  * copy of the checkout's index, but for the local edits of files (and symlinks) under
- * assume-unchanged or skip-worktree, which a save takes and lists as flagged: their flags are
- * cleared in the copy first. A copy, not stagedTree's hard link: a link moves the index file's
+ * assume-unchanged or skip-worktree, which a save takes and lists as flagged: their entries are
+ * written anew in the copy first, without the flags. A copy, not stagedTree's hard link: a link moves the index file's
  * ctime, which the key of a kept private index holds, so the next save would make the copy again.
  */
 export function addAllTree(dir: string): string {
-  const flagged = git(dir, ['ls-files', '-v', '-z']).split('\0').filter((record) => /^[a-zS] /.test(record)).map((record) => record.slice(2))
-    .filter((path) => {
+  // Each record: the tag, the mode, the blob, the stage, then a tab and the path.
+  const flagged = git(dir, ['ls-files', '-s', '-v', '-z']).split('\0').filter((record) => /^[a-zS] /.test(record))
+    .map((record) => ({ path: record.slice(record.indexOf('\t') + 1), entry: record.slice(2, record.indexOf('\t')) }))
+    .filter(({ path, entry }) => {
+      if (!entry.endsWith(' 0')) return false;
       try {
         const stats = lstatSync(join(dir, path));
         return stats.isFile() || stats.isSymbolicLink();
@@ -122,11 +125,9 @@ export function addAllTree(dir: string): string {
     utimesSync(index, Math.floor(mtimeMs / 1000), Math.floor(mtimeMs / 1000));
   }
   const env = { GIT_INDEX_FILE: index };
-  // One flag a call: given both, update-index clears only the last it reads.
-  if (flagged.length > 0) {
-    git(dir, ['update-index', '--no-assume-unchanged', '--', ...flagged], { env });
-    git(dir, ['update-index', '--no-skip-worktree', '--', ...flagged], { env });
-  }
+  // Written anew, without flags or stat data: git stops checking a flagged entry's stat data, so
+  // a flag cleared in place could leave a same-size rewrite in the second of its staging unread.
+  if (flagged.length > 0) git(dir, ['update-index', '-z', '--index-info'], { env, input: flagged.map(({ path, entry }) => `${entry}\t${path}\0`).join('') });
   git(dir, ['add', '--all', '--sparse'], { env });
   const tree = git(dir, ['write-tree'], { env }).trim();
   rmSync(index, { force: true });
