@@ -450,7 +450,9 @@ describe('a save after random sequences of edits and git commands', () => {
       const tally = await sequence(SEED + (bulk ? 0 : 1), STEPS, bulk);
       t.diagnostic(JSON.stringify(tally));
       assert.equal(tally.steps, STEPS);
-      if (bulk) assert.ok((tally.paths.kept ?? 0) > 0, `some saves build their tree through the kept private index: ${JSON.stringify(tally.paths)}`);
+      // The suite's seed reaches the kept copy; a soak's seed need not (a long run's symlinks and
+      // executables hand most saves to git add), and is held to the trees alone.
+      if (bulk && process.env.CHANT_SAVE_SEQUENCES_SEED === undefined) assert.ok((tally.paths.kept ?? 0) > 0, `some saves build their tree through the kept private index: ${JSON.stringify(tally.paths)}`);
     });
   }
 });
