@@ -178,15 +178,20 @@ describe('wip restore', () => {
   // The file edited after it was staged (git refuses the reset as things are), left as staged (it
   // would refuse once the restore wrote the file), and either in a split index (whose own file
   // holds none of the entries).
+  /** A snapshot of f and g saved, then f staged at another content, away from HEAD and the snapshot. */
+  const stagedAwayFromSaved = async () => {
+    const dir = makeRepo({ f: 'one\n', g: 'x\n' });
+    const store = new WipStore({ cwd: dir, policy: null });
+    writeFiles(dir, { f: 'saved\n', g: 'saved\n' });
+    const saved = (await store.save({})).snapshot;
+    writeFiles(dir, { f: 'two\n', g: 'x\n' });
+    git(dir, ['add', 'f']);
+    return { dir, store, saved };
+  };
   const cases = [['--skip-worktree', 'edited'], ['--assume-unchanged', 'edited'], ['--skip-worktree', 'as staged'], ['--assume-unchanged', 'as staged'], ['--skip-worktree', 'split'], ['--assume-unchanged', 'split']] as const;
   for (const [flag, how] of cases) {
     it(`refuses before writing anything, and its plan says so, where git would refuse the index's reset: an entry under ${flag} staged away from HEAD (${how})`, async () => {
-      const dir = makeRepo({ f: 'one\n', g: 'x\n' });
-      const store = new WipStore({ cwd: dir, policy: null });
-      writeFiles(dir, { f: 'saved\n', g: 'saved\n' });
-      const saved = (await store.save({})).snapshot;
-      writeFiles(dir, { f: 'two\n', g: 'x\n' });
-      git(dir, ['add', 'f']);
+      const { dir, store, saved } = await stagedAwayFromSaved();
       git(dir, ['update-index', flag, 'f']);
       if (how !== 'as staged') writeFiles(dir, { f: 'three\n' });
       if (how === 'split') git(dir, ['update-index', '--split-index']);
@@ -210,12 +215,7 @@ describe('wip restore', () => {
   }
 
   it('names in its refusal over an entry under both flags the commands that clear them, after which the restore runs whole', async () => {
-    const dir = makeRepo({ f: 'one\n', g: 'x\n' });
-    const store = new WipStore({ cwd: dir, policy: null });
-    writeFiles(dir, { f: 'saved\n', g: 'saved\n' });
-    const saved = (await store.save({})).snapshot;
-    writeFiles(dir, { f: 'two\n', g: 'x\n' });
-    git(dir, ['add', 'f']);
+    const { dir, store, saved } = await stagedAwayFromSaved();
     git(dir, ['update-index', '--assume-unchanged', 'f']);
     git(dir, ['update-index', '--skip-worktree', 'f']);
     writeFiles(dir, { f: 'three\n' });
